@@ -1,0 +1,259 @@
+//! Requests to the FIB, as iproute2 would send them to the kernel over
+//! rtnetlink: iproute2's own defaults (table main, proto boot, scope by
+//! type, ...) are already applied by whoever built the request (the config
+//! parser, later a netlink socket); [`crate::Fib::apply`] does the kernel's
+//! part.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use crate::types::*;
+
+/// One change to the FIB's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `link add NAME [mtu N] type KIND [peer name P]`.
+    LinkAdd {
+        /// Name.
+        name: String,
+        /// Kind (a veth also creates its peer).
+        kind: LinkKind,
+        /// MTU; the kind's default (1500, lo 65536) when absent.
+        mtu: Option<u32>,
+    },
+    /// `link set NAME [up|down] [mtu N]`.
+    LinkSet {
+        /// Name.
+        name: String,
+        /// New admin state.
+        up: Option<bool>,
+        /// New MTU.
+        mtu: Option<u32>,
+    },
+    /// `link del NAME`.
+    LinkDel {
+        /// Name.
+        name: String,
+    },
+    /// `addr add` / `addr del`.
+    Addr {
+        /// Add or delete.
+        op: AddrOp,
+        /// The address.
+        spec: AddressSpec,
+    },
+    /// `route add|replace|append|prepend|change|del`.
+    Route {
+        /// Which operation (the netlink flags).
+        op: RouteOp,
+        /// The route.
+        spec: RouteSpec,
+    },
+    /// `rule add|del`.
+    Rule {
+        /// Add or delete.
+        op: RuleOp,
+        /// The rule.
+        spec: RuleSpec,
+    },
+}
+
+/// `addr add` or `addr del`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddrOp {
+    /// RTM_NEWADDR with NLM_F_CREATE|NLM_F_EXCL.
+    Add,
+    /// RTM_NEWADDR with NLM_F_CREATE|NLM_F_REPLACE.
+    Replace,
+    /// RTM_DELADDR.
+    Del,
+}
+
+/// An address request (`addr add 10.0.0.1/24 dev eth0 ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddressSpec {
+    /// Device name.
+    pub dev: String,
+    /// Local address.
+    pub local: IpAddr,
+    /// Prefix length (32/128 when not given).
+    pub prefix_len: u8,
+    /// `peer ADDR`.
+    pub peer: Option<IpAddr>,
+    /// `broadcast ADDR` (`brd +` already resolved by the parser).
+    pub broadcast: Option<Ipv4Addr>,
+    /// `scope`; None lets the kernel choose (host for loopback addresses).
+    pub scope: Option<Scope>,
+    /// `noprefixroute`.
+    pub noprefixroute: bool,
+    /// `metric N` for the prefix route.
+    pub metric: Option<u32>,
+    /// `label NAME`.
+    pub label: Option<String>,
+}
+
+/// The route operations and the netlink flags they stand for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteOp {
+    /// `add`: NLM_F_CREATE|NLM_F_EXCL ("File exists" if it is there).
+    Add,
+    /// `replace`: NLM_F_CREATE|NLM_F_REPLACE.
+    Replace,
+    /// `change`: NLM_F_REPLACE ("No such process" if it is not there).
+    Change,
+    /// `append`: NLM_F_CREATE|NLM_F_APPEND.
+    Append,
+    /// `prepend`: NLM_F_CREATE.
+    Prepend,
+    /// `del`: RTM_DELROUTE.
+    Del,
+}
+
+/// One path in a route request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NexthopSpec {
+    /// `via ADDR`.
+    pub gateway: Option<IpAddr>,
+    /// `dev NAME`.
+    pub dev: Option<String>,
+    /// `weight W` (1..=256), 1 when not given.
+    pub weight: u16,
+    /// `onlink`.
+    pub onlink: bool,
+}
+
+/// A route request: the fields of RTM_NEWROUTE / RTM_DELROUTE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteSpec {
+    /// Table (main when not given; local for local/broadcast/anycast types).
+    pub table: TableId,
+    /// Destination.
+    pub dst: Prefix,
+    /// TOS (`tos`/`dsfield`).
+    pub tos: u8,
+    /// Type; `Unspec` in a delete means any.
+    pub kind: RouteType,
+    /// Protocol; `unspec` in a delete means any.
+    pub protocol: Protocol,
+    /// Scope; `nowhere` in a delete means any.
+    pub scope: Scope,
+    /// Metric; None is the kernel's default (0 for IPv4, 1024 for IPv6) or, in a delete, any.
+    pub metric: Option<u32>,
+    /// `src`.
+    pub prefsrc: Option<IpAddr>,
+    /// `mtu [lock] N`.
+    pub mtu: Option<u32>,
+    /// Paths: one for `via/dev`, several for `nexthop ...` (empty: none given).
+    pub nexthops: Vec<NexthopSpec>,
+    /// The request used the `nexthop` (RTA_MULTIPATH) form.
+    pub multipath: bool,
+}
+
+/// `rule add` or `rule del`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleOp {
+    /// Add.
+    Add,
+    /// Delete the first rule matching every given field.
+    Del,
+}
+
+/// A rule request; `None` fields are not given (wildcards in a delete).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleSpec {
+    /// Family.
+    pub family: Family,
+    /// `pref`/`priority`/`order`; None lets the kernel pick (add) or matches any (del).
+    pub priority: Option<u32>,
+    /// `not`.
+    pub invert: bool,
+    /// `from`.
+    pub from: Option<Prefix>,
+    /// `to`.
+    pub to: Option<Prefix>,
+    /// `iif`.
+    pub iif: Option<String>,
+    /// `oif`.
+    pub oif: Option<String>,
+    /// `fwmark M[/MASK]`.
+    pub fwmark: Option<(u32, u32)>,
+    /// `tos`.
+    pub tos: u8,
+    /// Action; None in a delete matches any. iproute2 makes `lookup main` the default for add.
+    pub action: Option<RuleAction>,
+    /// `suppress_prefixlength`.
+    pub suppress_prefixlength: Option<u8>,
+    /// `suppress_ifgroup`.
+    pub suppress_ifgroup: Option<u32>,
+    /// `protocol`.
+    pub protocol: Option<Protocol>,
+}
+
+/// `ip route get` arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteGetRequest {
+    /// Destination.
+    pub dst: IpAddr,
+    /// `from SRC`.
+    pub src: Option<IpAddr>,
+    /// `iif DEV`: an input (forwarding) lookup.
+    pub iif: Option<String>,
+    /// `oif DEV`.
+    pub oif: Option<String>,
+    /// `mark N`.
+    pub mark: u32,
+    /// `tos T`/`dsfield T`.
+    pub tos: u8,
+    /// `ipproto P`.
+    pub ipproto: Option<u8>,
+    /// `sport N`.
+    pub sport: Option<u16>,
+    /// `dport N`.
+    pub dport: Option<u16>,
+    /// `fibmatch`: answer with the matching FIB route instead of the resolved one.
+    pub fibmatch: bool,
+}
+
+impl RouteGetRequest {
+    /// A plain output lookup for `dst`.
+    pub fn to(dst: IpAddr) -> Self {
+        Self {
+            dst,
+            src: None,
+            iif: None,
+            oif: None,
+            mark: 0,
+            tos: 0,
+            ipproto: None,
+            sport: None,
+            dport: None,
+            fibmatch: false,
+        }
+    }
+}
+
+/// The answer to `ip route get`: what the kernel puts in its reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteAnswer {
+    /// Route type (`type` in JSON; omitted there when unicast).
+    pub kind: RouteType,
+    /// The destination asked for.
+    pub dst: IpAddr,
+    /// `from` when asked with one.
+    pub src: Option<IpAddr>,
+    /// The table of the matched route.
+    pub table: TableId,
+    /// Gateway of the chosen path.
+    pub gateway: Option<IpAddr>,
+    /// Output device name.
+    pub dev: Option<String>,
+    /// Preferred source the kernel chose.
+    pub prefsrc: Option<IpAddr>,
+    /// Input device name for an input lookup.
+    pub iif: Option<String>,
+    /// Mark when non-zero.
+    pub mark: u32,
+    /// Route MTU metric when set.
+    pub mtu: Option<u32>,
+    /// The FIB route that matched (what `fibmatch` prints).
+    pub route: Route,
+}

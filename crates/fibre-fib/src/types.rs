@@ -1,0 +1,531 @@
+//! The FIB's vocabulary: families, prefixes, tables, route types, scopes,
+//! protocols, links, addresses, routes and rules.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// Address family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// IPv4 (AF_INET).
+    V4,
+    /// IPv6 (AF_INET6).
+    V6,
+}
+
+impl Family {
+    /// The family of an address.
+    pub fn of(addr: &IpAddr) -> Family {
+        match addr {
+            IpAddr::V4(_) => Family::V4,
+            IpAddr::V6(_) => Family::V6,
+        }
+    }
+
+    /// Address width in bits.
+    pub fn bits(self) -> u8 {
+        match self {
+            Family::V4 => 32,
+            Family::V6 => 128,
+        }
+    }
+
+    /// The all-zero address of this family.
+    pub fn unspecified(self) -> IpAddr {
+        match self {
+            Family::V4 => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            Family::V6 => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        }
+    }
+}
+
+/// An IP prefix with no bits set beyond its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Prefix {
+    addr: IpAddr,
+    len: u8,
+}
+
+/// Why a prefix could not be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrefixError {
+    /// Length beyond the family's width.
+    #[error("prefix length /{len} is longer than {max} bits")]
+    LengthTooLong { len: u8, max: u8 },
+    /// Bits set beyond the length (the kernel: "Invalid prefix for given prefix length").
+    #[error("{addr}/{len} has host bits set (expected {network}/{len})")]
+    HostBitsSet {
+        addr: IpAddr,
+        len: u8,
+        network: IpAddr,
+    },
+}
+
+impl Prefix {
+    /// A prefix; refuses host bits beyond `len`.
+    ///
+    /// ```
+    /// use fibre_fib::Prefix;
+    /// let p = Prefix::new("10.0.0.0".parse().unwrap(), 8).unwrap();
+    /// assert_eq!(p.to_string(), "10.0.0.0/8");
+    /// assert!(Prefix::new("10.0.0.1".parse().unwrap(), 8).is_err());
+    /// ```
+    pub fn new(addr: IpAddr, len: u8) -> Result<Prefix, PrefixError> {
+        let family = Family::of(&addr);
+        if len > family.bits() {
+            return Err(PrefixError::LengthTooLong {
+                len,
+                max: family.bits(),
+            });
+        }
+        let network = Prefix::truncate(addr, len);
+        if network != addr {
+            return Err(PrefixError::HostBitsSet { addr, len, network });
+        }
+        Ok(Prefix { addr, len })
+    }
+
+    /// The prefix of length `len` containing `addr` (host bits cleared).
+    pub fn containing(addr: IpAddr, len: u8) -> Prefix {
+        let len = len.min(Family::of(&addr).bits());
+        Prefix {
+            addr: Prefix::truncate(addr, len),
+            len,
+        }
+    }
+
+    /// The host prefix (/32 or /128) of an address.
+    pub fn host(addr: IpAddr) -> Prefix {
+        Prefix {
+            addr,
+            len: Family::of(&addr).bits(),
+        }
+    }
+
+    /// The default route's prefix (`0.0.0.0/0` or `::/0`).
+    pub fn default_route(family: Family) -> Prefix {
+        Prefix {
+            addr: family.unspecified(),
+            len: 0,
+        }
+    }
+
+    fn truncate(addr: IpAddr, len: u8) -> IpAddr {
+        match addr {
+            IpAddr::V4(a) => {
+                let mask = if len == 0 {
+                    0
+                } else {
+                    u32::MAX << (32 - u32::from(len))
+                };
+                IpAddr::V4(Ipv4Addr::from(u32::from(a) & mask))
+            }
+            IpAddr::V6(a) => {
+                let mask = if len == 0 {
+                    0
+                } else {
+                    u128::MAX << (128 - u32::from(len))
+                };
+                IpAddr::V6(Ipv6Addr::from(u128::from(a) & mask))
+            }
+        }
+    }
+
+    /// The network address.
+    pub fn addr(&self) -> IpAddr {
+        self.addr
+    }
+
+    /// The prefix length.
+    pub fn len(&self) -> u8 {
+        self.len
+    }
+
+    /// True for `/0`.
+    pub fn is_default(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The family.
+    pub fn family(&self) -> Family {
+        Family::of(&self.addr)
+    }
+
+    /// True when `addr` (of the same family) lies inside this prefix.
+    pub fn contains(&self, addr: &IpAddr) -> bool {
+        Family::of(addr) == self.family() && Prefix::truncate(*addr, self.len) == self.addr
+    }
+
+    /// The address as a `u128` key (IPv4 in the low 32 bits).
+    pub fn key(&self) -> u128 {
+        addr_key(&self.addr)
+    }
+}
+
+/// An address as an integer key: IPv4 in the low 32 bits, IPv6 whole.
+pub fn addr_key(addr: &IpAddr) -> u128 {
+    match addr {
+        IpAddr::V4(a) => u128::from(u32::from(*a)),
+        IpAddr::V6(a) => u128::from(*a),
+    }
+}
+
+impl fmt::Display for Prefix {
+    /// `ip`'s spelling: `10.0.0.0/8`, host routes without the length,
+    /// `default` for /0.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.len == 0 {
+            write!(f, "default")
+        } else if self.len == self.family().bits() {
+            write!(f, "{}", self.addr)
+        } else {
+            write!(f, "{}/{}", self.addr, self.len)
+        }
+    }
+}
+
+/// Routing table id (`RT_TABLE_*`); names: `local` 255, `main` 254, `default` 253.
+pub type TableId = u32;
+/// `RT_TABLE_UNSPEC`.
+pub const TABLE_UNSPEC: TableId = 0;
+/// `RT_TABLE_DEFAULT`.
+pub const TABLE_DEFAULT: TableId = 253;
+/// `RT_TABLE_MAIN`.
+pub const TABLE_MAIN: TableId = 254;
+/// `RT_TABLE_LOCAL`.
+pub const TABLE_LOCAL: TableId = 255;
+
+/// The name iproute2 prints for a table id (`main`, `local`, `default`, else the number).
+pub fn table_name(id: TableId) -> String {
+    match id {
+        TABLE_LOCAL => "local".into(),
+        TABLE_MAIN => "main".into(),
+        TABLE_DEFAULT => "default".into(),
+        TABLE_UNSPEC => "unspec".into(),
+        n => n.to_string(),
+    }
+}
+
+/// Route type (`RTN_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RouteType {
+    /// RTN_UNSPEC: "any type" in a delete request.
+    Unspec,
+    /// RTN_UNICAST
+    Unicast,
+    /// RTN_LOCAL
+    Local,
+    /// RTN_BROADCAST
+    Broadcast,
+    /// RTN_ANYCAST
+    Anycast,
+    /// RTN_MULTICAST
+    Multicast,
+    /// RTN_BLACKHOLE
+    Blackhole,
+    /// RTN_UNREACHABLE
+    Unreachable,
+    /// RTN_PROHIBIT
+    Prohibit,
+    /// RTN_THROW
+    Throw,
+}
+
+impl RouteType {
+    /// iproute2's keyword.
+    pub fn name(self) -> &'static str {
+        match self {
+            RouteType::Unspec => "unspec",
+            RouteType::Unicast => "unicast",
+            RouteType::Local => "local",
+            RouteType::Broadcast => "broadcast",
+            RouteType::Anycast => "anycast",
+            RouteType::Multicast => "multicast",
+            RouteType::Blackhole => "blackhole",
+            RouteType::Unreachable => "unreachable",
+            RouteType::Prohibit => "prohibit",
+            RouteType::Throw => "throw",
+        }
+    }
+
+    /// Parses iproute2's keyword.
+    pub fn from_name(s: &str) -> Option<RouteType> {
+        Some(match s {
+            "unicast" => RouteType::Unicast,
+            "local" => RouteType::Local,
+            "broadcast" => RouteType::Broadcast,
+            "anycast" => RouteType::Anycast,
+            "multicast" => RouteType::Multicast,
+            "blackhole" => RouteType::Blackhole,
+            "unreachable" => RouteType::Unreachable,
+            "prohibit" => RouteType::Prohibit,
+            "throw" => RouteType::Throw,
+            _ => return None,
+        })
+    }
+}
+
+/// Route or address scope (`RT_SCOPE_*`), a number 0..=255.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Scope(pub u8);
+
+impl Scope {
+    /// RT_SCOPE_UNIVERSE, printed `global`.
+    pub const UNIVERSE: Scope = Scope(0);
+    /// RT_SCOPE_SITE.
+    pub const SITE: Scope = Scope(200);
+    /// RT_SCOPE_LINK.
+    pub const LINK: Scope = Scope(253);
+    /// RT_SCOPE_HOST.
+    pub const HOST: Scope = Scope(254);
+    /// RT_SCOPE_NOWHERE.
+    pub const NOWHERE: Scope = Scope(255);
+
+    /// iproute2's name (`global`, `site`, `link`, `host`, `nowhere`, else the number).
+    pub fn name(self) -> String {
+        match self.0 {
+            0 => "global".into(),
+            200 => "site".into(),
+            253 => "link".into(),
+            254 => "host".into(),
+            255 => "nowhere".into(),
+            n => n.to_string(),
+        }
+    }
+
+    /// Parses a name (`global`/`universe`, `site`, `link`, `host`, `nowhere`) or a number.
+    pub fn from_name(s: &str) -> Option<Scope> {
+        Some(match s {
+            "global" | "universe" => Scope::UNIVERSE,
+            "site" => Scope::SITE,
+            "link" => Scope::LINK,
+            "host" => Scope::HOST,
+            "nowhere" => Scope::NOWHERE,
+            n => Scope(n.parse().ok()?),
+        })
+    }
+}
+
+/// Routing protocol (`RTPROT_*`), a number 0..=255.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Protocol(pub u8);
+
+const PROTOCOL_NAMES: &[(u8, &str)] = &[
+    (0, "unspec"),
+    (1, "redirect"),
+    (2, "kernel"),
+    (3, "boot"),
+    (4, "static"),
+    (8, "gated"),
+    (9, "ra"),
+    (10, "mrt"),
+    (11, "zebra"),
+    (12, "bird"),
+    (13, "dnrouted"),
+    (14, "xorp"),
+    (15, "ntk"),
+    (16, "dhcp"),
+    (17, "mrouted"),
+    (18, "keepalived"),
+    (42, "babel"),
+    (99, "openr"),
+    (186, "bgp"),
+    (187, "isis"),
+    (188, "ospf"),
+    (189, "rip"),
+    (192, "eigrp"),
+];
+
+impl Protocol {
+    /// RTPROT_UNSPEC.
+    pub const UNSPEC: Protocol = Protocol(0);
+    /// RTPROT_KERNEL: routes the kernel made itself.
+    pub const KERNEL: Protocol = Protocol(2);
+    /// RTPROT_BOOT: iproute2's default for `ip route add`.
+    pub const BOOT: Protocol = Protocol(3);
+    /// RTPROT_STATIC.
+    pub const STATIC: Protocol = Protocol(4);
+
+    /// iproute2's name (from its rt_protos table) or the number.
+    pub fn name(self) -> String {
+        PROTOCOL_NAMES
+            .iter()
+            .find(|(n, _)| *n == self.0)
+            .map(|(_, s)| (*s).to_string())
+            .unwrap_or_else(|| self.0.to_string())
+    }
+
+    /// Parses a name or a number.
+    pub fn from_name(s: &str) -> Option<Protocol> {
+        PROTOCOL_NAMES
+            .iter()
+            .find(|(_, name)| *name == s)
+            .map(|(n, _)| Protocol(*n))
+            .or_else(|| s.parse().ok().map(Protocol))
+    }
+}
+
+/// Interface index (`ifindex`); `lo` is 1.
+pub type LinkIndex = u32;
+
+/// The kind of a link.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LinkKind {
+    /// The loopback device `lo`.
+    Loopback,
+    /// A dummy device: accepts and drops.
+    Dummy,
+    /// An ifb device (behaves as dummy for routing).
+    Ifb,
+    /// One end of a veth pair; the other end's name.
+    Veth {
+        /// Name of the peer device.
+        peer: String,
+    },
+}
+
+/// A network device as the FIB sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// ifindex.
+    pub index: LinkIndex,
+    /// Name (at most 15 bytes, as IFNAMSIZ).
+    pub name: String,
+    /// Kind.
+    pub kind: LinkKind,
+    /// MTU in bytes.
+    pub mtu: u32,
+    /// Administratively up (`IFF_UP`).
+    pub up: bool,
+    /// Carrier present (`IFF_LOWER_UP`); false makes its routes `linkdown`.
+    pub carrier: bool,
+}
+
+/// An address on a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Address {
+    /// The link holding it.
+    pub link: LinkIndex,
+    /// The local address (IFA_LOCAL).
+    pub local: IpAddr,
+    /// Prefix length.
+    pub prefix_len: u8,
+    /// Peer address for point-to-point (IFA_ADDRESS when it differs).
+    pub peer: Option<IpAddr>,
+    /// IPv4 broadcast address.
+    pub broadcast: Option<Ipv4Addr>,
+    /// Scope.
+    pub scope: Scope,
+    /// IPv4: not the first address of its subnet on the link.
+    pub secondary: bool,
+    /// Made no prefix route (`noprefixroute`).
+    pub noprefixroute: bool,
+    /// Metric of the prefix route.
+    pub metric: u32,
+    /// IPv4 label (defaults to the link name).
+    pub label: Option<String>,
+}
+
+/// Flags of a nexthop (`RTNH_F_*`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct NexthopFlags {
+    /// RTNH_F_ONLINK: the gateway is on the link, no check.
+    pub onlink: bool,
+    /// RTNH_F_DEAD: the device is down.
+    pub dead: bool,
+    /// RTNH_F_LINKDOWN: the device has no carrier.
+    pub linkdown: bool,
+}
+
+/// One path of a route.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Nexthop {
+    /// Gateway (`via`); none for a directly connected route.
+    pub gateway: Option<IpAddr>,
+    /// Output device.
+    pub dev: Option<LinkIndex>,
+    /// ECMP weight, 1..=256 (iproute2 `weight`; stored as rtnh_hops + 1).
+    pub weight: u16,
+    /// Flags.
+    pub flags: NexthopFlags,
+}
+
+/// A route as the kernel stores it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Route {
+    /// Table.
+    pub table: TableId,
+    /// Destination.
+    pub dst: Prefix,
+    /// TOS (IPv4 only; 0 = any).
+    pub tos: u8,
+    /// Type.
+    pub kind: RouteType,
+    /// Protocol that installed it.
+    pub protocol: Protocol,
+    /// Scope.
+    pub scope: Scope,
+    /// Metric (`metric`/`priority`/`preference`); IPv6 defaults to 1024.
+    pub metric: u32,
+    /// Preferred source (`src`).
+    pub prefsrc: Option<IpAddr>,
+    /// MTU metric (`mtu`), with `lock`.
+    pub mtu: Option<u32>,
+    /// Paths; empty for blackhole, unreachable, prohibit, throw.
+    pub nexthops: Vec<Nexthop>,
+}
+
+impl Route {
+    /// The family.
+    pub fn family(&self) -> Family {
+        self.dst.family()
+    }
+}
+
+/// What a rule does when it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleAction {
+    /// FR_ACT_TO_TBL: look up in a table.
+    Lookup(TableId),
+    /// FR_ACT_GOTO: jump to the first rule with this priority or later.
+    Goto(u32),
+    /// FR_ACT_NOP.
+    Nop,
+    /// FR_ACT_BLACKHOLE: "Invalid argument".
+    Blackhole,
+    /// FR_ACT_UNREACHABLE: "No route to host".
+    Unreachable,
+    /// FR_ACT_PROHIBIT: "Permission denied".
+    Prohibit,
+}
+
+/// A policy routing rule (`ip rule`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Rule {
+    /// Family.
+    pub family: Family,
+    /// Priority (`pref`); lower runs first.
+    pub priority: u32,
+    /// `not`: invert the match.
+    pub invert: bool,
+    /// Source prefix (`from`); `None` is `all`.
+    pub from: Option<Prefix>,
+    /// Destination prefix (`to`).
+    pub to: Option<Prefix>,
+    /// Input interface name (`iif`); may name a link that does not exist yet.
+    pub iif: Option<String>,
+    /// Output interface name (`oif`).
+    pub oif: Option<String>,
+    /// `fwmark MARK/MASK`.
+    pub fwmark: Option<(u32, u32)>,
+    /// `tos`/`dsfield`.
+    pub tos: u8,
+    /// Action.
+    pub action: RuleAction,
+    /// `suppress_prefixlength N`: ignore answers with a prefix of N bits or fewer.
+    pub suppress_prefixlength: Option<u8>,
+    /// `suppress_ifgroup G`.
+    pub suppress_ifgroup: Option<u32>,
+    /// Protocol that installed it.
+    pub protocol: Protocol,
+}
