@@ -9,6 +9,7 @@
 //! `fib_lookup()` / `ip route get`.
 
 pub mod command;
+pub mod config;
 pub mod error;
 pub mod fib;
 pub mod types;

@@ -1,0 +1,3 @@
+//! The configuration language: `ip -batch` lines without the leading `ip`.
+//!
+//! SKELETON: being written.
