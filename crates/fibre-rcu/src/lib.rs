@@ -1,0 +1,78 @@
+//! Read-copy-update for fibre: readers that never lock, never do an atomic
+//! read-modify-write and never write a shared cache line, while one writer
+//! at a time publishes new versions of a value.
+//!
+//! This is quiescent-state-based reclamation (QSBR), the scheme of DPDK's
+//! `rte_rcu_qsbr` and of VPP's worker barrier:
+//!
+//! * A [`Domain`] holds a global epoch and the registered readers. Each
+//!   reader has a slot on cache lines of its own.
+//! * A reader thread ([`ReaderHandle`]) opens read sections
+//!   ([`ReaderHandle::read`], free) in which [`RcuCell::read`] costs one
+//!   acquire load. Between batches (say, every 32 packets) it reports a
+//!   quiescent state ([`ReaderHandle::quiescent`]): it copies the global
+//!   epoch into its own slot with one release store. The borrow checker
+//!   enforces that no reference read in a section survives the report.
+//!   A reader that blocks goes [`offline`](ReaderHandle::offline) first, so
+//!   it does not hold up grace periods.
+//! * A writer replaces an [`RcuCell`]'s version ([`RcuCell::publish`],
+//!   [`RcuCell::update`], or a [`WriteBatch`] for many changes at once):
+//!   one pointer swap, then the epoch advances. The old version is freed
+//!   when every online reader has reported that epoch, either polled
+//!   ([`RcuCell::reclaim`], and on every publication) or waited for
+//!   ([`RcuCell::synchronize`], [`Domain::synchronize`]).
+//! * A reader that does not report for longer than
+//!   [`DomainBuilder::stall_after`] while a grace period waits is reported
+//!   (a `tracing` warning, [`DomainStats::stalls_detected`] and an optional
+//!   callback, each with the versions and bytes it pins). A cell can bound
+//!   its pending versions ([`CellBuilder::max_pending`]).
+//!
+//! For comparison, [`protect`] puts the same `T` behind a reader/writer lock,
+//! a per-CPU lock or RCU with one trait, [`protect::Protected`].
+//!
+//! ```
+//! use fibre_rcu::{Domain, RcuCell};
+//! let domain = Domain::new();
+//! let table = RcuCell::new(&domain, vec![("10.0.0.0/8", 1)]);
+//! let mut reader = domain.register();
+//!
+//! // Reader, per batch:
+//! let guard = reader.read();
+//! let hits = table.read(&guard).len();
+//! drop(guard);
+//! reader.quiescent();
+//! assert_eq!(hits, 1);
+//!
+//! // Writer:
+//! table.update(|t| t.push(("192.0.2.0/24", 2)));
+//! assert_eq!(table.pending().versions, 1); // the reader has not reported yet
+//! reader.quiescent();
+//! assert_eq!(table.reclaim(), 1);
+//! ```
+//!
+//! # Checking the protocol
+//!
+//! `tests/loom.rs` models publish, quiescent reports, offline/online and
+//! reclamation under [loom](https://docs.rs/loom), which explores the
+//! interleavings and memory orderings of a small scenario:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test -p fibre-rcu --release --test loom
+//! ```
+//!
+//! Miri is not available on the stable toolchain this project builds with,
+//! so the `unsafe` code is checked by loom and by the stress tests instead.
+
+mod cell;
+mod domain;
+mod padded;
+pub mod protect;
+mod reader;
+mod stall;
+mod sync;
+
+pub use cell::{Backpressure, CellBuilder, Pending, RcuCell, WriteBatch, WrongDomain};
+pub use domain::{Domain, DomainBuilder, DomainStats, GracePeriodTimeout, DEFAULT_STALL_AFTER};
+pub use padded::{CacheAligned, CACHE_LINE};
+pub use reader::{Offline, ReadGuard, ReaderHandle};
+pub use stall::{StallCallback, StallReport};

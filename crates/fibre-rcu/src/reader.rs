@@ -1,0 +1,231 @@
+//! The reader side: a per-thread handle, its slot, and read guards.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+
+use crate::domain::{Domain, DomainShared};
+use crate::sync::{fence, Arc, AtomicU64};
+
+/// The slot value of a reader that is offline (epochs start at 1).
+pub(crate) const OFFLINE: u64 = 0;
+
+/// One reader's quiescent-state report: the epoch it last observed, or
+/// [`OFFLINE`].
+///
+/// Only its reader writes it (plain stores, never a read-modify-write);
+/// writers read it during grace periods. It fills whole cache lines so that
+/// two readers' reports never share a line: 128 bytes on x86-64 because
+/// Intel's adjacent-line prefetcher pairs 64-byte lines (and on aarch64,
+/// where several cores prefetch 128 bytes), 64 elsewhere.
+#[cfg_attr(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    repr(C, align(128))
+)]
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    repr(C, align(64))
+)]
+pub(crate) struct ReaderSlot {
+    observed: AtomicU64,
+}
+
+#[cfg(not(loom))]
+const _: () = {
+    assert!(std::mem::align_of::<ReaderSlot>() == crate::CACHE_LINE);
+    assert!(std::mem::size_of::<ReaderSlot>() == crate::CACHE_LINE);
+    assert!(std::mem::offset_of!(ReaderSlot, observed) == 0);
+};
+
+impl ReaderSlot {
+    pub(crate) fn new() -> Self {
+        ReaderSlot {
+            observed: AtomicU64::new(OFFLINE),
+        }
+    }
+
+    /// The reader's last report, for writers. Acquire: everything the reader
+    /// did before the report (in particular its loads of published pointers)
+    /// happens before what the writer does after seeing it (freeing).
+    pub(crate) fn observed(&self) -> u64 {
+        self.observed.load(Acquire)
+    }
+
+    /// Marks the reader online at the current epoch.
+    ///
+    /// The SeqCst fence is the reader's half of a store-buffering pair with
+    /// the fence in `DomainShared::advance`: without it the reader could load
+    /// a pointer the writer is about to free while the writer's scan still
+    /// sees this slot offline. Coming online is rare (registration, end of a
+    /// parked period), so the fence costs nothing per read.
+    pub(crate) fn come_online(&self, domain: &DomainShared) {
+        self.observed.store(domain.current_epoch(), Release);
+        fence(SeqCst);
+    }
+
+    /// Marks the reader offline. Release: its earlier reads happen before a
+    /// writer that sees the slot offline frees anything.
+    pub(crate) fn go_offline(&self) {
+        self.observed.store(OFFLINE, Release);
+    }
+
+    /// Reports a quiescent state: copy the current epoch into the slot.
+    #[inline]
+    fn report(&self, domain: &DomainShared) {
+        let epoch = domain.current_epoch();
+        // Only this reader writes the slot, so a relaxed load reads back its
+        // own last store. Skipping an unchanged store keeps the line clean
+        // (and shared with a scanning writer) when nothing was published.
+        if self.observed.load(Relaxed) != epoch {
+            self.observed.store(epoch, Release);
+        }
+    }
+}
+
+/// A registered reader: the right to read [`RcuCell`](crate::RcuCell)s of
+/// one domain, and the duty to report quiescent states.
+///
+/// Obtained from [`Domain::register`]. Reads happen through a [`ReadGuard`]
+/// from [`read`](ReaderHandle::read); references obtained through the guard
+/// cannot outlive it, and [`quiescent`](ReaderHandle::quiescent) takes
+/// `&mut self`, so the compiler refuses to report a quiescent state while
+/// any reference is still alive. Dropping the handle unregisters the reader.
+///
+/// ```
+/// use fibre_rcu::{Domain, RcuCell};
+/// let domain = Domain::new();
+/// let routes = RcuCell::new(&domain, vec![1, 2, 3]);
+/// let mut reader = domain.register();
+/// for _batch in 0..3 {
+///     let guard = reader.read();
+///     let total: i32 = routes.read(&guard).iter().sum();
+///     assert_eq!(total, 6);
+///     drop(guard);
+///     reader.quiescent();
+/// }
+/// ```
+pub struct ReaderHandle {
+    shared: Arc<DomainShared>,
+    slot: Arc<ReaderSlot>,
+    id: u64,
+}
+
+impl ReaderHandle {
+    pub(crate) fn new(shared: Arc<DomainShared>, slot: Arc<ReaderSlot>, id: u64) -> Self {
+        ReaderHandle { shared, slot, id }
+    }
+
+    pub(crate) fn slot(&self) -> &ReaderSlot {
+        &self.slot
+    }
+
+    /// Opens a read section. Costs nothing: the guard only proves, to the
+    /// compiler, that the reader is online and not reporting.
+    #[inline]
+    pub fn read(&self) -> ReadGuard<'_> {
+        ReadGuard {
+            domain: &self.shared,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Reports a quiescent state: this reader holds no reference into any
+    /// cell of the domain. Call it between batches; a grace period ends when
+    /// every online reader has called it (or gone offline) since the grace
+    /// period began.
+    ///
+    /// One acquire load of the domain's epoch and at most one release store
+    /// to this reader's own cache line; no read-modify-write, no fence.
+    #[inline]
+    pub fn quiescent(&mut self) {
+        self.slot.report(&self.shared);
+    }
+
+    /// Takes the reader offline until the returned guard is dropped, e.g.
+    /// while its thread blocks or sleeps: an offline reader does not hold up
+    /// grace periods. The guard borrows the handle mutably, so nothing can be
+    /// read while offline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use fibre_rcu::Domain;
+    /// let domain = Domain::new();
+    /// let mut reader = domain.register();
+    /// {
+    ///     let _parked = reader.offline();
+    ///     // A grace period does not wait for a parked reader.
+    ///     domain.synchronize_timeout(Duration::from_secs(5)).unwrap();
+    /// }
+    /// // Online again: the reader now holds grace periods up until it reports.
+    /// assert!(domain.synchronize_timeout(Duration::from_millis(5)).is_err());
+    /// reader.quiescent();
+    /// ```
+    pub fn offline(&mut self) -> Offline<'_> {
+        self.slot.go_offline();
+        Offline { handle: self }
+    }
+
+    /// This reader's id (unique within its domain; used in stall reports).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The domain the reader belongs to.
+    pub fn domain(&self) -> Domain {
+        Domain {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl Drop for ReaderHandle {
+    fn drop(&mut self) {
+        self.slot.go_offline();
+        self.shared.unregister(self.id);
+    }
+}
+
+impl fmt::Debug for ReaderHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReaderHandle")
+            .field("id", &self.id)
+            .field("observed_epoch", &self.slot.observed())
+            .finish()
+    }
+}
+
+/// A read section of one reader. References read through it (with
+/// [`RcuCell::read`](crate::RcuCell::read)) live no longer than the guard.
+///
+/// Deliberately `!Send`: a read section belongs to the thread whose reader
+/// reports for it.
+pub struct ReadGuard<'h> {
+    pub(crate) domain: &'h DomainShared,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl fmt::Debug for ReadGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadGuard").finish_non_exhaustive()
+    }
+}
+
+/// A reader taken offline by [`ReaderHandle::offline`]; dropping it brings
+/// the reader back online.
+pub struct Offline<'h> {
+    handle: &'h mut ReaderHandle,
+}
+
+impl Drop for Offline<'_> {
+    fn drop(&mut self) {
+        self.handle.slot.come_online(&self.handle.shared);
+    }
+}
+
+impl fmt::Debug for Offline<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Offline")
+            .field("reader_id", &self.handle.id)
+            .finish()
+    }
+}
