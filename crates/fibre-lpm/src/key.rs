@@ -16,10 +16,29 @@ pub trait Key: Copy + Eq + Ord + Hash + Debug + Default + Send + Sync + 'static 
     fn prefix_mask(len: u8) -> Self;
     /// Bitwise and.
     fn and(self, other: Self) -> Self;
+
+    /// Bits of the address consumed by the direct-pointing array of
+    /// [`crate::Poptrie`] (the top level of the trie).
+    #[doc(hidden)]
+    const DIRECT_BITS: u32;
+
+    /// `width` (1..=32) bits of the key starting `offset` bits from the most
+    /// significant end; bits past the end of the key read as zero.
+    /// `offset` must be below 128.
+    #[doc(hidden)]
+    fn bits_at(self, offset: u32, width: u32) -> u32;
 }
 
 impl Key for u32 {
     const BITS: u8 = 32;
+    // 2^16 slots of 4 bytes (256 KiB) stay in L2, and almost every IPv4
+    // prefix (/16../24) then ends within the next two 6-bit levels.
+    const DIRECT_BITS: u32 = 16;
+    #[inline(always)]
+    fn bits_at(self, offset: u32, width: u32) -> u32 {
+        // Left-align in 64 bits so that offsets up to 34 read zero padding.
+        (((u64::from(self) << 32) << offset) >> (64 - width)) as u32
+    }
     #[inline]
     fn to_u128(self) -> u128 {
         self as u128
@@ -44,6 +63,14 @@ impl Key for u32 {
 
 impl Key for u128 {
     const BITS: u8 = 128;
+    // 18 bits: 18 + 5 * 6 = 48, so the dominant /48s end exactly at the fifth
+    // level (16 bits would need six) and /32s still need three levels; the
+    // array costs 1 MiB, about 4 bytes per prefix of a full table.
+    const DIRECT_BITS: u32 = 18;
+    #[inline(always)]
+    fn bits_at(self, offset: u32, width: u32) -> u32 {
+        ((self << offset) >> (128 - width)) as u32
+    }
     #[inline]
     fn to_u128(self) -> u128 {
         self
@@ -67,6 +94,73 @@ impl Key for u128 {
 }
 
 /// A value stored for a prefix: a small id.
-pub trait Value: Copy + Eq + Hash + Debug + Send + Sync + 'static {}
-impl Value for u16 {}
-impl Value for u32 {}
+///
+/// Every value is accepted, including `MAX`: the lookup arrays use `MAX` as
+/// their "no route" mark, and while some prefix holds `MAX` lookups that land
+/// on the mark take a slower path through the RIB to tell the two apart.
+pub trait Value: Copy + Eq + Hash + Debug + Send + Sync + 'static {
+    /// The mark for "no route" in the lookup arrays (`MAX`).
+    #[doc(hidden)]
+    const NO_ROUTE: Self;
+    /// The value widened to `u32`.
+    #[doc(hidden)]
+    fn to_u32(self) -> u32;
+    /// Decodes a 31-bit inline leaf of the direct-pointing array, where
+    /// `0x7fff_ffff` stands for [`Value::NO_ROUTE`].
+    #[doc(hidden)]
+    fn from_inline(bits: u32) -> Self;
+}
+
+impl Value for u16 {
+    const NO_ROUTE: Self = u16::MAX;
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        u32::from(self)
+    }
+    #[inline(always)]
+    fn from_inline(bits: u32) -> Self {
+        // 0x7fff_ffff truncates to u16::MAX, the mark itself.
+        bits as u16
+    }
+}
+
+impl Value for u32 {
+    const NO_ROUTE: Self = u32::MAX;
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self
+    }
+    #[inline(always)]
+    fn from_inline(bits: u32) -> Self {
+        if bits == 0x7fff_ffff {
+            u32::MAX
+        } else {
+            bits
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_at_reads_from_the_top_and_pads_with_zeros() {
+        let a: u32 = 0xc0a8_0155; // 192.168.1.85
+        assert_eq!(a.bits_at(0, 16), 0xc0a8);
+        assert_eq!(a.bits_at(16, 6), 0x01 >> 2);
+        assert_eq!(a.bits_at(28, 6), 0x5 << 2);
+        let b: u128 = 0x2001_0db8_u128 << 96;
+        assert_eq!(b.bits_at(0, 18), 0x2001 << 2);
+        assert_eq!(b.bits_at(122, 6), 0);
+        assert_eq!(u128::MAX.bits_at(126, 6), 0b11_0000);
+    }
+
+    #[test]
+    fn inline_leaves_decode_no_route() {
+        assert_eq!(u16::from_inline(0x7fff_ffff), u16::NO_ROUTE);
+        assert_eq!(u32::from_inline(0x7fff_ffff), u32::NO_ROUTE);
+        assert_eq!(u32::from_inline(7), 7);
+        assert_eq!(u16::from_inline(7), 7);
+    }
+}

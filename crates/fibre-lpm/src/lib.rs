@@ -16,11 +16,21 @@
 //! assert_eq!(t.lookup(0x0b00_0000), None);
 //! ```
 
+mod arrays;
 mod key;
+mod lookup;
+mod node;
+mod pool;
+mod poptrie;
 mod reference;
 
 pub use key::{Key, Value};
+pub use poptrie::PoptrieStats;
 pub use reference::ReferenceLpm;
+
+/// The Poptrie engine, exported under its own name until it replaces the
+/// placeholder [`Poptrie`] alias.
+pub use poptrie::Poptrie as PoptrieEngine;
 
 /// Why an insert or remove was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -72,7 +72,11 @@ impl<K: Key, V: Value> ReferenceLpm<K, V> {
     /// # Panics
     /// If the slices differ in length.
     pub fn lookup_batch(&self, addrs: &[K], out: &mut [Option<V>]) {
-        assert_eq!(addrs.len(), out.len(), "lookup_batch: slices differ in length");
+        assert_eq!(
+            addrs.len(),
+            out.len(),
+            "lookup_batch: slices differ in length"
+        );
         for (a, o) in addrs.iter().zip(out.iter_mut()) {
             *o = self.lookup(*a);
         }

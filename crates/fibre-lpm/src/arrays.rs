@@ -1,0 +1,285 @@
+//! The lookup arrays (direct-pointing array, node pool, leaf pool) and how
+//! subtrees are built into them, published and retired.
+
+use std::marker::PhantomData;
+
+use crate::node::{mask_through, Node, DIRECT_LEAF, INLINE_NO_ROUTE, STRIDE};
+use crate::pool::BlockPool;
+use crate::{Key, Value};
+
+/// A prefix as the builders see it.
+pub(crate) type Entry<K, V> = (K, u8, V);
+
+/// What lookups read, plus the per-node bookkeeping updates need.
+#[derive(Debug, Clone)]
+pub(crate) struct LookupArrays<K: Key, V: Value> {
+    /// One entry per value of the top `K::DIRECT_BITS` bits: either
+    /// `DIRECT_LEAF | value` (31-bit inline leaf) or the index of a root node.
+    pub dir: Vec<u32>,
+    pub nodes: BlockPool<Node>,
+    /// Control plane, parallel to `nodes`: the value a node's range inherits
+    /// from shorter prefixes, so that a subtree can be rebuilt on its own.
+    pub node_default: Vec<V>,
+    pub leaves: BlockPool<V>,
+    /// Blocks unlinked by the last update, waiting to be reused.
+    retired_nodes: Vec<(u32, u32)>,
+    retired_leaves: Vec<(u32, u32)>,
+    /// Whether the CPU counts bits in one instruction (checked once).
+    pub has_popcnt: bool,
+    _key: PhantomData<K>,
+}
+
+/// The key left-aligned in 128 bits, so one bit extractor serves all widths.
+#[inline]
+pub(crate) fn left_aligned<K: Key>(k: K) -> u128 {
+    k.to_u128() << (128 - u32::from(K::BITS))
+}
+
+/// `width` bits of a left-aligned key from `offset` (< 128).
+#[inline]
+fn bits(a: u128, offset: u32, width: u32) -> u32 {
+    ((a << offset) >> (128 - width)) as u32
+}
+
+/// The inline direct-pointing entry for a leaf value, if it fits 31 bits.
+#[inline]
+fn inline_leaf<V: Value>(v: V) -> Option<u32> {
+    if v == V::NO_ROUTE {
+        Some(DIRECT_LEAF | INLINE_NO_ROUTE)
+    } else if v.to_u32() < INLINE_NO_ROUTE {
+        Some(DIRECT_LEAF | v.to_u32())
+    } else {
+        None
+    }
+}
+
+impl<K: Key, V: Value> LookupArrays<K, V> {
+    /// Arrays that answer "no route" everywhere.
+    pub fn new() -> Self {
+        Self {
+            dir: vec![DIRECT_LEAF | INLINE_NO_ROUTE; 1usize << K::DIRECT_BITS],
+            nodes: BlockPool::new(Node::default()),
+            node_default: Vec::new(),
+            leaves: BlockPool::new(V::NO_ROUTE),
+            retired_nodes: Vec::new(),
+            retired_leaves: Vec::new(),
+            has_popcnt: detect_popcnt(),
+            _key: PhantomData,
+        }
+    }
+
+    /// Bytes of everything lookups read (free pool slots included).
+    pub fn bytes(&self) -> usize {
+        self.dir.len() * std::mem::size_of::<u32>()
+            + self.nodes.len() * std::mem::size_of::<Node>()
+            + self.leaves.len() * std::mem::size_of::<V>()
+    }
+
+    fn alloc_nodes(&mut self, n: u32) -> u32 {
+        let start = self.nodes.alloc(n);
+        if self.node_default.len() < self.nodes.len() {
+            self.node_default.resize(self.nodes.len(), V::NO_ROUTE);
+        }
+        start
+    }
+
+    /// Builds the node covering bits `offset..offset + 6` of a range whose
+    /// prefixes longer than `offset` are `pfx` (sorted by address, then
+    /// length) and whose shorter covering prefixes give `default`. Children
+    /// and leaves go into fresh blocks; the node itself is returned for the
+    /// caller to place.
+    pub fn build_node(&mut self, pfx: &[Entry<K, V>], offset: u32, default: V) -> Node {
+        let mut paint = [default; 64];
+        let mut runs = [(0u32, 0u32); 64];
+        let mut vector = 0u64;
+        let deep = offset + STRIDE;
+        let mut i = 0;
+        while i < pfx.len() {
+            let (key, len, value) = pfx[i];
+            let len = u32::from(len);
+            let child = bits(left_aligned(key), offset, STRIDE);
+            if len <= deep {
+                // Sorted order puts containers before what they contain, so
+                // painting in order leaves the longest match on each child.
+                let first = child as usize;
+                paint[first..first + (1usize << (deep - len))].fill(value);
+                i += 1;
+            } else {
+                // Prefixes below one child are contiguous in sorted order.
+                let start = i;
+                while i < pfx.len()
+                    && u32::from(pfx[i].1) > deep
+                    && bits(left_aligned(pfx[i].0), offset, STRIDE) == child
+                {
+                    i += 1;
+                }
+                vector |= 1u64 << child;
+                runs[child as usize] = (start as u32, i as u32);
+            }
+        }
+
+        let mut leafvec = 0u64;
+        let mut leaf_values = [default; 64];
+        let mut leaf_count = 0usize;
+        let mut previous: Option<V> = None;
+        for (child, &value) in paint.iter().enumerate() {
+            if vector & (1u64 << child) != 0 || previous == Some(value) {
+                continue;
+            }
+            leafvec |= 1u64 << child;
+            leaf_values[leaf_count] = value;
+            leaf_count += 1;
+            previous = Some(value);
+        }
+        let base0 = if leaf_count > 0 {
+            let base = self.leaves.alloc(leaf_count as u32);
+            self.leaves.slots_mut()[base as usize..base as usize + leaf_count]
+                .copy_from_slice(&leaf_values[..leaf_count]);
+            base
+        } else {
+            0
+        };
+
+        let child_count = vector.count_ones();
+        let base1 = if child_count > 0 {
+            self.alloc_nodes(child_count)
+        } else {
+            0
+        };
+        let mut rest = vector;
+        let mut slot = base1 as usize;
+        while rest != 0 {
+            let child = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let (start, end) = runs[child];
+            let node = self.build_node(&pfx[start as usize..end as usize], deep, paint[child]);
+            self.nodes.slots_mut()[slot] = node;
+            self.node_default[slot] = paint[child];
+            slot += 1;
+        }
+        Node {
+            vector,
+            leafvec,
+            base0,
+            base1,
+        }
+    }
+
+    /// The direct-pointing entry for one slot: an inline leaf when nothing
+    /// longer than the slot is stored and the value fits, else a root node
+    /// in a fresh block.
+    pub fn build_slot_entry(&mut self, pfx: &[Entry<K, V>], default: V) -> u32 {
+        if pfx.is_empty() {
+            if let Some(entry) = inline_leaf(default) {
+                return entry;
+            }
+        }
+        let node = self.build_node(pfx, K::DIRECT_BITS, default);
+        let index = self.alloc_nodes(1);
+        self.nodes.slots_mut()[index as usize] = node;
+        self.node_default[index as usize] = default;
+        index
+    }
+
+    /// Publishes `entry` for `slot` with one aligned store, then retires the
+    /// subtree it replaced.
+    pub fn publish_slot(&mut self, slot: usize, entry: u32) {
+        let old = self.dir[slot];
+        self.dir[slot] = entry;
+        if old & DIRECT_LEAF == 0 {
+            let node = self.nodes.slots()[old as usize];
+            self.retired_nodes.push((old, 1));
+            self.retire_below(node);
+        }
+        self.reclaim();
+    }
+
+    /// Replaces child node `child` of `parent` by `node`: copies the
+    /// parent's block of children into a fresh block with `node` in place,
+    /// publishes it with one aligned store of `parent.base1`, then retires the
+    /// old block and everything below the old child.
+    pub fn publish_child(&mut self, parent: u32, child: u32, node: Node, default: V) {
+        let parent_node = self.nodes.slots()[parent as usize];
+        let count = parent_node.child_count();
+        let old_base = parent_node.base1;
+        let old_child = self.nodes.slots()[child as usize];
+        let new_base = self.alloc_nodes(count);
+        let (old, new) = (old_base as usize, new_base as usize);
+        self.nodes
+            .slots_mut()
+            .copy_within(old..old + count as usize, new);
+        self.node_default
+            .copy_within(old..old + count as usize, new);
+        let position = (child - old_base) as usize;
+        self.nodes.slots_mut()[new + position] = node;
+        self.node_default[new + position] = default;
+        self.nodes.slots_mut()[parent as usize].base1 = new_base;
+        self.retired_nodes.push((old_base, count));
+        self.retire_below(old_child);
+        self.reclaim();
+    }
+
+    /// Queues every block reachable from `node` (not `node` itself).
+    fn retire_below(&mut self, node: Node) {
+        let leaves = node.leaf_count();
+        if leaves > 0 {
+            self.retired_leaves.push((node.base0, leaves));
+        }
+        let children = node.child_count();
+        if children > 0 {
+            self.retired_nodes.push((node.base1, children));
+            for i in node.base1..node.base1 + children {
+                let child = self.nodes.slots()[i as usize];
+                self.retire_below(child);
+            }
+        }
+    }
+
+    /// Returns retired blocks to the pools. Single-threaded today; a reader
+    /// that may still hold an old index needs this deferred past a grace
+    /// period (the RCU issue), which is why retiring and reusing are split.
+    fn reclaim(&mut self) {
+        for (start, n) in self.retired_nodes.drain(..) {
+            self.nodes.release(start, n);
+        }
+        for (start, n) in self.retired_leaves.drain(..) {
+            self.leaves.release(start, n);
+        }
+    }
+
+    /// Walks from the root of `slot` towards `key` and records, outermost
+    /// first, every node whose range strictly contains a prefix of `len`
+    /// bits: `(node index, node offset, parent index or u32::MAX)`.
+    pub fn path_to(&self, slot: usize, key: K, len: u32, path: &mut Vec<(u32, u32, u32)>) {
+        path.clear();
+        let entry = self.dir[slot];
+        if entry & DIRECT_LEAF != 0 {
+            return;
+        }
+        let (mut index, mut offset, mut parent) = (entry, K::DIRECT_BITS, u32::MAX);
+        loop {
+            path.push((index, offset, parent));
+            if offset + STRIDE >= len {
+                return;
+            }
+            let node = self.nodes.slots()[index as usize];
+            let child = key.bits_at(offset, STRIDE);
+            if node.vector & (1u64 << child) == 0 {
+                return;
+            }
+            parent = index;
+            index = node.base1 + (node.vector & mask_through(child)).count_ones() - 1;
+            offset += STRIDE;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect_popcnt() -> bool {
+    std::arch::is_x86_feature_detected!("popcnt")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect_popcnt() -> bool {
+    false
+}

@@ -1,0 +1,155 @@
+//! The read side: single and batched lookups over [`LookupArrays`].
+//!
+//! Each lookup is one direct-pointing read, then one node per 6 bits, then
+//! one leaf. Batches walk up to [`LANES`] addresses in lockstep, one level
+//! per round, prefetching every lane's next node before reading any of them,
+//! so the cache misses of the lanes overlap instead of queueing.
+
+use crate::arrays::LookupArrays;
+use crate::node::{mask_through, DIRECT_LEAF, STRIDE};
+use crate::{Key, Value};
+
+/// Addresses walked together by [`LookupArrays::lookup_batch`].
+pub(crate) const LANES: usize = 16;
+
+/// Hints the CPU to pull the cache line holding `item` into L1.
+#[inline(always)]
+fn prefetch<T>(item: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults and never changes
+    // memory, whatever the address; SSE is part of the x86_64 baseline.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(item.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
+impl<K: Key, V: Value> LookupArrays<K, V> {
+    /// The leaf of the longest match for `addr`; [`Value::NO_ROUTE`] when
+    /// none (or when the matching prefix holds that value).
+    #[inline]
+    pub fn lookup_leaf(&self, addr: K) -> V {
+        #[cfg(target_arch = "x86_64")]
+        if self.has_popcnt {
+            // SAFETY: `has_popcnt` is true only if the CPU reported the
+            // feature at construction.
+            return unsafe { self.lookup_leaf_popcnt(addr) };
+        }
+        self.walk(addr)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn lookup_leaf_popcnt(&self, addr: K) -> V {
+        self.walk(addr)
+    }
+
+    /// The walk itself, inlined into each feature-specific wrapper so that
+    /// `count_ones` becomes one `popcnt` where the CPU has it.
+    #[inline(always)]
+    fn walk(&self, addr: K) -> V {
+        let entry = self.dir[addr.bits_at(0, K::DIRECT_BITS) as usize];
+        if entry & DIRECT_LEAF != 0 {
+            return V::from_inline(entry & !DIRECT_LEAF);
+        }
+        let nodes = self.nodes.slots();
+        let mut node = &nodes[entry as usize];
+        let mut offset = K::DIRECT_BITS;
+        let mut child = addr.bits_at(offset, STRIDE);
+        while node.vector & (1u64 << child) != 0 {
+            let index = node.base1 + (node.vector & mask_through(child)).count_ones() - 1;
+            node = &nodes[index as usize];
+            offset += STRIDE;
+            child = addr.bits_at(offset, STRIDE);
+        }
+        let index = node.base0 + (node.leafvec & mask_through(child)).count_ones() - 1;
+        self.leaves.slots()[index as usize]
+    }
+
+    /// Leaves for every address of `addrs` into `out` (same length).
+    pub fn lookup_batch_leaves(&self, addrs: &[K], out: &mut [V]) {
+        debug_assert_eq!(addrs.len(), out.len());
+        #[cfg(target_arch = "x86_64")]
+        if self.has_popcnt {
+            // SAFETY: `has_popcnt` is true only if the CPU reported the
+            // feature at construction.
+            unsafe { self.lookup_batch_popcnt(addrs, out) };
+            return;
+        }
+        self.batch(addrs, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn lookup_batch_popcnt(&self, addrs: &[K], out: &mut [V]) {
+        self.batch(addrs, out);
+    }
+
+    #[inline(always)]
+    fn batch(&self, addrs: &[K], out: &mut [V]) {
+        for (a, o) in addrs.chunks(LANES).zip(out.chunks_mut(LANES)) {
+            self.lockstep(a, o);
+        }
+    }
+
+    /// Up to [`LANES`] lookups, advanced together one level at a time.
+    #[inline(always)]
+    fn lockstep(&self, addrs: &[K], out: &mut [V]) {
+        let dir = &self.dir;
+        let nodes = self.nodes.slots();
+        let leaves = self.leaves.slots();
+        let mut slots = [0usize; LANES];
+        for (slot, addr) in slots.iter_mut().zip(addrs) {
+            *slot = addr.bits_at(0, K::DIRECT_BITS) as usize;
+            prefetch(dir.as_ptr().wrapping_add(*slot));
+        }
+
+        // Lanes still walking nodes, and the node each one is at.
+        let mut walking = [0u8; LANES];
+        let mut walking_count = 0;
+        let mut at = [0u32; LANES];
+        for lane in 0..addrs.len() {
+            let entry = dir[slots[lane]];
+            if entry & DIRECT_LEAF != 0 {
+                out[lane] = V::from_inline(entry & !DIRECT_LEAF);
+            } else {
+                at[lane] = entry;
+                prefetch(nodes.as_ptr().wrapping_add(entry as usize));
+                walking[walking_count] = lane as u8;
+                walking_count += 1;
+            }
+        }
+
+        // Lanes that reached their leaf, and where it is.
+        let mut leafed = [0u8; LANES];
+        let mut leafed_count = 0;
+        let mut offset = K::DIRECT_BITS;
+        while walking_count > 0 {
+            let mut still = 0;
+            for w in 0..walking_count {
+                let lane = walking[w] as usize;
+                let node = &nodes[at[lane] as usize];
+                let child = addrs[lane].bits_at(offset, STRIDE);
+                if node.vector & (1u64 << child) != 0 {
+                    let index = node.base1 + (node.vector & mask_through(child)).count_ones() - 1;
+                    prefetch(nodes.as_ptr().wrapping_add(index as usize));
+                    at[lane] = index;
+                    walking[still] = lane as u8;
+                    still += 1;
+                } else {
+                    let index = node.base0 + (node.leafvec & mask_through(child)).count_ones() - 1;
+                    prefetch(leaves.as_ptr().wrapping_add(index as usize));
+                    at[lane] = index;
+                    leafed[leafed_count] = lane as u8;
+                    leafed_count += 1;
+                }
+            }
+            walking_count = still;
+            offset += STRIDE;
+        }
+        for &lane in &leafed[..leafed_count] {
+            out[lane as usize] = leaves[at[lane as usize] as usize];
+        }
+    }
+}

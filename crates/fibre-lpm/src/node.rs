@@ -1,0 +1,72 @@
+//! The internal node of the lookup arrays and the direct-pointing entry format.
+
+/// Bits of the address one internal node consumes (64 children).
+pub(crate) const STRIDE: u32 = 6;
+
+/// One internal node: 64 children, each either another node or a leaf.
+///
+/// Children that are nodes sit contiguously in the node pool from `base1`, in
+/// the order of their bit in `vector`; a child `v` that is a node is at
+/// `base1 + popcnt(vector & mask_through(v)) - 1`. Leaves are compressed: a bit
+/// of `leafvec` is set only where the leaf value changes (internal children
+/// are skipped), and a leaf child `v` reads
+/// `leaves[base0 + popcnt(leafvec & mask_through(v)) - 1]`.
+///
+/// 24 bytes, so a 64-byte cache line holds 2.67 nodes; the two bitmaps come
+/// first because every level reads `vector` and most read one of the bases.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Node {
+    /// Bit `v` set: child `v` is an internal node.
+    pub vector: u64,
+    /// Bit `v` set: a run of equal leaves starts at child `v`.
+    pub leafvec: u64,
+    /// First leaf of this node in the leaf pool.
+    pub base0: u32,
+    /// First child node of this node in the node pool.
+    pub base1: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Node>() == 24);
+const _: () = assert!(std::mem::align_of::<Node>() == 8);
+const _: () = assert!(std::mem::offset_of!(Node, vector) == 0);
+const _: () = assert!(std::mem::offset_of!(Node, leafvec) == 8);
+const _: () = assert!(std::mem::offset_of!(Node, base0) == 16);
+const _: () = assert!(std::mem::offset_of!(Node, base1) == 20);
+
+impl Node {
+    /// Number of children that are nodes.
+    #[inline(always)]
+    pub fn child_count(&self) -> u32 {
+        self.vector.count_ones()
+    }
+
+    /// Number of distinct leaf runs stored for this node.
+    #[inline(always)]
+    pub fn leaf_count(&self) -> u32 {
+        self.leafvec.count_ones()
+    }
+}
+
+/// Mask of bits `0..=v` (`v` < 64).
+#[inline(always)]
+pub(crate) fn mask_through(v: u32) -> u64 {
+    u64::MAX >> (63 - v)
+}
+
+/// Set in a direct-pointing entry that holds a leaf value inline.
+pub(crate) const DIRECT_LEAF: u32 = 0x8000_0000;
+/// The inline payload that means "no route".
+pub(crate) const INLINE_NO_ROUTE: u32 = 0x7fff_ffff;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mask_through_covers_bits_up_to_v() {
+        assert_eq!(mask_through(0), 1);
+        assert_eq!(mask_through(5), 0b11_1111);
+        assert_eq!(mask_through(63), u64::MAX);
+    }
+}

@@ -1,0 +1,473 @@
+//! The Poptrie engine: a RIB (control plane) and the lookup arrays built
+//! from it (data plane).
+//!
+//! # Structure
+//!
+//! After Asai & Ohara, "Poptrie: A Compressed Trie with Population Count for
+//! Fast and Scalable Software IP Routing Table Lookup" (SIGCOMM 2015):
+//! a direct-pointing array indexed by the top `K::DIRECT_BITS` bits (16 for
+//! IPv4, 18 for IPv6), then internal nodes of 6 bits with a 64-bit `vector`
+//! (which children are nodes) and a 64-bit `leafvec` (where the leaf value
+//! changes), children and leaves found by population count. Nodes and leaves
+//! live in pools addressed by `u32` indexes; see `node.rs` for the layout.
+//!
+//! The RIB is a `BTreeMap` keyed by (address, length): exact `get`, ordered
+//! `iter`, and the prefixes under any node as one contiguous range.
+//!
+//! # Updates and publication
+//!
+//! An insert or remove longer than the direct-pointing bits rebuilds only the
+//! deepest existing node whose range strictly contains the prefix (a
+//! handful of prefixes for a typical /24 or /48); a shorter one rebuilds
+//! the direct-pointing slots it covers whose inherited value changed.
+//!
+//! Every rebuild writes its nodes and leaves into blocks that no lookup can
+//! reach, and the result becomes visible through exactly one aligned 32-bit
+//! store: the slot's entry in the direct-pointing array, or the parent's
+//! `base1` after the parent's children were copied into a fresh block with
+//! the new child in place (the parent's bitmaps do not change, because the
+//! rebuilt node stays a node). Only after that store are the replaced blocks
+//! retired to the free lists. A concurrent (RCU) version therefore needs to
+//! (1) make those stores atomic release stores, (2) defer the reuse of
+//! retired blocks past a grace period (see `LookupArrays::reclaim`), and
+//! (3) keep pool storage from moving while readers run (fixed or chunked
+//! pools; the `u32` indexing allows that without changing the node format).
+//!
+//! # The `MAX` value
+//!
+//! The arrays use `V::MAX` as "no route". Storing `MAX` is allowed: while any
+//! prefix holds it, lookups that land on the mark confirm through the RIB.
+
+use std::collections::BTreeMap;
+
+use crate::arrays::{left_aligned, Entry, LookupArrays};
+use crate::reference::check_prefix;
+use crate::{Key, LpmError, Value};
+
+/// `slot_len` for a slot that no prefix of `DIRECT_BITS` or less covers.
+const NO_LEN: u8 = u8::MAX;
+
+/// Longest-prefix match table: a Poptrie over a `BTreeMap` RIB.
+///
+/// ```
+/// use fibre_lpm::Poptrie;
+/// let mut t: Poptrie<u32, u16> = Poptrie::new();
+/// t.insert(0xc0a8_0000, 16, 7).unwrap(); // 192.168.0.0/16
+/// t.insert(0xc0a8_0100, 24, 9).unwrap(); // 192.168.1.0/24
+/// assert_eq!(t.lookup(0xc0a8_0105), Some(9));
+/// assert_eq!(t.lookup(0xc0a8_0205), Some(7));
+/// let mut out = [None; 2];
+/// t.lookup_batch(&[0xc0a8_0105, 0x0808_0808], &mut out);
+/// assert_eq!(out, [Some(9), None]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Poptrie<K: Key, V: Value> {
+    rib: BTreeMap<(K, u8), V>,
+    /// Stored prefixes per length, to probe only lengths in use.
+    count_by_len: Vec<u32>,
+    /// Prefixes whose value equals the arrays' "no route" mark.
+    no_route_valued: usize,
+    /// Per direct-pointing slot: the value of the longest prefix of at most
+    /// `DIRECT_BITS` that covers it, and that prefix's length.
+    slot_value: Vec<V>,
+    slot_len: Vec<u8>,
+    arrays: LookupArrays<K, V>,
+    scratch: Vec<Entry<K, V>>,
+    path: Vec<(u32, u32, u32)>,
+}
+
+impl<K: Key, V: Value> Default for Poptrie<K, V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Sizes of the lookup arrays, for memory reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoptrieStats {
+    /// Entries of the direct-pointing array (4 bytes each).
+    pub direct_entries: usize,
+    /// Node slots held (24 bytes each), free ones included.
+    pub node_slots: usize,
+    /// Node slots on the free lists.
+    pub free_node_slots: usize,
+    /// Leaf slots held (one value each), free ones included.
+    pub leaf_slots: usize,
+    /// Leaf slots on the free lists.
+    pub free_leaf_slots: usize,
+}
+
+impl<K: Key, V: Value> Poptrie<K, V> {
+    /// An empty table.
+    ///
+    /// ```
+    /// let t = fibre_lpm::Poptrie::<u128, u32>::new();
+    /// assert!(t.is_empty());
+    /// assert_eq!(t.lookup(1), None);
+    /// ```
+    pub fn new() -> Self {
+        let slots = 1usize << K::DIRECT_BITS;
+        Self {
+            rib: BTreeMap::new(),
+            count_by_len: vec![0; usize::from(K::BITS) + 1],
+            no_route_valued: 0,
+            slot_value: vec![V::NO_ROUTE; slots],
+            slot_len: vec![NO_LEN; slots],
+            arrays: LookupArrays::new(),
+            scratch: Vec::new(),
+            path: Vec::new(),
+        }
+    }
+
+    /// Builds a table from `(prefix, length, value)` in any order, much
+    /// faster than inserting one by one. A prefix given twice keeps its last
+    /// value. Fails on the first malformed prefix.
+    ///
+    /// ```
+    /// use fibre_lpm::{LpmError, Poptrie};
+    /// let t = Poptrie::<u32, u32>::build([(0x0a00_0000, 8, 1), (0, 0, 2)]).unwrap();
+    /// assert_eq!((t.lookup(0x0a01_0101), t.lookup(0x0b00_0000)), (Some(1), Some(2)));
+    /// assert_eq!(
+    ///     Poptrie::<u32, u32>::build([(0x0a00_0001, 8, 1)]).unwrap_err(),
+    ///     LpmError::HostBitsSet { len: 8 }
+    /// );
+    /// ```
+    pub fn build<I: IntoIterator<Item = (K, u8, V)>>(prefixes: I) -> Result<Self, LpmError> {
+        let mut all: Vec<Entry<K, V>> = Vec::new();
+        for (prefix, len, value) in prefixes {
+            check_prefix(prefix, len)?;
+            all.push((prefix, len, value));
+        }
+        // Stable, so that among duplicates the last given stays last.
+        all.sort_by_key(|&(k, l, _)| (k, l));
+        all.dedup_by(|later, kept| {
+            let same = (later.0, later.1) == (kept.0, kept.1);
+            if same {
+                kept.2 = later.2;
+            }
+            same
+        });
+
+        let mut table = Self::new();
+        for &(_, len, value) in &all {
+            table.count_by_len[usize::from(len)] += 1;
+            if value == V::NO_ROUTE {
+                table.no_route_valued += 1;
+            }
+        }
+
+        // Paint the slot defaults, shorter prefixes first.
+        let direct = K::DIRECT_BITS;
+        let mut short: Vec<Entry<K, V>> = all
+            .iter()
+            .copied()
+            .filter(|&(_, l, _)| u32::from(l) <= direct)
+            .collect();
+        short.sort_by_key(|&(_, l, _)| l);
+        for (prefix, len, value) in short {
+            let first = prefix.bits_at(0, direct) as usize;
+            let count = 1usize << (direct - u32::from(len));
+            table.slot_value[first..first + count].fill(value);
+            table.slot_len[first..first + count].fill(len);
+        }
+
+        // Slot by slot, from the prefixes longer than the direct bits.
+        let long: Vec<Entry<K, V>> = all
+            .iter()
+            .copied()
+            .filter(|&(_, l, _)| u32::from(l) > direct)
+            .collect();
+        let mut start = 0;
+        for slot in 0..table.arrays.dir.len() {
+            let mut end = start;
+            while end < long.len() && long[end].0.bits_at(0, direct) as usize == slot {
+                end += 1;
+            }
+            let entry = table
+                .arrays
+                .build_slot_entry(&long[start..end], table.slot_value[slot]);
+            table.arrays.dir[slot] = entry;
+            start = end;
+        }
+        table.rib = all.into_iter().map(|(k, l, v)| ((k, l), v)).collect();
+        Ok(table)
+    }
+
+    /// Stores `value` for `prefix/len`; returns the value it replaced.
+    ///
+    /// ```
+    /// let mut t = fibre_lpm::Poptrie::<u32, u16>::new();
+    /// assert_eq!(t.insert(0x0a00_0000, 8, 1), Ok(None));
+    /// assert_eq!(t.insert(0x0a00_0000, 8, 2), Ok(Some(1)));
+    /// assert!(t.insert(0x0a00_0000, 33, 2).is_err());
+    /// ```
+    pub fn insert(&mut self, prefix: K, len: u8, value: V) -> Result<Option<V>, LpmError> {
+        check_prefix(prefix, len)?;
+        let old = self.rib.insert((prefix, len), value);
+        match old {
+            Some(old_value) if old_value == value => return Ok(old),
+            Some(old_value) => {
+                if old_value == V::NO_ROUTE {
+                    self.no_route_valued -= 1;
+                }
+            }
+            None => self.count_by_len[usize::from(len)] += 1,
+        }
+        if value == V::NO_ROUTE {
+            self.no_route_valued += 1;
+        }
+        self.refresh(prefix, len);
+        Ok(old)
+    }
+
+    /// Removes `prefix/len`; returns its value if it was stored.
+    ///
+    /// ```
+    /// let mut t = fibre_lpm::Poptrie::<u32, u16>::new();
+    /// t.insert(0x0a00_0000, 8, 1).unwrap();
+    /// assert_eq!(t.remove(0x0a00_0000, 8), Ok(Some(1)));
+    /// assert_eq!(t.remove(0x0a00_0000, 8), Ok(None));
+    /// assert_eq!(t.lookup(0x0a00_0001), None);
+    /// ```
+    pub fn remove(&mut self, prefix: K, len: u8) -> Result<Option<V>, LpmError> {
+        check_prefix(prefix, len)?;
+        let old = self.rib.remove(&(prefix, len));
+        if let Some(old_value) = old {
+            self.count_by_len[usize::from(len)] -= 1;
+            if old_value == V::NO_ROUTE {
+                self.no_route_valued -= 1;
+            }
+            self.refresh(prefix, len);
+        }
+        Ok(old)
+    }
+
+    /// The value stored for exactly `prefix/len`.
+    ///
+    /// ```
+    /// let mut t = fibre_lpm::Poptrie::<u32, u16>::new();
+    /// t.insert(0x0a00_0000, 8, 1).unwrap();
+    /// assert_eq!((t.get(0x0a00_0000, 8), t.get(0x0a00_0000, 9)), (Some(1), None));
+    /// ```
+    pub fn get(&self, prefix: K, len: u8) -> Option<V> {
+        self.rib.get(&(prefix, len)).copied()
+    }
+
+    /// The value of the longest prefix containing `addr`.
+    ///
+    /// ```
+    /// let mut t = fibre_lpm::Poptrie::<u128, u32>::new();
+    /// t.insert(0x2001_0db8 << 96, 32, 5).unwrap();
+    /// assert_eq!(t.lookup((0x2001_0db8 << 96) | 1), Some(5));
+    /// assert_eq!(t.lookup(1), None);
+    /// ```
+    #[inline]
+    pub fn lookup(&self, addr: K) -> Option<V> {
+        let leaf = self.arrays.lookup_leaf(addr);
+        if leaf != V::NO_ROUTE {
+            Some(leaf)
+        } else {
+            self.confirm_no_route(addr)
+        }
+    }
+
+    /// Looks up every address of `addrs` into the same position of `out`,
+    /// overlapping the memory accesses of up to 16 lookups at a time.
+    ///
+    /// ```
+    /// let t = fibre_lpm::Poptrie::<u32, u32>::build([(0x0a00_0000, 8, 3)]).unwrap();
+    /// let mut out = [None; 3];
+    /// t.lookup_batch(&[0x0a00_0001, 0x0b00_0001, 0x0aff_ffff], &mut out);
+    /// assert_eq!(out, [Some(3), None, Some(3)]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn lookup_batch(&self, addrs: &[K], out: &mut [Option<V>]) {
+        assert_eq!(
+            addrs.len(),
+            out.len(),
+            "lookup_batch: slices differ in length"
+        );
+        let mut leaves = [V::NO_ROUTE; crate::lookup::LANES];
+        for (a, o) in addrs
+            .chunks(crate::lookup::LANES)
+            .zip(out.chunks_mut(crate::lookup::LANES))
+        {
+            let leaves = &mut leaves[..a.len()];
+            self.arrays.lookup_batch_leaves(a, leaves);
+            for ((slot, &leaf), &addr) in o.iter_mut().zip(leaves.iter()).zip(a) {
+                *slot = if leaf != V::NO_ROUTE {
+                    Some(leaf)
+                } else {
+                    self.confirm_no_route(addr)
+                };
+            }
+        }
+    }
+
+    /// The arrays said "no route": true unless some prefix holds the mark.
+    #[cold]
+    fn confirm_no_route(&self, addr: K) -> Option<V> {
+        if self.no_route_valued == 0 {
+            None
+        } else {
+            self.matches(addr).next().map(|(_, _, v)| v)
+        }
+    }
+
+    /// Every stored prefix containing `addr`, longest first.
+    ///
+    /// ```
+    /// let mut t = fibre_lpm::Poptrie::<u32, u16>::new();
+    /// t.insert(0, 0, 1).unwrap();
+    /// t.insert(0x0a00_0000, 8, 2).unwrap();
+    /// let m: Vec<_> = t.matches(0x0a01_0101).collect();
+    /// assert_eq!(m, vec![(0x0a00_0000, 8, 2), (0, 0, 1)]);
+    /// ```
+    pub fn matches(&self, addr: K) -> impl Iterator<Item = (K, u8, V)> + '_ {
+        (0..=K::BITS).rev().filter_map(move |len| {
+            if self.count_by_len[usize::from(len)] == 0 {
+                return None;
+            }
+            let prefix = addr.and(K::prefix_mask(len));
+            self.rib.get(&(prefix, len)).map(|&v| (prefix, len, v))
+        })
+    }
+
+    /// Number of stored prefixes.
+    pub fn len(&self) -> usize {
+        self.rib.len()
+    }
+
+    /// True when nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.rib.is_empty()
+    }
+
+    /// Every stored prefix, ordered by (address, length).
+    ///
+    /// ```
+    /// let t = fibre_lpm::Poptrie::<u32, u16>::build([(0x0a00_0000, 16, 2), (0x0a00_0000, 8, 1)]).unwrap();
+    /// let all: Vec<_> = t.iter().collect();
+    /// assert_eq!(all, vec![(0x0a00_0000, 8, 1), (0x0a00_0000, 16, 2)]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (K, u8, V)> + '_ {
+        self.rib.iter().map(|(&(k, l), &v)| (k, l, v))
+    }
+
+    /// Bytes of the structure that lookups read: the direct-pointing array
+    /// and the node and leaf pools (including their free blocks).
+    ///
+    /// ```
+    /// let t = fibre_lpm::Poptrie::<u32, u16>::new();
+    /// assert_eq!(t.lookup_bytes(), 4 << 16); // just the direct-pointing array
+    /// ```
+    pub fn lookup_bytes(&self) -> usize {
+        self.arrays.bytes()
+    }
+
+    /// Pool sizes, free space included, for memory reports.
+    ///
+    /// ```
+    /// let t = fibre_lpm::Poptrie::<u32, u16>::build([(0x0a00_0000, 24, 1)]).unwrap();
+    /// let s = t.stats();
+    /// assert_eq!((s.direct_entries, s.free_node_slots), (1 << 16, 0));
+    /// assert!(s.node_slots >= 2 && s.leaf_slots >= 2);
+    /// ```
+    pub fn stats(&self) -> PoptrieStats {
+        PoptrieStats {
+            direct_entries: self.arrays.dir.len(),
+            node_slots: self.arrays.nodes.len(),
+            free_node_slots: self.arrays.nodes.free_slots(),
+            leaf_slots: self.arrays.leaves.len(),
+            free_leaf_slots: self.arrays.leaves.free_slots(),
+        }
+    }
+
+    /// Brings the lookup arrays in line with the RIB after `prefix/len`
+    /// changed there.
+    fn refresh(&mut self, prefix: K, len: u8) {
+        if u32::from(len) <= K::DIRECT_BITS {
+            self.refresh_slots(prefix, len);
+        } else {
+            self.refresh_node(prefix, u32::from(len));
+        }
+    }
+
+    /// A prefix of at most `DIRECT_BITS` changed: every slot it covers whose
+    /// inherited prefix is no longer than it now inherits the longest prefix
+    /// covering it (the changed one, or after a removal its next cover).
+    fn refresh_slots(&mut self, prefix: K, len: u8) {
+        let (value, cover_len) = self
+            .matches(prefix)
+            .find(|&(_, l, _)| l <= len)
+            .map_or((V::NO_ROUTE, NO_LEN), |(_, l, v)| (v, l));
+        let first = prefix.bits_at(0, K::DIRECT_BITS) as usize;
+        let count = 1usize << (K::DIRECT_BITS - u32::from(len));
+        for slot in first..first + count {
+            let current = self.slot_len[slot];
+            if current != NO_LEN && current > len {
+                continue;
+            }
+            self.slot_len[slot] = cover_len;
+            if self.slot_value[slot] != value {
+                self.slot_value[slot] = value;
+                self.rebuild_slot(slot);
+            }
+        }
+    }
+
+    /// Rebuilds one direct-pointing slot from the RIB.
+    fn rebuild_slot(&mut self, slot: usize) {
+        let start = K::from_u128((slot as u128) << (u32::from(K::BITS) - K::DIRECT_BITS));
+        self.collect_below(start, K::DIRECT_BITS);
+        let entry = self
+            .arrays
+            .build_slot_entry(&self.scratch, self.slot_value[slot]);
+        self.arrays.publish_slot(slot, entry);
+    }
+
+    /// A prefix longer than `DIRECT_BITS` changed: rebuild the deepest node
+    /// strictly containing it that still has prefixes below it.
+    fn refresh_node(&mut self, prefix: K, len: u32) {
+        let slot = prefix.bits_at(0, K::DIRECT_BITS) as usize;
+        let mut path = std::mem::take(&mut self.path);
+        self.arrays.path_to(slot, prefix, len, &mut path);
+        let mut done = false;
+        for &(index, offset, parent) in path.iter().rev() {
+            self.collect_below(prefix.and(K::prefix_mask(offset as u8)), offset);
+            if self.scratch.is_empty() {
+                continue;
+            }
+            if parent == u32::MAX {
+                let entry = self
+                    .arrays
+                    .build_slot_entry(&self.scratch, self.slot_value[slot]);
+                self.arrays.publish_slot(slot, entry);
+            } else {
+                let default = self.arrays.node_default[index as usize];
+                let node = self.arrays.build_node(&self.scratch, offset, default);
+                self.arrays.publish_child(parent, index, node, default);
+            }
+            done = true;
+            break;
+        }
+        self.path = path;
+        if !done {
+            self.rebuild_slot(slot);
+        }
+    }
+
+    /// Puts into `scratch` the stored prefixes inside `start/offset` that are
+    /// longer than `offset`, in (address, length) order.
+    fn collect_below(&mut self, start: K, offset: u32) {
+        self.scratch.clear();
+        let host = !left_aligned(K::prefix_mask(offset as u8)) >> (128 - u32::from(K::BITS));
+        let end = K::from_u128(start.to_u128() | host);
+        let low = (start, offset as u8 + 1);
+        let high = (end, K::BITS);
+        self.scratch
+            .extend(self.rib.range(low..=high).map(|(&(k, l), &v)| (k, l, v)));
+    }
+}
