@@ -1,0 +1,307 @@
+//! The kernel differential test: the Linux kernel is the oracle for
+//! `fibre lookup`.
+//!
+//! Each case is a configuration (`ip -batch` syntax) and a list of
+//! `ip route get` queries. The kernel side loads the configuration into a
+//! fresh network namespace with `ip -force -batch` and asks every query in
+//! one `ip -j -batch` process; the fibre side runs
+//! `fibre lookup --config FILE -j` with the queries on stdin. Answers are
+//! compared one by one (see `kernel_diff/compare.rs` for the fields).
+//!
+//! Three tests: seeded random cases, a handwritten configuration covering
+//! every route type and wg-quick's rules, and the corpus of cases that once
+//! failed (`tests/corpus/*.case`), replayed against the kernel every time.
+//!
+//! They need root and `ip` (iproute2). Without them they print why and
+//! return; `FIBRE_DIFF_REQUIRE=1` turns that into a failure (for CI).
+//!
+//! Settings (environment):
+//! - `FIBRE_DIFF_SEEDS` (20): random configurations;
+//! - `FIBRE_DIFF_QUERIES` (300): queries per configuration;
+//! - `FIBRE_DIFF_SEED_BASE` (1): first seed (seeds are consecutive);
+//! - `FIBRE_DIFF_TIME_LIMIT` (90): seconds after which no new seed starts;
+//! - `FIBRE_DIFF_NEW_CASES` (4): new corpus cases written per run, one per
+//!   cause, minimised (0: write none);
+//! - `FIBRE_DIFF_STRICT_PREFSRC=1`: a `prefsrc` difference fails;
+//! - `FIBRE_DIFF_SHOW` (5): mismatches shown in detail per case.
+
+#[path = "kernel_diff/addr.rs"]
+mod addr;
+#[path = "kernel_diff/answer.rs"]
+mod answer;
+#[path = "kernel_diff/compare.rs"]
+mod compare;
+#[path = "kernel_diff/corpus.rs"]
+mod corpus;
+#[path = "kernel_diff/fibre_cli.rs"]
+mod fibre_cli;
+#[path = "kernel_diff/generate.rs"]
+mod generate;
+#[path = "kernel_diff/kernel.rs"]
+mod kernel;
+#[path = "kernel_diff/process.rs"]
+mod process;
+#[path = "kernel_diff/report.rs"]
+mod report;
+#[path = "kernel_diff/rng.rs"]
+mod rng;
+
+use std::time::{Duration, Instant};
+
+use report::{CaseOutcome, Mismatch, Tally};
+
+/// The test's knobs, from the environment.
+#[derive(Debug, Clone)]
+struct Settings {
+    seeds: u64,
+    queries: usize,
+    seed_base: u64,
+    time_limit: Duration,
+    new_cases: usize,
+    strict_prefsrc: bool,
+    show: usize,
+    require: bool,
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(text) => text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={text:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
+fn settings() -> Settings {
+    Settings {
+        seeds: env_number("FIBRE_DIFF_SEEDS", 20),
+        queries: env_number("FIBRE_DIFF_QUERIES", 300) as usize,
+        seed_base: env_number("FIBRE_DIFF_SEED_BASE", 1),
+        time_limit: Duration::from_secs(env_number("FIBRE_DIFF_TIME_LIMIT", 90)),
+        new_cases: env_number("FIBRE_DIFF_NEW_CASES", 4) as usize,
+        strict_prefsrc: env_number("FIBRE_DIFF_STRICT_PREFSRC", 0) != 0,
+        show: env_number("FIBRE_DIFF_SHOW", 5) as usize,
+        require: env_number("FIBRE_DIFF_REQUIRE", 0) != 0,
+    }
+}
+
+/// True when namespaces can be made; otherwise says why and, under
+/// `FIBRE_DIFF_REQUIRE=1`, fails.
+fn kernel_available(settings: &Settings) -> bool {
+    match kernel::unavailable_reason() {
+        None => true,
+        Some(reason) => {
+            assert!(
+                !settings.require,
+                "FIBRE_DIFF_REQUIRE=1 but the kernel oracle cannot run: {reason}"
+            );
+            eprintln!("kernel_diff: SKIPPED, no network namespace can be made here: {reason}");
+            false
+        }
+    }
+}
+
+/// Runs one case on both sides and compares every answer.
+fn run_case(
+    config: &[String],
+    queries: &[String],
+    strict_prefsrc: bool,
+) -> Result<CaseOutcome, String> {
+    let (refusals, replies) = {
+        let ns = kernel::Netns::create()?;
+        let refusals = ns.load(config)?;
+        let replies = ns.ask(queries)?;
+        (refusals, replies)
+    };
+    let fibre = fibre_cli::lookup(config, queries)?;
+    let mut outcome = CaseOutcome {
+        refusals,
+        ..CaseOutcome::default()
+    };
+    for (index, ((query, kernel), fibre)) in queries.iter().zip(replies).zip(fibre).enumerate() {
+        let verdict = compare::compare(&kernel, &fibre, strict_prefsrc);
+        outcome.compared += 1;
+        for note in &verdict.notes {
+            *outcome.notes.entry((*note).to_string()).or_default() += 1;
+        }
+        if !verdict.agrees() {
+            let cause = compare::cause(query, &kernel, &fibre, &verdict);
+            outcome.mismatches.push(Mismatch {
+                index,
+                query: query.clone(),
+                kernel,
+                fibre,
+                verdict,
+                cause,
+            });
+        }
+    }
+    Ok(outcome)
+}
+
+/// Shrinks a failing (config, query) pair and writes it to the corpus,
+/// unless the same content is there already. Returns the file written.
+fn save_to_corpus(
+    origin: &str,
+    config: &[String],
+    mismatch: &Mismatch,
+    strict_prefsrc: bool,
+    deadline: Instant,
+) -> Result<Option<std::path::PathBuf>, String> {
+    let queries = vec![mismatch.query.clone()];
+    let fails_the_same_way =
+        |candidate: &[String]| match run_case(candidate, &queries, strict_prefsrc) {
+            Ok(outcome) => outcome
+                .mismatches
+                .first()
+                .is_some_and(|m| m.verdict.fields == mismatch.verdict.fields),
+            Err(_) => false,
+        };
+    let alone = fails_the_same_way(config);
+    let minimal = if alone {
+        corpus::minimise(config, 60, deadline, fails_the_same_way)
+    } else {
+        config.to_vec()
+    };
+    let name = corpus::file_name(&mismatch.cause, &minimal, &queries);
+    let path = corpus::directory().join(name);
+    if path.exists() {
+        return Ok(None);
+    }
+    let mut comments = vec![
+        "A (configuration, query) pair on which fibre and the kernel once disagreed;".to_string(),
+        "replayed against both by kernel_diff.rs (the kernel, asked afresh, is the expectation)."
+            .to_string(),
+        format!("found by: {origin}, query {}", mismatch.index + 1),
+        format!("cause then: {}", mismatch.cause),
+        format!(
+            "kernel then (not used): {}",
+            mismatch.kernel.answer.render()
+        ),
+        format!("fibre then (not used): {}", mismatch.fibre.render()),
+    ];
+    if !alone {
+        comments.push("did not fail with this query alone: kept whole, not minimised".into());
+    }
+    std::fs::create_dir_all(corpus::directory()).map_err(|e| e.to_string())?;
+    std::fs::write(&path, corpus::render(&comments, &minimal, &queries))
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some(path))
+}
+
+#[test]
+fn random_configurations_agree_with_the_kernel() {
+    let settings = settings();
+    if !kernel_available(&settings) {
+        return;
+    }
+    let started = Instant::now();
+    let mut tally = Tally::default();
+    let mut saved = 0;
+    for seed in settings.seed_base..settings.seed_base + settings.seeds {
+        if started.elapsed() > settings.time_limit {
+            eprintln!("kernel_diff: time limit reached; seeds from {seed} not run");
+            break;
+        }
+        let case = generate::case(seed, settings.queries);
+        let origin = format!("seed {seed}");
+        let outcome = run_case(&case.config, &case.queries, settings.strict_prefsrc)
+            .unwrap_or_else(|e| panic!("{origin}: {e}"));
+        report::print_case(&origin, &case.config, &outcome, settings.show);
+        for mismatch in &outcome.mismatches {
+            if saved < settings.new_cases && !tally.has_cause(&mismatch.cause) {
+                let deadline = Instant::now() + Duration::from_secs(20);
+                match save_to_corpus(
+                    &origin,
+                    &case.config,
+                    mismatch,
+                    settings.strict_prefsrc,
+                    deadline,
+                ) {
+                    Ok(Some(path)) => {
+                        saved += 1;
+                        eprintln!("kernel_diff: new corpus case {}", path.display());
+                    }
+                    Ok(None) => {}
+                    Err(e) => eprintln!("kernel_diff: could not save a corpus case: {e}"),
+                }
+            }
+            tally.add_mismatch(&origin, mismatch);
+        }
+        tally.add_case(&outcome);
+    }
+    tally.print("random configurations");
+    assert!(
+        tally.mismatches == 0,
+        "{} of {} answers differ from the kernel's (causes above)",
+        tally.mismatches,
+        tally.compared
+    );
+    assert!(tally.compared > 0, "no query was compared");
+}
+
+fn text_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn handwritten_configuration_agrees_with_the_kernel() {
+    let settings = settings();
+    if !kernel_available(&settings) {
+        return;
+    }
+    let config = text_lines(include_str!("kernel_diff/handwritten.conf"));
+    let queries = text_lines(include_str!("kernel_diff/handwritten.queries"));
+    let outcome =
+        run_case(&config, &queries, settings.strict_prefsrc).unwrap_or_else(|e| panic!("{e}"));
+    report::print_case("handwritten", &config, &outcome, usize::MAX);
+    assert!(
+        outcome.refusals.is_empty(),
+        "the handwritten configuration is meant to be valid; the kernel refused {:?}",
+        outcome.refusals
+    );
+    let mut tally = Tally::default();
+    for mismatch in &outcome.mismatches {
+        tally.add_mismatch("handwritten", mismatch);
+    }
+    tally.add_case(&outcome);
+    tally.print("handwritten configuration");
+    assert!(
+        outcome.mismatches.is_empty(),
+        "{} of {} answers differ from the kernel's",
+        outcome.mismatches.len(),
+        outcome.compared
+    );
+}
+
+#[test]
+fn corpus_cases_agree_with_the_kernel() {
+    let settings = settings();
+    if !kernel_available(&settings) {
+        return;
+    }
+    let cases = corpus::load_all().unwrap_or_else(|e| panic!("{e}"));
+    let mut tally = Tally::default();
+    for case in &cases {
+        let origin = case.path.display().to_string();
+        let outcome = run_case(&case.config, &case.queries, settings.strict_prefsrc)
+            .unwrap_or_else(|e| panic!("{origin}: {e}"));
+        report::print_case(&origin, &case.config, &outcome, usize::MAX);
+        for mismatch in &outcome.mismatches {
+            tally.add_mismatch(&origin, mismatch);
+        }
+        tally.add_case(&outcome);
+    }
+    tally.print(&format!("corpus ({} cases)", cases.len()));
+    assert!(
+        tally.mismatches == 0,
+        "{} of {} corpus answers differ from the kernel's",
+        tally.mismatches,
+        tally.compared
+    );
+}

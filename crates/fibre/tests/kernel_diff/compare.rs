@@ -1,0 +1,195 @@
+//! Answer-by-answer comparison of the kernel and fibre.
+//!
+//! Compared: the outcome (answer or refusal); for refusals the error text;
+//! for answers `type`, `table` (as `ip -j route get` prints it: absent means
+//! main, and the kernel reports main for local-table routes until a custom
+//! rule unmerges the tables), `gateway` and `dev`. When the kernel's
+//! matching route (`fibmatch`) is multipath, fibre's (gateway, dev) must be
+//! one of its live paths instead: the kernel hashes flows with a seed drawn
+//! at random per namespace. `prefsrc` is compared but, unless
+//! `FIBRE_DIFF_STRICT_PREFSRC=1`, only reported as a note: IPv6 source
+//! selection (RFC 6724) is a later piece of work. Echoed keys (`dst`,
+//! `from`, `iif`, `mark`) and cache details (`uid`, `cache`, `metric`,
+//! `pref`, `protocol`) are not compared.
+
+use super::answer::{Answer, Outcome};
+use super::kernel::KernelReply;
+
+/// How one query came out.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Verdict {
+    /// Fields that differ (failures).
+    pub fields: Vec<&'static str>,
+    /// Differences only noted (prefsrc, unless strict).
+    pub notes: Vec<&'static str>,
+}
+
+impl Verdict {
+    /// True when nothing that counts differs.
+    pub fn agrees(&self) -> bool {
+        self.fields.is_empty()
+    }
+}
+
+/// Compares fibre's outcome with the kernel's reply.
+pub fn compare(kernel: &KernelReply, fibre: &Outcome, strict_prefsrc: bool) -> Verdict {
+    let mut verdict = Verdict::default();
+    match (&kernel.answer, fibre) {
+        (Outcome::Error(k), Outcome::Error(f)) => {
+            if k != f {
+                verdict.fields.push("error");
+            }
+        }
+        (Outcome::Error(_), Outcome::Answer(_)) | (Outcome::Answer(_), Outcome::Error(_)) => {
+            verdict.fields.push("outcome");
+        }
+        (Outcome::Answer(k), Outcome::Answer(f)) => {
+            if k.kind != f.kind {
+                verdict.fields.push("type");
+            }
+            if k.table != f.table {
+                verdict.fields.push("table");
+            }
+            match live_paths(&kernel.route) {
+                Some(paths) => {
+                    if !paths
+                        .iter()
+                        .any(|(gw, dev)| *gw == f.gateway && *dev == f.dev)
+                    {
+                        verdict.fields.push("nexthop");
+                    }
+                }
+                None => {
+                    if k.gateway != f.gateway {
+                        verdict.fields.push("gateway");
+                    }
+                    if k.dev != f.dev {
+                        verdict.fields.push("dev");
+                    }
+                }
+            }
+            if k.prefsrc != f.prefsrc {
+                if strict_prefsrc {
+                    verdict.fields.push("prefsrc");
+                } else {
+                    verdict.notes.push("prefsrc");
+                }
+            }
+        }
+    }
+    verdict
+}
+
+/// The live (gateway, dev) paths of a multipath `fibmatch` route.
+fn live_paths(route: &Outcome) -> Option<Vec<(Option<std::net::IpAddr>, Option<String>)>> {
+    match route {
+        Outcome::Answer(Answer { paths, .. }) if paths.len() > 1 => Some(
+            paths
+                .iter()
+                .filter(|p| !p.dead)
+                .map(|p| (p.gateway, p.dev.clone()))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// A grouping key for a mismatch: family, form, what differs, and the two
+/// outcome classes.
+pub fn cause(query: &str, kernel: &KernelReply, fibre: &Outcome, verdict: &Verdict) -> String {
+    let family = if query.split_whitespace().next().unwrap_or("").contains(':') {
+        "v6"
+    } else {
+        "v4"
+    };
+    let form = if query.contains(" iif ") {
+        "input"
+    } else {
+        "output"
+    };
+    format!(
+        "{family} {form}: {} differs; kernel {} / fibre {}",
+        verdict.fields.join("+"),
+        kernel.answer.class(),
+        fibre.class()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::answer::parse_json_answer;
+    use super::*;
+
+    fn reply(answer: &str, route: &str) -> KernelReply {
+        KernelReply {
+            answer: parse_json_answer(answer).unwrap(),
+            route: parse_json_answer(route).unwrap(),
+        }
+    }
+
+    const PLAIN_ROUTE: &str = r#"[{"dst":"10.0.0.0/8","gateway":"10.1.0.7","dev":"fd0"}]"#;
+
+    #[test]
+    fn equal_answers_agree_and_each_field_is_caught() {
+        let k = reply(
+            r#"[{"dst":"10.9.0.5","gateway":"10.1.0.7","dev":"fd0","table":"100","prefsrc":"10.1.0.1"}]"#,
+            PLAIN_ROUTE,
+        );
+        let same = parse_json_answer(r#"{"dst":"10.9.0.5","gateway":"10.1.0.7","dev":"fd0","table":"100","prefsrc":"10.1.0.1"}"#).unwrap();
+        assert!(compare(&k, &same, true).agrees());
+        let other = parse_json_answer(r#"{"dst":"10.9.0.5","type":"local","gateway":"10.1.0.8","dev":"fd1","prefsrc":"10.1.0.2"}"#).unwrap();
+        let v = compare(&k, &other, false);
+        assert_eq!(v.fields, vec!["type", "table", "gateway", "dev"]);
+        assert_eq!(v.notes, vec!["prefsrc"]);
+        assert_eq!(compare(&k, &other, true).fields.last(), Some(&"prefsrc"));
+    }
+
+    #[test]
+    fn errors_compare_by_text_and_against_answers() {
+        let k = KernelReply {
+            answer: Outcome::Error("No route to host".into()),
+            route: Outcome::Error("No route to host".into()),
+        };
+        assert!(compare(&k, &Outcome::Error("No route to host".into()), false).agrees());
+        assert_eq!(
+            compare(&k, &Outcome::Error("Network is unreachable".into()), false).fields,
+            vec!["error"]
+        );
+        let answer = parse_json_answer(r#"{"dst":"1.2.3.4","dev":"fd0"}"#).unwrap();
+        assert_eq!(compare(&k, &answer, false).fields, vec!["outcome"]);
+    }
+
+    #[test]
+    fn ecmp_answers_must_be_one_of_the_live_paths() {
+        let k = reply(
+            r#"[{"dst":"198.51.100.1","gateway":"10.1.0.7","dev":"fd0"}]"#,
+            r#"[{"dst":"198.51.100.0/24","nexthops":[{"gateway":"10.1.0.7","dev":"fd0","flags":[]},{"gateway":"10.2.3.4","dev":"fd1","flags":[]},{"gateway":"10.3.0.9","dev":"fd2","flags":["dead","linkdown"]}]}]"#,
+        );
+        let other_path =
+            parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd1"}"#)
+                .unwrap();
+        assert!(compare(&k, &other_path, false).agrees());
+        let dead_path =
+            parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.3.0.9","dev":"fd2"}"#)
+                .unwrap();
+        assert_eq!(compare(&k, &dead_path, false).fields, vec!["nexthop"]);
+        let crossed =
+            parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd0"}"#)
+                .unwrap();
+        assert_eq!(compare(&k, &crossed, false).fields, vec!["nexthop"]);
+    }
+
+    #[test]
+    fn causes_name_family_form_and_classes() {
+        let k = KernelReply {
+            answer: Outcome::Error("Invalid argument".into()),
+            route: Outcome::Error("Invalid argument".into()),
+        };
+        let f = Outcome::Error("Network is unreachable".into());
+        let v = compare(&k, &f, false);
+        assert_eq!(
+            cause("2001:db8::1 from 2001:db8::2 iif fd0", &k, &f, &v),
+            "v6 input: error differs; kernel error(Invalid argument) / fibre error(Network is unreachable)"
+        );
+    }
+}

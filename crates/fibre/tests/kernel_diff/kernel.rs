@@ -1,0 +1,250 @@
+//! The kernel side: a throw-away network namespace, the configuration
+//! loaded with `ip -force -batch`, and the queries asked in one `ip`
+//! process per batch.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::answer::{self, Outcome};
+use super::process;
+
+/// Limit for one `ip` process.
+const IP_LIMIT: Duration = Duration::from_secs(60);
+
+/// Set before any link exists, so that every link inherits them: routing
+/// between links, no reverse-path filter, and no IPv6 link-local addresses
+/// (their EUI-64 comes from a random MAC no model can know) nor DAD.
+const SYSCTLS: &[(&str, &str)] = &[
+    ("net/ipv4/ip_forward", "1"),
+    ("net/ipv4/conf/all/rp_filter", "0"),
+    ("net/ipv4/conf/default/rp_filter", "0"),
+    ("net/ipv4/conf/lo/rp_filter", "0"),
+    ("net/ipv6/conf/all/forwarding", "1"),
+    ("net/ipv6/conf/default/forwarding", "1"),
+    ("net/ipv6/conf/default/addr_gen_mode", "1"),
+    ("net/ipv6/conf/default/accept_dad", "0"),
+];
+
+static NEXT_NAMESPACE: AtomicUsize = AtomicUsize::new(0);
+
+/// A network namespace `fibre-diff-<pid>-<n>`, deleted on drop (also
+/// when a test panics).
+#[derive(Debug)]
+pub struct Netns {
+    name: String,
+}
+
+/// What the kernel did with one configuration line it refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// 1-based line of the configuration.
+    pub line: usize,
+    /// Its error text.
+    pub message: String,
+}
+
+/// The kernel's reply to one query: the resolved answer and the matching
+/// FIB route (`route get fibmatch`, which lists an ECMP route's paths).
+#[derive(Debug, Clone)]
+pub struct KernelReply {
+    /// `ip -j route get QUERY`.
+    pub answer: Outcome,
+    /// `ip -j route get fibmatch QUERY`.
+    pub route: Outcome,
+}
+
+fn ip(args: &[&str], input: &str) -> Result<process::Finished, String> {
+    let mut command = Command::new("ip");
+    command.args(args);
+    process::run(command, input, IP_LIMIT)
+}
+
+impl Netns {
+    /// Creates and prepares a namespace: sysctls, `lo` up.
+    pub fn create() -> Result<Netns, String> {
+        let name = format!(
+            "fibre-diff-{}-{}",
+            std::process::id(),
+            NEXT_NAMESPACE.fetch_add(1, Ordering::Relaxed)
+        );
+        let made = ip(&["netns", "add", &name], "")?;
+        if made.code != Some(0) {
+            return Err(format!("ip netns add {name}: {}", made.stderr.trim()));
+        }
+        let ns = Netns { name };
+        let script: String = SYSCTLS
+            .iter()
+            .map(|(key, value)| format!("echo {value} > /proc/sys/{key} && "))
+            .chain(std::iter::once("true".to_string()))
+            .collect();
+        let set = ip(&["netns", "exec", &ns.name, "sh", "-c", &script], "")?;
+        if set.code != Some(0) {
+            return Err(format!("sysctls in {}: {}", ns.name, set.stderr.trim()));
+        }
+        let lo = ip(&["-n", &ns.name, "link", "set", "lo", "up"], "")?;
+        if lo.code != Some(0) {
+            return Err(format!("lo up in {}: {}", ns.name, lo.stderr.trim()));
+        }
+        Ok(ns)
+    }
+
+    /// Loads a configuration; returns the lines the kernel refused.
+    ///
+    /// `ip -batch` takes no per-line `-4`/`-6`, so runs of consecutive lines
+    /// with the same prefix go to one `ip [-4|-6] -force -batch -` each,
+    /// which keeps the order of the lines. `type dummy` becomes `type ifb`
+    /// (this kernel has no dummy module; both route alike).
+    pub fn load(&self, config: &[String]) -> Result<Vec<Refusal>, String> {
+        let mut refusals = Vec::new();
+        for run in family_runs(config) {
+            let text: String = run.lines.iter().map(|l| format!("{l}\n")).collect();
+            let mut args = vec!["-n", self.name.as_str()];
+            if let Some(flag) = run.flag {
+                args.push(flag);
+            }
+            args.extend(["-force", "-batch", "-"]);
+            let done = ip(&args, &text)?;
+            for (number, message) in answer::parse_failures(&done.stderr)? {
+                refusals.push(Refusal {
+                    line: run.first_line + number - 1,
+                    message,
+                });
+            }
+        }
+        Ok(refusals)
+    }
+
+    /// Asks every query (`route get` arguments) in one `ip` process.
+    pub fn ask(&self, queries: &[String]) -> Result<Vec<KernelReply>, String> {
+        let mut batch = String::new();
+        for query in queries {
+            batch.push_str(&format!("route get {query}\nroute get fibmatch {query}\n"));
+        }
+        let done = ip(&["-n", &self.name, "-j", "-force", "-batch", "-"], &batch)?;
+        let outcomes = answer::parse_batch(&done.stdout, &done.stderr, queries.len() * 2)?;
+        let mut pairs = outcomes.into_iter();
+        let mut replies = Vec::with_capacity(queries.len());
+        while let (Some(answer), Some(route)) = (pairs.next(), pairs.next()) {
+            replies.push(KernelReply { answer, route });
+        }
+        Ok(replies)
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // Nothing else can be done about a failed delete while unwinding; say it.
+        match ip(&["netns", "del", &self.name], "") {
+            Ok(done) if done.code == Some(0) => {}
+            Ok(done) => eprintln!(
+                "kernel_diff: ip netns del {}: {}",
+                self.name,
+                done.stderr.trim()
+            ),
+            Err(e) => eprintln!("kernel_diff: ip netns del {}: {e}", self.name),
+        }
+    }
+}
+
+/// Consecutive configuration lines that share a family flag.
+#[derive(Debug, PartialEq, Eq)]
+pub struct FamilyRun {
+    /// `-4`, `-6`, or none.
+    pub flag: Option<&'static str>,
+    /// 1-based number of the run's first line in the configuration.
+    pub first_line: usize,
+    /// The lines without the flag (and with `dummy` mapped to `ifb`).
+    pub lines: Vec<String>,
+}
+
+/// Splits a configuration into runs `ip -batch` can take.
+pub fn family_runs(config: &[String]) -> Vec<FamilyRun> {
+    let mut runs: Vec<FamilyRun> = Vec::new();
+    for (index, raw) in config.iter().enumerate() {
+        let trimmed = raw.trim();
+        let (flag, rest) = if let Some(rest) = trimmed.strip_prefix("-4 ") {
+            (Some("-4"), rest)
+        } else if let Some(rest) = trimmed.strip_prefix("-6 ") {
+            (Some("-6"), rest)
+        } else {
+            (None, trimmed)
+        };
+        let line = kernel_spelling(rest);
+        match runs.last_mut() {
+            Some(run) if run.flag == flag => run.lines.push(line),
+            _ => runs.push(FamilyRun {
+                flag,
+                first_line: index + 1,
+                lines: vec![line],
+            }),
+        }
+    }
+    runs
+}
+
+/// A line as this kernel can take it: `type dummy` links become `ifb`.
+fn kernel_spelling(line: &str) -> String {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    if words.first() == Some(&"link") && words.get(1) == Some(&"add") {
+        let mapped: Vec<&str> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                if *w == "dummy" && i > 0 && words[i - 1] == "type" {
+                    "ifb"
+                } else {
+                    w
+                }
+            })
+            .collect();
+        return mapped.join(" ");
+    }
+    line.to_string()
+}
+
+/// Why namespaces cannot be made here, or `None` when they can.
+pub fn unavailable_reason() -> Option<String> {
+    // The probe namespace is deleted as soon as it is made.
+    Netns::create().err()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn runs_split_at_family_flags_and_keep_line_numbers() {
+        let config = lines(
+            "link add fd0 type dummy\nlink set fd0 up\n-4 rule add table main suppress_prefixlength 0\n-4 rule add not fwmark 51820 table 51820\n-6 rule add lookup 100\nroute add default dev fd0",
+        );
+        let runs = family_runs(&config);
+        assert_eq!(runs.len(), 4);
+        assert_eq!(runs[0].flag, None);
+        assert_eq!(
+            runs[0].lines,
+            vec!["link add fd0 type ifb", "link set fd0 up"]
+        );
+        assert_eq!(runs[1].flag, Some("-4"));
+        assert_eq!(runs[1].first_line, 3);
+        assert_eq!(runs[1].lines[1], "rule add not fwmark 51820 table 51820");
+        assert_eq!((runs[2].flag, runs[2].first_line), (Some("-6"), 5));
+        assert_eq!((runs[3].flag, runs[3].first_line), (None, 6));
+    }
+
+    #[test]
+    fn only_link_types_are_mapped() {
+        assert_eq!(
+            kernel_spelling("link add dummy type dummy"),
+            "link add dummy type ifb"
+        );
+        assert_eq!(
+            kernel_spelling("route add 10.0.0.0/8 dev dummy"),
+            "route add 10.0.0.0/8 dev dummy"
+        );
+    }
+}
