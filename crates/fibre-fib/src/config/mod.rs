@@ -1,3 +1,253 @@
 //! The configuration language: `ip -batch` lines without the leading `ip`.
 //!
-//! SKELETON: being written.
+//! ```text
+//! # a router with one uplink
+//! link add eth0 type veth peer name eth1
+//! link set eth0 up
+//! addr add 10.0.0.1/24 dev eth0
+//! route add default via 10.0.0.2
+//! -6 rule add from 2001:db8::/32 lookup 100
+//! ```
+//!
+//! Each line is one command of `ip link`, `ip addr`, `ip route` or
+//! `ip rule` (objects and verbs may be abbreviated as iproute2 allows:
+//! `ro a`, `ru del`, `a add`, `l set`); `-4`/`-6` at the start of a line
+//! sets the family, otherwise the addresses do. `#` at the start of a word
+//! begins a comment. iproute2's defaults are applied while parsing (see
+//! the grammar modules), so a [`Command`] is exactly the request `ip` would
+//! send the kernel.
+//!
+//! Loading is all or nothing: every line is parsed first, then the
+//! commands are applied one by one to a clone of the [`Fib`], which is kept
+//! only when all succeed. With `force` (`ip -force -batch`), bad lines are
+//! reported and skipped and the rest is applied.
+
+mod addr;
+mod error;
+mod get;
+mod lexer;
+mod link;
+mod load;
+mod route;
+mod rule;
+mod values;
+mod words;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{ConfigError, Diagnostic, ParseError};
+pub use get::{parse_route_get, RouteGetQuery};
+pub use lexer::tokenize;
+pub use load::{apply_str, load, read_config_file};
+
+use crate::command::{AddrOp, Command, RouteOp, RuleOp};
+use crate::types::Family;
+#[allow(unused_imports)] // named in the module documentation
+use crate::Fib;
+use words::Words;
+
+/// One command of a configuration and the line it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// 1-based line number.
+    pub line: usize,
+    /// The request.
+    pub command: Command,
+}
+
+/// A parsed configuration: the commands of the good lines and a diagnostic
+/// for each bad one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Parsed {
+    /// Commands in file order.
+    pub statements: Vec<Statement>,
+    /// Refused lines in file order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Parses a whole configuration; `name` is the file name used in messages.
+///
+/// ```
+/// use fibre_fib::config::parse_str;
+/// use fibre_fib::{Command, RouteOp, TABLE_MAIN};
+/// let parsed = parse_str("r.conf", "# uplink\nroute add 10.0.0.0/8 dev eth0\nroute add 1.2.3.4/8 dev eth0\n");
+/// assert_eq!(parsed.statements.len(), 1);
+/// let Command::Route { op: RouteOp::Add, spec } = &parsed.statements[0].command else { panic!() };
+/// assert_eq!(spec.table, TABLE_MAIN);
+/// assert!(parsed.diagnostics[0].to_string().starts_with("r.conf:3: \"to\": expected a prefix without host bits"));
+/// ```
+pub fn parse_str(name: &str, text: &str) -> Parsed {
+    let mut parsed = Parsed::default();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let result = tokenize(line).and_then(|words| parse_words(&words));
+        match result {
+            Ok(commands) => parsed
+                .statements
+                .extend(commands.into_iter().map(|command| Statement {
+                    line: number,
+                    command,
+                })),
+            Err(err) => parsed.diagnostics.push(Diagnostic {
+                file: name.to_string(),
+                line: number,
+                message: err.to_string(),
+            }),
+        }
+    }
+    parsed
+}
+
+/// Parses the words of one line into its commands (none for a blank line;
+/// two for `link add ... up`).
+///
+/// ```
+/// use fibre_fib::config::{parse_words, tokenize};
+/// use fibre_fib::{Command, Family, RuleOp};
+/// let cmds = parse_words(&tokenize("-6 ru a lookup 100").unwrap()).unwrap();
+/// let Command::Rule { op: RuleOp::Add, spec } = &cmds[0] else { panic!() };
+/// assert_eq!(spec.family, Family::V6);
+/// ```
+pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
+    let mut family = None;
+    let mut rest = words;
+    while let Some((first, tail)) = rest.split_first() {
+        match first.as_str() {
+            "-4" => family = Some(Family::V4),
+            "-6" => family = Some(Family::V6),
+            _ => break,
+        }
+        rest = tail;
+    }
+    let Some((object, rest)) = rest.split_first() else {
+        return Ok(Vec::new());
+    };
+    let Some((verb, rest)) = rest.split_first() else {
+        return Err(ParseError::new(
+            object,
+            "a command such as add, del, replace or set",
+            None,
+        ));
+    };
+    let mut words = Words::new(rest, family);
+    match find_object(object)? {
+        Object::Link => match find(verb, &["add", "set", "change", "delete"]) {
+            Some("add") => link::parse_add(&mut words),
+            Some("set" | "change") => Ok(vec![link::parse_set(&mut words)?]),
+            Some(_) => Ok(vec![link::parse_del(&mut words)?]),
+            None => Err(bad_verb("link", "add, set or del", verb)),
+        },
+        Object::Address => {
+            let op = match find(verb, &["add", "replace", "delete"]) {
+                Some("add") => AddrOp::Add,
+                Some("replace") => AddrOp::Replace,
+                Some(_) => AddrOp::Del,
+                None => return Err(bad_verb("addr", "add, replace or del", verb)),
+            };
+            let spec = addr::parse_addr(&mut words)?;
+            Ok(vec![Command::Addr { op, spec }])
+        }
+        Object::Route => {
+            let op = match route_verb(verb) {
+                Some(op) => op,
+                None => {
+                    return Err(bad_verb(
+                        "route",
+                        "add, replace, append, prepend, change or del",
+                        verb,
+                    ))
+                }
+            };
+            let spec = route::parse_route(op, &mut words)?;
+            Ok(vec![Command::Route { op, spec }])
+        }
+        Object::Rule => {
+            let op = match find(verb, &["add", "delete"]) {
+                Some("add") => RuleOp::Add,
+                Some(_) => RuleOp::Del,
+                None => return Err(bad_verb("rule", "add or del", verb)),
+            };
+            let spec = rule::parse_rule(op, &mut words)?;
+            Ok(vec![Command::Rule { op, spec }])
+        }
+    }
+}
+
+/// The objects fibre reads.
+#[derive(Clone, Copy)]
+enum Object {
+    Link,
+    Address,
+    Route,
+    Rule,
+}
+
+/// `ip`'s object table in its own order, so an abbreviation resolves to
+/// what `ip` would pick (`a` is address, `r` is route, `ru` is rule).
+const IP_OBJECTS: &[(&str, Option<Object>)] = &[
+    ("address", Some(Object::Address)),
+    ("addrlabel", None),
+    ("maddress", None),
+    ("route", Some(Object::Route)),
+    ("rule", Some(Object::Rule)),
+    ("neighbor", None),
+    ("neighbour", None),
+    ("ntable", None),
+    ("ntbl", None),
+    ("link", Some(Object::Link)),
+];
+
+fn find_object(word: &str) -> Result<Object, ParseError> {
+    let expected = "an object: link, addr, route or rule";
+    let found = IP_OBJECTS
+        .iter()
+        .find(|(name, _)| !word.is_empty() && name.starts_with(word));
+    match found {
+        Some((_, Some(object))) => Ok(*object),
+        Some((name, None)) => Err(ParseError::new(
+            "ip",
+            &format!("{expected} (fibre does not model \"{name}\")"),
+            Some(word),
+        )),
+        None => Err(ParseError::new("ip", expected, Some(word))
+            .with_system_message(format!("Object \"{word}\" is unknown, try \"ip help\"."))),
+    }
+}
+
+/// The first of `verbs` that `word` abbreviates (iproute2's `matches()`).
+fn find(word: &str, verbs: &[&'static str]) -> Option<&'static str> {
+    verbs
+        .iter()
+        .copied()
+        .find(|verb| !word.is_empty() && verb.starts_with(word))
+}
+
+/// `ip route`'s verbs in `do_iproute`'s order (`a` is add, `r` replace).
+fn route_verb(word: &str) -> Option<RouteOp> {
+    if word == "chg" {
+        return Some(RouteOp::Change);
+    }
+    Some(
+        match find(
+            word,
+            &[
+                "add", "change", "replace", "prepend", "append", "test", "delete",
+            ],
+        )? {
+            "add" => RouteOp::Add,
+            "change" => RouteOp::Change,
+            "replace" => RouteOp::Replace,
+            "prepend" => RouteOp::Prepend,
+            "append" => RouteOp::Append,
+            "delete" => RouteOp::Del,
+            _ => return None,
+        },
+    )
+}
+
+fn bad_verb(object: &str, expected: &str, word: &str) -> ParseError {
+    ParseError::new(object, expected, Some(word)).with_system_message(format!(
+        "Command \"{word}\" is unknown, try \"ip {object} help\"."
+    ))
+}

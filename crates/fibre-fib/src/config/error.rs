@@ -1,0 +1,165 @@
+//! What goes wrong reading a configuration: one bad line ([`ParseError`]),
+//! a bad line placed in its file ([`Diagnostic`]) and a whole file refused
+//! ([`ConfigError`]).
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Why one line (or one `route get` query) was refused.
+///
+/// It names the offending token, the keyword it belongs to and what was
+/// expected there, plus iproute2's or the kernel's own message where they
+/// have one.
+///
+/// ```
+/// use fibre_fib::config::ParseError;
+/// let e = ParseError::new("via", "an IPv4 or IPv6 address", Some("10.0.0.300"));
+/// assert_eq!(e.to_string(), r#""via": expected an IPv4 or IPv6 address, got "10.0.0.300""#);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    /// The keyword (or command word) whose argument was wrong.
+    pub keyword: String,
+    /// What would have been accepted there.
+    pub expected: String,
+    /// The token found instead; `None` when the line ended.
+    pub got: Option<String>,
+    /// iproute2's or the kernel's message for the same mistake.
+    pub system_message: Option<String>,
+}
+
+impl ParseError {
+    /// A refusal of `got` after `keyword`, where `expected` was wanted.
+    pub fn new(keyword: &str, expected: &str, got: Option<&str>) -> Self {
+        Self {
+            keyword: keyword.to_string(),
+            expected: expected.to_string(),
+            got: got.map(str::to_string),
+            system_message: None,
+        }
+    }
+
+    /// The same refusal, with the message iproute2 or the kernel gives.
+    pub fn with_system_message(mut self, message: impl Into<String>) -> Self {
+        self.system_message = Some(message.into());
+        self
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{}\": expected {}, ", self.keyword, self.expected)?;
+        match &self.got {
+            Some(token) => write!(f, "got \"{token}\"")?,
+            None => write!(f, "got end of line")?,
+        }
+        if let Some(message) = &self.system_message {
+            write!(f, " ({message})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// A refusal placed in its file: `FILE:LINE: message`.
+///
+/// ```
+/// use fibre_fib::config::Diagnostic;
+/// let d = Diagnostic { file: "routes.conf".into(), line: 12, message: "bad".into() };
+/// assert_eq!(d.to_string(), "routes.conf:12: bad");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The file (or source name) it came from.
+    pub file: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// Why a configuration was not applied at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{}: cannot read: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The file has no bytes at all.
+    #[error("{name}: the file is empty; expected ip -batch lines such as \"route add 10.0.0.0/8 dev eth0\"")]
+    Empty {
+        /// The file.
+        name: String,
+    },
+    /// The file is not text: NUL bytes or invalid UTF-8.
+    #[error("{name}:{line}: not a text file ({why}); expected ip -batch lines in UTF-8")]
+    Binary {
+        /// The file.
+        name: String,
+        /// 1-based line of the first bad byte.
+        line: usize,
+        /// What was found.
+        why: String,
+    },
+    /// One or more lines were refused; nothing was applied.
+    #[error("{}\nnothing applied ({} error{})", join_lines(.diagnostics), .diagnostics.len(), if .diagnostics.len() == 1 { "" } else { "s" })]
+    Rejected {
+        /// Every refusal, in line order.
+        diagnostics: Vec<Diagnostic>,
+    },
+}
+
+fn join_lines(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(Diagnostic::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_of_line_is_named() {
+        let e = ParseError::new("table", "a table name or number", None);
+        assert_eq!(
+            e.to_string(),
+            "\"table\": expected a table name or number, got end of line"
+        );
+    }
+
+    #[test]
+    fn system_message_follows_in_parentheses() {
+        let e = ParseError::new("to", "a prefix", Some("10.0.0.1/8"))
+            .with_system_message("Error: Invalid prefix for given prefix length.");
+        assert!(e
+            .to_string()
+            .ends_with("(Error: Invalid prefix for given prefix length.)"));
+    }
+
+    #[test]
+    fn rejected_lists_every_line_and_counts() {
+        let d = |line| Diagnostic {
+            file: "f".into(),
+            line,
+            message: "m".into(),
+        };
+        let e = ConfigError::Rejected {
+            diagnostics: vec![d(1), d(3)],
+        };
+        assert_eq!(e.to_string(), "f:1: m\nf:3: m\nnothing applied (2 errors)");
+    }
+}

@@ -1,0 +1,161 @@
+//! `link add|set|del ...` (iproute2's `iplink_modify`), restricted to the
+//! device kinds fibre models: dummy, ifb and veth.
+
+use super::error::ParseError;
+use super::words::{ifname_from, invalid_argument, unknown_word, Words, INCOMPLETE};
+use crate::command::Command;
+use crate::types::LinkKind;
+
+/// `link add [name|dev] NAME [mtu N] [up|down] type dummy|ifb|veth [peer [name] P]`.
+///
+/// A trailing `up`/`down` becomes a second command, `link set NAME up`.
+pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseError> {
+    let mut name: Option<String> = None;
+    let mut mtu = None;
+    let mut up = None;
+    let mut kind = None;
+    while let Some(word) = words.next() {
+        match word {
+            "mtu" => mtu = Some(mtu_value(words)?),
+            "up" => up = Some(true),
+            "down" => up = Some(false),
+            "type" => {
+                kind = Some(kind_value(words)?);
+                break;
+            }
+            other => {
+                let token = if other == "name" || other == "dev" {
+                    words.ifname(other)?
+                } else if name.is_none() {
+                    ifname_from("link add", other)?
+                } else {
+                    return Err(garbage(other));
+                };
+                if name.is_some() {
+                    return Err(garbage(token));
+                }
+                name = Some(token.to_string());
+            }
+        }
+    }
+    let Some(name) = name else {
+        return Err(ParseError::new("link add", "a device name", None)
+            .with_system_message("Not enough information: \"dev\" argument is required."));
+    };
+    let Some(kind) = kind else {
+        return Err(ParseError::new("link add", "type dummy, ifb or veth", None)
+            .with_system_message("Not enough information: \"type\" argument is required"));
+    };
+    if let Some(word) = words.next() {
+        return Err(unknown_word(
+            "type",
+            "the end of the line after the device type",
+            word,
+        ));
+    }
+    let mut commands = vec![Command::LinkAdd {
+        name: name.clone(),
+        kind,
+        mtu,
+    }];
+    if up.is_some() {
+        commands.push(Command::LinkSet {
+            name,
+            up,
+            mtu: None,
+        });
+    }
+    Ok(commands)
+}
+
+/// `dummy`, `ifb` or `veth [peer [name] P]`.
+fn kind_value(words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
+    let expected = "a device type: dummy, ifb or veth";
+    let token = words.value("type", expected)?;
+    match token {
+        "dummy" => Ok(LinkKind::Dummy),
+        "ifb" => Ok(LinkKind::Ifb),
+        "veth" => {
+            match words.next() {
+                Some("peer") => {}
+                Some(other) => return Err(unknown_word("veth", "\"peer name NAME\"", other)),
+                None => {
+                    return Err(ParseError::new(
+                        "veth",
+                        "\"peer name NAME\" (fibre does not invent peer names)",
+                        None,
+                    ))
+                }
+            }
+            let peer = match words.peek() {
+                Some("name") | Some("dev") => {
+                    let keyword = words.next().unwrap_or("name");
+                    words.ifname(keyword)?
+                }
+                _ => words.ifname("peer")?,
+            };
+            Ok(LinkKind::Veth {
+                peer: peer.to_string(),
+            })
+        }
+        other => Err(ParseError::new("type", expected, Some(other))
+            .with_system_message("Error: Unknown device type.")),
+    }
+}
+
+/// `link set [dev] NAME { up | down | mtu N }...`.
+pub(crate) fn parse_set(words: &mut Words<'_>) -> Result<Command, ParseError> {
+    let name = device_name(words, "link set")?;
+    let mut up = None;
+    let mut mtu = None;
+    let mut changed = false;
+    while let Some(word) = words.next() {
+        match word {
+            "up" => up = Some(true),
+            "down" => up = Some(false),
+            "mtu" => mtu = Some(mtu_value(words)?),
+            other => return Err(garbage(other)),
+        }
+        changed = true;
+    }
+    if !changed {
+        return Err(
+            ParseError::new(&name, "up, down or mtu N", None).with_system_message(INCOMPLETE)
+        );
+    }
+    Ok(Command::LinkSet { name, up, mtu })
+}
+
+/// `link del [dev] NAME`.
+pub(crate) fn parse_del(words: &mut Words<'_>) -> Result<Command, ParseError> {
+    let name = device_name(words, "link del")?;
+    if let Some(word) = words.next() {
+        return Err(garbage(word));
+    }
+    Ok(Command::LinkDel { name })
+}
+
+fn device_name(words: &mut Words<'_>, command: &str) -> Result<String, ParseError> {
+    match words.peek() {
+        Some("dev") | Some("name") => {
+            let keyword = words.next().unwrap_or("dev");
+            Ok(words.ifname(keyword)?.to_string())
+        }
+        Some(_) => Ok(words.ifname(command)?.to_string()),
+        None => Err(ParseError::new(command, "a device name", None)
+            .with_system_message("Not enough information: \"dev\" argument is required.")),
+    }
+}
+
+fn mtu_value(words: &mut Words<'_>) -> Result<u32, ParseError> {
+    let expected = "an MTU from 0 to 4294967295";
+    let token = words.value("mtu", expected)?;
+    super::values::number_u32(token)
+        .ok_or_else(|| invalid_argument("mtu", expected, token, "Invalid \"mtu\" value"))
+}
+
+fn garbage(token: &str) -> ParseError {
+    unknown_word("link", "up, down, mtu N, type T or a device name", token).with_system_message(
+        format!("Error: either \"dev\" is duplicate, or \"{token}\" is a garbage."),
+    )
+}

@@ -1,0 +1,104 @@
+//! Reading a configuration file and applying it all or nothing.
+
+use std::path::Path;
+
+use super::error::{ConfigError, Diagnostic};
+use super::parse_str;
+use crate::Fib;
+
+/// Reads `path` and applies it to a clone of `fib`.
+///
+/// Returns the new FIB and the diagnostics of the lines skipped under
+/// `force`; without `force`, any bad line (or refused command) refuses the
+/// whole file and `fib` is untouched (it is never changed: the caller keeps
+/// the old one).
+pub fn load(fib: &Fib, path: &Path, force: bool) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
+    let text = read_config_file(path)?;
+    apply_str(fib, &path.display().to_string(), &text, force)
+}
+
+/// The text of a configuration file; empty and binary (NUL bytes, invalid
+/// UTF-8) files are refused with the line of the first bad byte.
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("fibre-doc-{}.conf", std::process::id()));
+/// std::fs::write(&path, b"route add 10.0.0.0/8 dev eth0\n\x00").unwrap();
+/// let err = fibre_fib::config::read_config_file(&path).unwrap_err();
+/// assert!(err.to_string().contains(":2: not a text file (a NUL byte at offset 30)"));
+/// std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
+    let bytes = std::fs::read(path).map_err(|source| ConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let name = path.display().to_string();
+    text_of(&name, &bytes).map(str::to_string)
+}
+
+/// The text of a file, refusing empty and binary ones.
+fn text_of<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, ConfigError> {
+    if bytes.is_empty() {
+        return Err(ConfigError::Empty {
+            name: name.to_string(),
+        });
+    }
+    let line_of = |offset: usize| 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count();
+    if let Some(offset) = bytes.iter().position(|b| *b == 0) {
+        return Err(ConfigError::Binary {
+            name: name.to_string(),
+            line: line_of(offset),
+            why: format!("a NUL byte at offset {offset}"),
+        });
+    }
+    std::str::from_utf8(bytes).map_err(|err| ConfigError::Binary {
+        name: name.to_string(),
+        line: line_of(err.valid_up_to()),
+        why: format!("invalid UTF-8 at offset {}", err.valid_up_to()),
+    })
+}
+
+/// Parses `text` (named `name` in messages) and applies it to a clone of
+/// `fib`: all or nothing, or with `force` everything that parses and
+/// applies, returning the skipped lines' diagnostics.
+///
+/// ```no_run
+/// use fibre_fib::{config, Fib};
+/// let fib = Fib::new();
+/// let (fib, skipped) = config::apply_str(&fib, "inline", "link add d0 type dummy\n", false).unwrap();
+/// assert!(skipped.is_empty());
+/// assert!(fib.link_by_name("d0").is_some());
+/// ```
+pub fn apply_str(
+    fib: &Fib,
+    name: &str,
+    text: &str,
+    force: bool,
+) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
+    if text.is_empty() {
+        return Err(ConfigError::Empty {
+            name: name.to_string(),
+        });
+    }
+    let parsed = parse_str(name, text);
+    let mut diagnostics = parsed.diagnostics;
+    if !diagnostics.is_empty() && !force {
+        return Err(ConfigError::Rejected { diagnostics });
+    }
+    let mut next = fib.clone();
+    for statement in &parsed.statements {
+        if let Err(err) = next.apply(&statement.command) {
+            diagnostics.push(Diagnostic {
+                file: name.to_string(),
+                line: statement.line,
+                message: err.to_string(),
+            });
+            if !force {
+                diagnostics.sort_by_key(|d| d.line);
+                return Err(ConfigError::Rejected { diagnostics });
+            }
+        }
+    }
+    diagnostics.sort_by_key(|d| d.line);
+    Ok((next, diagnostics))
+}

@@ -1,0 +1,675 @@
+//! The grammar end to end on hand-made lines: iproute2's defaults, each
+//! refusal's message, abbreviations and family rules.
+
+use super::*;
+use crate::command::*;
+use crate::types::*;
+
+fn words(line: &str) -> Vec<String> {
+    tokenize(line).unwrap()
+}
+
+fn one(line: &str) -> Command {
+    let mut cmds = parse_words(&words(line)).unwrap_or_else(|e| panic!("{line}: {e}"));
+    assert_eq!(cmds.len(), 1, "{line}");
+    cmds.remove(0)
+}
+
+fn route(line: &str) -> (RouteOp, RouteSpec) {
+    match one(line) {
+        Command::Route { op, spec } => (op, spec),
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+fn rule(line: &str) -> RuleSpec {
+    match one(line) {
+        Command::Rule { spec, .. } => spec,
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+fn refusal(line: &str) -> String {
+    parse_words(&words(line)).expect_err(line).to_string()
+}
+
+fn prefix(s: &str) -> Prefix {
+    let (a, l) = s.split_once('/').unwrap();
+    Prefix::new(a.parse().unwrap(), l.parse().unwrap()).unwrap()
+}
+
+// --- iproute2's defaults -------------------------------------------------
+
+#[test]
+fn add_defaults_table_main_proto_boot_unicast() {
+    let (op, r) = route("route add 10.1.0.0/16 via 10.0.0.2");
+    assert_eq!(op, RouteOp::Add);
+    assert_eq!(r.table, TABLE_MAIN);
+    assert_eq!(r.protocol, Protocol::BOOT);
+    assert_eq!(r.kind, RouteType::Unicast);
+    assert_eq!(r.scope, Scope::UNIVERSE);
+    assert_eq!(r.metric, None);
+    assert_eq!(r.dst, prefix("10.1.0.0/16"));
+    assert!(!r.multipath);
+    assert_eq!(
+        r.nexthops,
+        vec![NexthopSpec {
+            gateway: Some("10.0.0.2".parse().unwrap()),
+            dev: None,
+            weight: 1,
+            onlink: false
+        }]
+    );
+}
+
+#[test]
+fn unicast_without_gateway_is_scope_link() {
+    let (_, r) = route("route add 10.1.0.0/16 dev eth0");
+    assert_eq!(r.scope, Scope::LINK);
+    assert_eq!(r.nexthops[0].dev.as_deref(), Some("eth0"));
+}
+
+#[test]
+fn local_broadcast_anycast_go_to_table_local() {
+    let (_, r) = route("route add local 10.0.0.1 dev eth0");
+    assert_eq!(
+        (r.table, r.scope, r.kind),
+        (TABLE_LOCAL, Scope::HOST, RouteType::Local)
+    );
+    let (_, r) = route("route add broadcast 10.0.0.255 dev eth0");
+    assert_eq!((r.table, r.scope), (TABLE_LOCAL, Scope::LINK));
+    let (_, r) = route("route add anycast 10.0.0.0/32 dev eth0");
+    assert_eq!((r.table, r.scope), (TABLE_LOCAL, Scope::LINK));
+    let (_, r) = route("route add multicast 224.0.0.0/4 dev eth0");
+    assert_eq!((r.table, r.scope), (TABLE_MAIN, Scope::LINK));
+}
+
+#[test]
+fn blackhole_and_friends_are_universe_in_main_without_paths() {
+    for kind in ["blackhole", "unreachable", "prohibit", "throw"] {
+        let (_, r) = route(&format!("route add {kind} 10.8.0.0/16"));
+        assert_eq!(r.kind, RouteType::from_name(kind).unwrap());
+        assert_eq!(
+            (r.table, r.scope, r.protocol),
+            (TABLE_MAIN, Scope::UNIVERSE, Protocol::BOOT)
+        );
+        assert!(r.nexthops.is_empty());
+    }
+}
+
+#[test]
+fn delete_defaults_are_wildcards() {
+    let (op, r) = route("route del 10.1.0.0/16");
+    assert_eq!(op, RouteOp::Del);
+    assert_eq!(r.kind, RouteType::Unspec);
+    assert_eq!(r.protocol, Protocol::UNSPEC);
+    assert_eq!(r.scope, Scope::NOWHERE);
+    assert_eq!(r.table, TABLE_MAIN);
+    let (_, r) = route("route delete 10.1.0.0/16 via 10.0.0.2");
+    assert_eq!(r.scope, Scope::NOWHERE);
+    let (_, r) = route("route del local 10.0.0.1");
+    assert_eq!((r.table, r.scope), (TABLE_LOCAL, Scope::HOST));
+    let (_, r) = route("route del blackhole 10.8.0.0/16");
+    assert_eq!(r.scope, Scope::NOWHERE);
+}
+
+#[test]
+fn ipv6_scope_is_always_universe() {
+    let (_, r) = route("route add 2001:db8::/32 dev eth0");
+    assert_eq!(r.scope, Scope::UNIVERSE);
+    let (_, r) = route("route del 2001:db8::/32");
+    assert_eq!(r.scope, Scope::UNIVERSE);
+}
+
+#[test]
+fn explicit_values_override_defaults() {
+    let (op, r) = route(
+        "route replace 10.21.0.0/16 via 10.0.0.2 metric 100 proto static src 10.0.0.1 \
+         mtu lock 1400 table 100 scope 7 tos 0x10",
+    );
+    assert_eq!(op, RouteOp::Replace);
+    assert_eq!(r.metric, Some(100));
+    assert_eq!(r.protocol, Protocol::STATIC);
+    assert_eq!(r.prefsrc, Some("10.0.0.1".parse().unwrap()));
+    assert_eq!(r.mtu, Some(1400));
+    assert_eq!(r.table, 100);
+    assert_eq!(r.scope, Scope(7));
+    assert_eq!(r.tos, 0x10);
+}
+
+#[test]
+fn every_route_verb_and_abbreviation() {
+    let cases = [
+        ("route add", RouteOp::Add),
+        ("ro a", RouteOp::Add),
+        ("r add", RouteOp::Add),
+        ("route replace", RouteOp::Replace),
+        ("route r", RouteOp::Replace),
+        ("route append", RouteOp::Append),
+        ("route prepend", RouteOp::Prepend),
+        ("route change", RouteOp::Change),
+        ("route chg", RouteOp::Change),
+        ("route del", RouteOp::Del),
+        ("route delete", RouteOp::Del),
+    ];
+    for (head, want) in cases {
+        let (op, _) = route(&format!("{head} 10.0.0.0/8 dev eth0"));
+        assert_eq!(op, want, "{head}");
+    }
+}
+
+#[test]
+fn default_takes_the_family_of_the_gateway() {
+    let (_, r) = route("route add default via 2001:db8::1");
+    assert_eq!(r.dst, Prefix::default_route(Family::V6));
+    let (_, r) = route("route add default dev eth0");
+    assert_eq!(r.dst, Prefix::default_route(Family::V4));
+    let (_, r) = route("-6 route add default dev eth0");
+    assert_eq!(r.dst, Prefix::default_route(Family::V6));
+    let (_, r) = route("route add to unicast any via 10.0.0.1");
+    assert_eq!(r.dst, Prefix::default_route(Family::V4));
+}
+
+#[test]
+fn multipath_nexthops() {
+    let (_, r) = route(
+        "route add 10.20.0.0/16 nexthop via 10.0.0.2 dev eth0 weight 2 nexthop via 10.0.0.3 onlink",
+    );
+    assert!(r.multipath);
+    assert_eq!(r.scope, Scope::UNIVERSE);
+    assert_eq!(r.nexthops.len(), 2);
+    assert_eq!(r.nexthops[0].weight, 2);
+    assert_eq!(r.nexthops[0].dev.as_deref(), Some("eth0"));
+    assert_eq!(r.nexthops[1].weight, 1);
+    assert!(r.nexthops[1].onlink);
+    let (_, r) = route("route add 10.0.0.0/8 nexthop dev eth0 weight 256");
+    assert_eq!(r.nexthops[0].weight, 256);
+}
+
+#[test]
+fn ipv4_route_via_an_ipv6_gateway() {
+    let (_, r) = route("route add 10.41.0.0/16 via inet6 fe80::1 dev eth0");
+    assert_eq!(r.nexthops[0].gateway, Some("fe80::1".parse().unwrap()));
+    assert_eq!(r.dst.family(), Family::V4);
+}
+
+#[test]
+fn abbreviated_ipv4_prefixes() {
+    let (_, r) = route("route add 10/8 dev eth0");
+    assert_eq!(r.dst, prefix("10.0.0.0/8"));
+}
+
+// --- links and addresses ---------------------------------------------------
+
+#[test]
+fn link_commands() {
+    assert_eq!(
+        one("link add eth0 type veth peer name eth1"),
+        Command::LinkAdd {
+            name: "eth0".into(),
+            kind: LinkKind::Veth {
+                peer: "eth1".into()
+            },
+            mtu: None
+        }
+    );
+    assert_eq!(
+        one("l add name d0 mtu 9000 type dummy"),
+        Command::LinkAdd {
+            name: "d0".into(),
+            kind: LinkKind::Dummy,
+            mtu: Some(9000)
+        }
+    );
+    assert_eq!(
+        one("link set dev eth0 up mtu 1400"),
+        Command::LinkSet {
+            name: "eth0".into(),
+            up: Some(true),
+            mtu: Some(1400)
+        }
+    );
+    assert_eq!(
+        one("link del ifb0"),
+        Command::LinkDel {
+            name: "ifb0".into()
+        }
+    );
+    let cmds = parse_words(&words("link add i0 up type ifb")).unwrap();
+    assert_eq!(cmds.len(), 2);
+    assert!(matches!(&cmds[1], Command::LinkSet { up: Some(true), .. }));
+}
+
+#[test]
+fn addresses_with_ignored_ipv6_keywords() {
+    let Command::Addr { op, spec } =
+        one("addr add 2001:db8::1/64 dev eth0 nodad valid_lft forever preferred_lft forever")
+    else {
+        panic!()
+    };
+    assert_eq!(op, AddrOp::Add);
+    assert_eq!(spec.prefix_len, 64);
+    assert_eq!(spec.dev, "eth0");
+    assert_eq!(spec.scope, None);
+}
+
+#[test]
+fn address_broadcast_plus_and_peer() {
+    let Command::Addr { spec, .. } = one("a add 10.0.1.1/24 brd + dev eth1 label eth1:x metric 5")
+    else {
+        panic!()
+    };
+    assert_eq!(spec.broadcast, Some("10.0.1.255".parse().unwrap()));
+    assert_eq!(spec.label.as_deref(), Some("eth1:x"));
+    assert_eq!(spec.metric, Some(5));
+    let Command::Addr { spec, .. } = one("address add 10.0.0.1 peer 10.0.0.2/32 dev ppp0") else {
+        panic!()
+    };
+    assert_eq!(spec.peer, Some("10.0.0.2".parse().unwrap()));
+    assert_eq!(spec.prefix_len, 32);
+    let Command::Addr { op, spec } = one("addr del 10.0.0.1/24 dev eth0 noprefixroute") else {
+        panic!()
+    };
+    assert_eq!(op, AddrOp::Del);
+    assert!(spec.noprefixroute);
+}
+
+// --- rules -------------------------------------------------------------------
+
+#[test]
+fn rule_add_defaults_to_lookup_main_ipv4() {
+    let r = rule("rule add from 10.0.0.0/8");
+    assert_eq!(r.family, Family::V4);
+    assert_eq!(r.action, Some(RuleAction::Lookup(TABLE_MAIN)));
+    assert_eq!(r.from, Some(prefix("10.0.0.0/8")));
+    assert_eq!(r.priority, None);
+    let r = rule("rule add pref 5 from all lookup 100");
+    assert_eq!(r.from, None);
+    assert_eq!(r.priority, Some(5));
+    assert_eq!(r.action, Some(RuleAction::Lookup(100)));
+}
+
+#[test]
+fn rule_delete_leaves_action_open() {
+    let Command::Rule { op, spec } = one("ru del pref 100") else {
+        panic!()
+    };
+    assert_eq!(op, RuleOp::Del);
+    assert_eq!(spec.action, None);
+}
+
+#[test]
+fn rule_family_from_flag_or_addresses() {
+    assert_eq!(rule("-6 rule add lookup 100").family, Family::V6);
+    assert_eq!(
+        rule("rule add to 2001:db8::/32 lookup 100").family,
+        Family::V6
+    );
+    assert_eq!(rule("rule add lookup 100").family, Family::V4);
+}
+
+#[test]
+fn rule_selectors_and_actions() {
+    let r = rule(
+        "rule add not to 10.0.0.0/8 iif eth0 oif eth1 fwmark 0x10/0xff tos 10 goto 32766 \
+         pref 200 protocol static",
+    );
+    assert!(r.invert);
+    assert_eq!(r.fwmark, Some((0x10, 0xff)));
+    assert_eq!(r.tos, 0x10);
+    assert_eq!(r.action, Some(RuleAction::Goto(32766)));
+    assert_eq!(r.iif.as_deref(), Some("eth0"));
+    assert_eq!(r.oif.as_deref(), Some("eth1"));
+    assert_eq!(r.protocol, Some(Protocol::STATIC));
+    assert_eq!(rule("rule add fwmark 7").fwmark, Some((7, u32::MAX)));
+    let r = rule("rule add from 10.0.0.0/8 suppress_prefixlength 0 suppress_ifgroup default");
+    assert_eq!(r.suppress_prefixlength, Some(0));
+    assert_eq!(r.suppress_ifgroup, Some(0));
+    for (word, action) in [
+        ("blackhole", RuleAction::Blackhole),
+        ("unreachable", RuleAction::Unreachable),
+        ("prohibit", RuleAction::Prohibit),
+        ("nop", RuleAction::Nop),
+    ] {
+        assert_eq!(
+            rule(&format!("rule add tos 0x10 {word}")).action,
+            Some(action)
+        );
+    }
+}
+
+#[test]
+fn rule_selectors_keep_the_kernel_mask_not_the_host_bits() {
+    // The kernel stores `from 10.0.0.1/8` and matches it as 10.0.0.0/8.
+    assert_eq!(
+        rule("rule add from 10.0.0.1/8").from,
+        Some(prefix("10.0.0.0/8"))
+    );
+}
+
+// --- refusals: one test each, with the message ------------------------------
+
+#[test]
+fn refuses_malformed_gateway() {
+    assert_eq!(
+        refusal("route add 10.2.0.0/16 via 10.0.0.300"),
+        "\"via\": expected an IPv4 address, got \"10.0.0.300\" \
+         (Error: inet address is expected rather than \"10.0.0.300\".)"
+    );
+}
+
+#[test]
+fn refuses_gateway_of_the_other_family() {
+    assert_eq!(
+        refusal("route add 2001:db8::/32 via 10.0.0.2"),
+        "\"via\": expected an IPv6 address, got \"10.0.0.2\" \
+         (Error: inet6 address is expected rather than \"10.0.0.2\".)"
+    );
+}
+
+#[test]
+fn refuses_host_bits_with_the_kernel_message() {
+    assert_eq!(
+        refusal("route add 10.3.0.1/16 via 10.0.0.2"),
+        "\"to\": expected a prefix without host bits (10.3.0.1/16 has host bits set \
+         (expected 10.3.0.0/16)), got \"10.3.0.1/16\" \
+         (Error: Invalid prefix for given prefix length.)"
+    );
+}
+
+#[test]
+fn refuses_unknown_table_name() {
+    assert_eq!(
+        refusal("route add 10.4.0.0/16 via 10.0.0.2 table foo"),
+        "\"table\": expected a table: local, main, default or a number from 0 to 4294967295, \
+         got \"foo\" (Error: argument \"foo\" is wrong: \"table\" value is invalid)"
+    );
+    assert!(refusal("route add 10.4.0.0/16 dev x table all").contains("got \"all\""));
+}
+
+#[test]
+fn refuses_table_out_of_range() {
+    assert!(
+        refusal("route add 10.12.0.0/16 via 10.0.0.2 table 4294967296")
+            .ends_with("(Error: argument \"4294967296\" is wrong: \"table\" value is invalid)")
+    );
+}
+
+#[test]
+fn refuses_metric_out_of_range_and_negative() {
+    assert_eq!(
+        refusal("route add 10.5.0.0/16 via 10.0.0.2 metric 4294967296"),
+        "\"metric\": expected a number from 0 to 4294967295, got \"4294967296\" \
+         (Error: argument \"4294967296\" is wrong: \"metric\" value is invalid)"
+    );
+    assert!(refusal("route add 10.42.0.0/16 metric -1 dev eth0").contains("got \"-1\""));
+}
+
+#[test]
+fn refuses_weight_out_of_range() {
+    assert_eq!(
+        refusal("route add 10.9.0.0/16 nexthop via 10.0.0.2 weight 300"),
+        "\"weight\": expected a weight from 1 to 256, got \"300\" \
+         (Error: argument \"300\" is wrong: \"weight\" is invalid)"
+    );
+    assert!(refusal("route add 10.9.0.0/16 nexthop via 10.0.0.2 weight 0").contains("got \"0\""));
+}
+
+#[test]
+fn refuses_mtu_out_of_range() {
+    assert_eq!(
+        refusal("route add 10.10.0.0/16 dev eth0 mtu 4294967296"),
+        "\"mtu\": expected a number from 0 to 4294967295, got \"4294967296\" \
+         (Error: argument \"4294967296\" is wrong: \"mtu\" value is invalid)"
+    );
+    assert!(refusal("link set eth0 mtu 99999999999")
+        .ends_with("(Error: argument \"99999999999\" is wrong: Invalid \"mtu\" value)"));
+}
+
+#[test]
+fn refuses_unknown_keyword() {
+    let msg = refusal("route add 10.6.0.0/16 via 10.0.0.2 frob");
+    assert!(
+        msg.starts_with("\"route\": expected a prefix, \"default\""),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with(
+            "got \"frob\" (Error: either \"to\" is duplicate, or \"frob\" is a garbage.)"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn refuses_truncated_lines() {
+    assert_eq!(
+        refusal("route add"),
+        "\"route\": expected a destination prefix or \"default\", got end of line \
+         (Command line is not complete. Try option \"help\")"
+    );
+    assert_eq!(
+        refusal("route add 10.11.0.0/16 via"),
+        "\"via\": expected an IPv4 address, got end of line \
+         (Command line is not complete. Try option \"help\")"
+    );
+    assert_eq!(
+        refusal("route"),
+        "\"route\": expected a command such as add, del, replace or set, got end of line"
+    );
+    assert!(refusal("rule add goto").contains("\"goto\": expected a number"));
+    assert!(refusal("route add 10.0.0.0/8 nexthop").contains("got end of line"));
+}
+
+#[test]
+fn refuses_prefix_length_too_long() {
+    assert_eq!(
+        refusal("route add 10.7.0.0/33 dev eth0"),
+        "\"to\": expected a prefix such as 10.0.0.0/8 or 2001:db8::/32, got \"10.7.0.0/33\" \
+         (Error: any valid prefix is expected rather than \"10.7.0.0/33\".)"
+    );
+}
+
+#[test]
+fn refuses_malformed_local_address() {
+    assert!(refusal("addr add 10.0.0.400/24 dev eth0").ends_with(
+        "got \"10.0.0.400/24\" (Error: any valid prefix is expected rather than \"10.0.0.400/24\".)"
+    ));
+}
+
+#[test]
+fn refuses_address_without_device() {
+    assert_eq!(
+        refusal("addr add 10.9.9.9/24"),
+        "\"addr\": expected dev NAME, got end of line \
+         (Not enough information: \"dev\" argument is required.)"
+    );
+}
+
+#[test]
+fn refuses_ipv6_broadcast() {
+    assert!(refusal("-6 addr add 2001:db8::5/64 brd + dev eth0")
+        .ends_with("(Broadcast can be set only for IPv4 addresses)"));
+}
+
+#[test]
+fn refuses_bad_scope_and_protocol() {
+    assert!(refusal("route add 10.16.0.0/16 via 10.0.0.2 scope foo")
+        .ends_with("(Error: argument \"foo\" is wrong: invalid \"scope\" value)"));
+    assert!(refusal("route add 10.15.0.0/16 via 10.0.0.2 proto foo")
+        .ends_with("(Error: argument \"foo\" is wrong: \"protocol\" value is invalid)"));
+    assert!(refusal("route add 10.15.0.0/16 via 10.0.0.2 proto 256").contains("got \"256\""));
+}
+
+#[test]
+fn refuses_bad_tos() {
+    assert!(refusal("route add 10.14.0.0/16 via 10.0.0.2 tos 0x100")
+        .ends_with("(Error: argument \"0x100\" is wrong: \"tos\" value is invalid)"));
+    assert!(refusal("route add 10.0.0.0/8 via 10.0.0.2 tos 16")
+        .ends_with("(Error: Invalid dsfield (tos): ECN bits must be 0.)"));
+}
+
+#[test]
+fn refuses_garbage_after_nexthops() {
+    assert!(refusal("route add 10.40.0.0/16 nexthop via 10.0.0.2 frob")
+        .ends_with("(Error: \"nexthop\" or end of line is expected instead of \"frob\")"));
+}
+
+#[test]
+fn refuses_unsupported_route_keywords_and_types() {
+    assert!(refusal("route add 10.0.0.0/8 dev eth0 realms 5").contains("got \"realms\""));
+    assert!(refusal("route add nat 10.0.0.0/8 via 1.2.3.4").contains("got \"nat\""));
+    assert!(
+        refusal("route add 10.0.0.0/8 via 10.0.0.1 nexthop via 10.0.0.2")
+            .contains("either via/dev/onlink or nexthop clauses, not both")
+    );
+}
+
+#[test]
+fn refuses_bad_rule_words() {
+    assert_eq!(
+        refusal("rule add from 1.2.3.0/24 lookup foo"),
+        "\"lookup\": expected a table: local, main, default or a number from 1 to 4294967295, \
+         got \"foo\" (Error: argument \"foo\" is wrong: invalid table ID)"
+    );
+    assert!(refusal("rule add fwmark 0xzz lookup 5")
+        .ends_with("(Error: argument \"0xzz\" is wrong: fwmark value is invalid)"));
+    assert!(refusal("rule add fwmark 1/0xzz lookup 5")
+        .ends_with("(Error: argument \"1/0xzz\" is wrong: fwmask value is invalid)"));
+    assert!(refusal("rule add pref 5000 frob")
+        .ends_with("(Error: argument \"frob\" is wrong: Failed to parse rule type)"));
+    assert!(refusal("rule add suppress_prefixlength 300").contains("got \"300\""));
+    assert!(refusal("rule add from 10.0.0.0/8 to 2001:db8::/32")
+        .contains("(Error: inet prefix is expected rather than \"2001:db8::/32\".)"));
+}
+
+#[test]
+fn refuses_bad_link_words() {
+    assert!(refusal("link set eth0 frob")
+        .ends_with("(Error: either \"dev\" is duplicate, or \"frob\" is a garbage.)"));
+    assert!(
+        refusal("link add x2").ends_with("(Not enough information: \"type\" argument is required)")
+    );
+    assert!(refusal("link add x1 type bogus").ends_with("(Error: Unknown device type.)"));
+    assert!(refusal("link add v0 type veth").contains("fibre does not invent peer names"));
+    assert!(refusal("link add averyveryverylongname0 type dummy")
+        .contains("a device name of 1 to 15 bytes"));
+    assert!(refusal("link set eth0").contains("up, down or mtu N"));
+}
+
+#[test]
+fn refuses_unknown_objects_and_verbs() {
+    assert_eq!(
+        refusal("frob add x"),
+        "\"ip\": expected an object: link, addr, route or rule, got \"frob\" \
+         (Object \"frob\" is unknown, try \"ip help\".)"
+    );
+    assert!(refusal("neigh add x").contains("fibre does not model \"neighbor\""));
+    assert!(
+        refusal("route show").ends_with("(Command \"show\" is unknown, try \"ip route help\".)")
+    );
+    assert!(refusal("route test 10.0.0.0/8").contains("got \"test\""));
+}
+
+// --- files -------------------------------------------------------------------
+
+#[test]
+fn parse_str_collects_every_bad_line() {
+    let text = "# comment\n\nroute add 10.0.0.0/8 dev eth0\nroute add 10.0.0.0/33 dev x\nrule add lookup foo\n";
+    let parsed = parse_str("t.conf", text);
+    assert_eq!(parsed.statements.len(), 1);
+    assert_eq!(parsed.statements[0].line, 3);
+    let lines: Vec<usize> = parsed.diagnostics.iter().map(|d| d.line).collect();
+    assert_eq!(lines, [4, 5]);
+    assert!(parsed.diagnostics[0]
+        .to_string()
+        .starts_with("t.conf:4: \"to\""));
+}
+
+#[test]
+fn crlf_lines_parse() {
+    let parsed = parse_str("t", "route add 10.0.0.0/8 dev eth0\r\n");
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+}
+
+#[test]
+fn refuses_binary_and_empty_files() {
+    let dir = std::env::temp_dir().join(format!("fibre-config-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let read = |name: &str, bytes: &[u8]| {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        read_config_file(&path).unwrap_err().to_string()
+    };
+    let err = read("empty.conf", b"");
+    assert!(err.ends_with("empty.conf: the file is empty; expected ip -batch lines such as \"route add 10.0.0.0/8 dev eth0\""), "{err}");
+    let err = read("bin.conf", b"route add 10.0.0.0/8 dev x\n\x7fELF\x00\x01");
+    assert!(err.ends_with("bin.conf:2: not a text file (a NUL byte at offset 31); expected ip -batch lines in UTF-8"), "{err}");
+    let err = read("latin1.conf", b"# caf\xe9\n");
+    assert!(
+        err.contains("latin1.conf:1: not a text file (invalid UTF-8 at offset 5)"),
+        "{err}"
+    );
+    let err = read_config_file(&dir.join("missing.conf"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing.conf: cannot read"), "{err}");
+    std::fs::write(dir.join("ok.conf"), "route add 10.0.0.0/8 dev eth0\n").unwrap();
+    assert_eq!(
+        read_config_file(&dir.join("ok.conf")).unwrap(),
+        "route add 10.0.0.0/8 dev eth0\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// --- route get ------------------------------------------------------------------
+
+#[test]
+fn route_get_every_keyword() {
+    let q = parse_route_get(
+        &words("to 10.1.0.5 from 10.0.1.2 iif eth1 oif eth0 mark 5 tos 10 ipproto tcp sport 5 dport 80 fibmatch uid 7"),
+        None,
+    )
+    .unwrap();
+    let r = q.request;
+    assert_eq!(r.dst.to_string(), "10.1.0.5");
+    assert_eq!(r.src, Some("10.0.1.2".parse().unwrap()));
+    assert_eq!(r.iif.as_deref(), Some("eth1"));
+    assert_eq!(r.oif.as_deref(), Some("eth0"));
+    assert_eq!(
+        (r.mark, r.tos, r.ipproto, r.sport, r.dport),
+        (5, 0x10, Some(6), Some(5), Some(80))
+    );
+    assert!(r.fibmatch);
+    assert_eq!(q.uid, 7);
+    let q = parse_route_get(&words("fibmatch 2001:db8::1"), None).unwrap();
+    assert!(q.request.fibmatch);
+    assert_eq!(
+        q.request,
+        RouteGetRequest {
+            fibmatch: true,
+            ..RouteGetRequest::to("2001:db8::1".parse().unwrap())
+        }
+    );
+}
+
+#[test]
+fn route_get_refusals() {
+    let get = |line: &str| parse_route_get(&words(line), None).unwrap_err().to_string();
+    assert_eq!(get(""), "\"route get\": expected a destination address, got end of line (need at least a destination address)");
+    assert!(get("10.0.0.300")
+        .ends_with("(Error: any valid prefix is expected rather than \"10.0.0.300\".)"));
+    assert!(get("10.1.0.5 frob").contains("got \"frob\""));
+    assert!(get("10.1.0.5 mark 0x1g")
+        .ends_with("(Error: argument \"0x1g\" is wrong: invalid mark value)"));
+    assert!(get("10.1.0.5 tos 300")
+        .ends_with("(Error: argument \"300\" is wrong: TOS value is invalid)"));
+    assert!(get("10.1.0.5 ipproto foo")
+        .ends_with("(Error: argument \"foo\" is wrong: Invalid \"ipproto\" value)"));
+    assert!(get("10.1.0.5 sport 65536").contains("got \"65536\""));
+    assert!(get("10.1.0.5/24")
+        .contains("Warning: /24 as prefix is invalid, only /32 (or none) is supported."));
+    assert!(get("10.1.0.5 vrf red").contains("got \"vrf\""));
+    assert!(get("10.1.0.5 from 2001:db8::1").contains("got \"2001:db8::1\""));
+    assert!(parse_route_get(&words("10.1.0.5"), Some(Family::V6)).is_err());
+}

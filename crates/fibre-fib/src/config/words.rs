@@ -1,0 +1,257 @@
+//! A cursor over the words of one command, and the family it settles on.
+//!
+//! iproute2 fixes a request's family from `-4`/`-6` or from the first
+//! address on the line; every later address must be of that family. The
+//! cursor carries that state so each grammar reads addresses through it.
+
+use std::net::IpAddr;
+
+use super::error::ParseError;
+use super::values;
+use crate::types::*;
+
+/// iproute2's message when a keyword's argument is missing (`NEXT_ARG`).
+pub(crate) const INCOMPLETE: &str = "Command line is not complete. Try option \"help\"";
+
+/// The words of one command after its verb, and the family so far.
+pub(crate) struct Words<'a> {
+    words: &'a [String],
+    pos: usize,
+    /// The family: given by `-4`/`-6`, or taken from the first address.
+    pub family: Option<Family>,
+}
+
+/// A prefix as written: `default` (whose family may not be known yet) or an
+/// address with a length.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PrefixWord {
+    Default,
+    Prefix(Prefix),
+}
+
+impl<'a> Words<'a> {
+    pub(crate) fn new(words: &'a [String], family: Option<Family>) -> Self {
+        Self {
+            words,
+            pos: 0,
+            family,
+        }
+    }
+
+    /// The next word, consumed.
+    pub(crate) fn next(&mut self) -> Option<&'a str> {
+        let word = self.words.get(self.pos)?;
+        self.pos += 1;
+        Some(word.as_str())
+    }
+
+    /// The next word, not consumed.
+    pub(crate) fn peek(&self) -> Option<&'a str> {
+        self.words.get(self.pos).map(String::as_str)
+    }
+
+    /// The argument of `keyword`; the line ending here is a refusal.
+    pub(crate) fn value(&mut self, keyword: &str, expected: &str) -> Result<&'a str, ParseError> {
+        self.next()
+            .ok_or_else(|| ParseError::new(keyword, expected, None).with_system_message(INCOMPLETE))
+    }
+
+    /// A `u32` argument, refused as iproute2 does: `"metric" value is invalid`.
+    pub(crate) fn number(&mut self, keyword: &str, what: &str) -> Result<u32, ParseError> {
+        let expected = "a number from 0 to 4294967295";
+        let token = self.value(keyword, expected)?;
+        values::number_u32(token).ok_or_else(|| {
+            invalid_argument(
+                keyword,
+                expected,
+                token,
+                &format!("\"{what}\" value is invalid"),
+            )
+        })
+    }
+
+    /// A device name argument.
+    pub(crate) fn ifname(&mut self, keyword: &str) -> Result<&'a str, ParseError> {
+        let token = self.value(keyword, IFNAME_WANTED)?;
+        ifname_from(keyword, token)
+    }
+
+    /// A table id argument.
+    pub(crate) fn table(&mut self, keyword: &str) -> Result<TableId, ParseError> {
+        let expected = "a table: local, main, default or a number from 0 to 4294967295";
+        let token = self.value(keyword, expected)?;
+        values::table_id(token)
+            .ok_or_else(|| invalid_argument(keyword, expected, token, "\"table\" value is invalid"))
+    }
+
+    /// A `tos`/`dsfield` argument (hexadecimal byte).
+    pub(crate) fn dsfield(&mut self, keyword: &str) -> Result<u8, ParseError> {
+        let expected = "a TOS byte in hexadecimal (00 to ff)";
+        let token = self.value(keyword, expected)?;
+        values::dsfield(token)
+            .ok_or_else(|| invalid_argument(keyword, expected, token, "\"tos\" value is invalid"))
+    }
+
+    /// Settles the family on `family` or refuses when it is already another.
+    fn settle(&mut self, family: Family) -> bool {
+        match self.family {
+            None => {
+                self.family = Some(family);
+                true
+            }
+            Some(known) => known == family,
+        }
+    }
+
+    /// An address of the line's family (which it settles if still open).
+    pub(crate) fn address(&mut self, keyword: &str) -> Result<IpAddr, ParseError> {
+        let family = self.family;
+        let token = self.value(keyword, values::address_wanted(family))?;
+        self.address_from(keyword, token)
+    }
+
+    /// Reads `token` as an address of the line's family.
+    pub(crate) fn address_from(
+        &mut self,
+        keyword: &str,
+        token: &str,
+    ) -> Result<IpAddr, ParseError> {
+        let family = self.family;
+        let refuse = || {
+            ParseError::new(keyword, values::address_wanted(family), Some(token))
+                .with_system_message(format!(
+                    "Error: {} address is expected rather than \"{token}\".",
+                    values::family_word(family)
+                ))
+        };
+        let addr = values::ip_addr(token).ok_or_else(refuse)?;
+        if self.settle(Family::of(&addr)) {
+            Ok(addr)
+        } else {
+            Err(refuse())
+        }
+    }
+
+    /// An address of an explicitly given family (`via inet6 ADDR`): does not
+    /// settle the line's family.
+    pub(crate) fn address_of(
+        &mut self,
+        keyword: &str,
+        family: Family,
+    ) -> Result<IpAddr, ParseError> {
+        let token = self.value(keyword, values::address_wanted(Some(family)))?;
+        match values::ip_addr(token) {
+            Some(addr) if Family::of(&addr) == family => Ok(addr),
+            _ => Err(
+                ParseError::new(keyword, values::address_wanted(Some(family)), Some(token))
+                    .with_system_message(format!(
+                        "Error: {} address is expected rather than \"{token}\".",
+                        values::family_word(Some(family))
+                    )),
+            ),
+        }
+    }
+
+    /// `ADDR[/LEN]` of the line's family, the length as written.
+    pub(crate) fn addr_len_from(
+        &mut self,
+        keyword: &str,
+        token: &str,
+    ) -> Result<(IpAddr, Option<u8>), ParseError> {
+        let family = self.family;
+        let expected = match family {
+            Some(Family::V4) => "an IPv4 prefix (ADDR/0..32)",
+            Some(Family::V6) => "an IPv6 prefix (ADDR/0..128)",
+            None => "a prefix such as 10.0.0.0/8 or 2001:db8::/32",
+        };
+        let refuse = || {
+            ParseError::new(keyword, expected, Some(token)).with_system_message(format!(
+                "Error: {} prefix is expected rather than \"{token}\".",
+                values::family_word(family)
+            ))
+        };
+        let (addr, len) = values::addr_with_len(token).ok_or_else(refuse)?;
+        if self.settle(Family::of(&addr)) {
+            Ok((addr, len))
+        } else {
+            Err(refuse())
+        }
+    }
+
+    /// A route destination: `default`/`any`/`all` or a prefix without host
+    /// bits (refused with the kernel's message otherwise).
+    pub(crate) fn prefix_from(
+        &mut self,
+        keyword: &str,
+        token: &str,
+    ) -> Result<PrefixWord, ParseError> {
+        if values::is_default_word(token) {
+            return Ok(PrefixWord::Default);
+        }
+        let (addr, len) = self.addr_len_from(keyword, token)?;
+        let len = len.unwrap_or(Family::of(&addr).bits());
+        Prefix::new(addr, len)
+            .map(PrefixWord::Prefix)
+            .map_err(|err| {
+                ParseError::new(
+                    keyword,
+                    &format!("a prefix without host bits ({err})"),
+                    Some(token),
+                )
+                .with_system_message("Error: Invalid prefix for given prefix length.")
+            })
+    }
+
+    /// A selector prefix as the kernel's rules keep it: host bits are
+    /// ignored by the match (`(addr ^ src) & mask`), so they are cleared.
+    pub(crate) fn selector_from(
+        &mut self,
+        keyword: &str,
+        token: &str,
+    ) -> Result<PrefixWord, ParseError> {
+        if values::is_default_word(token) {
+            return Ok(PrefixWord::Default);
+        }
+        let (addr, len) = self.addr_len_from(keyword, token)?;
+        let len = len.unwrap_or(Family::of(&addr).bits());
+        Ok(PrefixWord::Prefix(Prefix::containing(addr, len)))
+    }
+
+    /// The family once the line is read: IPv4 when nothing settled it, as
+    /// iproute2 does.
+    pub(crate) fn final_family(&self) -> Family {
+        self.family.unwrap_or(Family::V4)
+    }
+}
+
+/// A refusal worded like iproute2's `invarg()`:
+/// `Error: argument "X" is wrong: <what>`.
+pub(crate) fn invalid_argument(
+    keyword: &str,
+    expected: &str,
+    token: &str,
+    what: &str,
+) -> ParseError {
+    ParseError::new(keyword, expected, Some(token))
+        .with_system_message(format!("Error: argument \"{token}\" is wrong: {what}"))
+}
+
+/// A refusal of a word that no keyword of the command takes.
+pub(crate) fn unknown_word(command: &str, expected: &str, token: &str) -> ParseError {
+    ParseError::new(command, expected, Some(token))
+}
+
+const IFNAME_WANTED: &str = "a device name of 1 to 15 bytes without '/' or ':'";
+
+/// `token` as a device name.
+pub(crate) fn ifname_from<'t>(keyword: &str, token: &'t str) -> Result<&'t str, ParseError> {
+    if values::valid_ifname(token) {
+        Ok(token)
+    } else {
+        Err(
+            ParseError::new(keyword, IFNAME_WANTED, Some(token)).with_system_message(format!(
+                "Error: argument \"{token}\" is wrong: \"{keyword}\" not a valid ifname"
+            )),
+        )
+    }
+}
