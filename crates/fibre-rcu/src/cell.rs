@@ -37,9 +37,7 @@ use crate::sync::{lock, Arc, AtomicPtr, Backoff, Mutex, MutexGuard};
 ///     let table = &table;
 ///     s.spawn(move || {
 ///         for _ in 0..100 {
-///             let guard = reader.read();
-///             assert!(!table.read(&guard).is_empty());
-///             drop(guard);
+///             assert!(!table.read(&reader.read()).is_empty());
 ///             reader.quiescent();
 ///         }
 ///     });

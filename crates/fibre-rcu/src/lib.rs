@@ -37,9 +37,10 @@
 //! let mut reader = domain.register();
 //!
 //! // Reader, per batch:
-//! let guard = reader.read();
-//! let hits = table.read(&guard).len();
-//! drop(guard);
+//! let hits = {
+//!     let guard = reader.read();
+//!     table.read(&guard).len()
+//! };
 //! reader.quiescent();
 //! assert_eq!(hits, 1);
 //!

@@ -97,10 +97,11 @@ impl ReaderSlot {
 /// let routes = RcuCell::new(&domain, vec![1, 2, 3]);
 /// let mut reader = domain.register();
 /// for _batch in 0..3 {
-///     let guard = reader.read();
-///     let total: i32 = routes.read(&guard).iter().sum();
-///     assert_eq!(total, 6);
-///     drop(guard);
+///     {
+///         let guard = reader.read();
+///         let total: i32 = routes.read(&guard).iter().sum();
+///         assert_eq!(total, 6);
+///     } // the guard, and every reference read through it, ends here
 ///     reader.quiescent();
 /// }
 /// ```
@@ -136,6 +137,19 @@ impl ReaderHandle {
     ///
     /// One acquire load of the domain's epoch and at most one release store
     /// to this reader's own cache line; no read-modify-write, no fence.
+    ///
+    /// Reporting while a reference is still alive does not compile:
+    ///
+    /// ```compile_fail,E0502
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let cell = RcuCell::new(&domain, 1u32);
+    /// let mut reader = domain.register();
+    /// let guard = reader.read();
+    /// let value = cell.read(&guard);
+    /// reader.quiescent(); // error: `reader` is still borrowed by `guard`
+    /// println!("{value}");
+    /// ```
     #[inline]
     pub fn quiescent(&mut self) {
         self.slot.report(&self.shared);
@@ -159,6 +173,18 @@ impl ReaderHandle {
     /// // Online again: the reader now holds grace periods up until it reports.
     /// assert!(domain.synchronize_timeout(Duration::from_millis(5)).is_err());
     /// reader.quiescent();
+    /// ```
+    ///
+    /// Reading while offline does not compile:
+    ///
+    /// ```compile_fail,E0502
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let cell = RcuCell::new(&domain, 1u32);
+    /// let mut reader = domain.register();
+    /// let parked = reader.offline();
+    /// let guard = reader.read(); // error: `reader` is mutably borrowed
+    /// drop(parked);
     /// ```
     pub fn offline(&mut self) -> Offline<'_> {
         self.slot.go_offline();

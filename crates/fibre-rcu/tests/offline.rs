@@ -51,11 +51,9 @@ fn a_reader_can_park_on_one_thread_and_resume_on_another() {
         let worker = s.spawn(move || {
             let mut last = 0;
             for _ in 0..200 {
-                let guard = reader.read();
-                let seen = *cell.read(&guard);
+                let seen = *cell.read(&reader.read());
                 assert!(seen >= last, "went back from {last} to {seen}");
                 last = seen;
-                drop(guard);
                 reader.quiescent();
                 let _parked = reader.offline();
                 thread::yield_now();

@@ -135,9 +135,7 @@ fn a_reader_that_keeps_reporting_is_never_reported() {
         let (cell, done) = (&cell, &done);
         s.spawn(move || {
             while !done.load(Ordering::Acquire) {
-                let guard = reader.read();
-                std::hint::black_box(cell.read(&guard));
-                drop(guard);
+                std::hint::black_box(cell.read(&reader.read()));
                 reader.quiescent();
             }
         });
