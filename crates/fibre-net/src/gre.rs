@@ -360,14 +360,18 @@ mod tests {
 
     fn all_reprs() -> impl Iterator<Item = Repr> {
         (0..8u8).flat_map(|bits| {
-            [EtherType::Ipv4, EtherType::Ipv6, EtherType::TransparentEthernet]
-                .into_iter()
-                .map(move |protocol| Repr {
-                    csum: bits & 1 != 0,
-                    key: (bits & 2 != 0).then_some(0x0102_0304),
-                    seq: (bits & 4 != 0).then_some(0xfffe_fdfc),
-                    protocol,
-                })
+            [
+                EtherType::Ipv4,
+                EtherType::Ipv6,
+                EtherType::TransparentEthernet,
+            ]
+            .into_iter()
+            .map(move |protocol| Repr {
+                csum: bits & 1 != 0,
+                key: (bits & 2 != 0).then_some(0x0102_0304),
+                seq: (bits & 4 != 0).then_some(0xfffe_fdfc),
+                protocol,
+            })
         })
     }
 
@@ -398,7 +402,10 @@ mod tests {
                 protocol: EtherType::Ipv6
             }
         );
-        assert_eq!((packet.checksum(), packet.key(), packet.seq()), (None, None, None));
+        assert_eq!(
+            (packet.checksum(), packet.key(), packet.seq()),
+            (None, None, None)
+        );
     }
 
     #[test]
@@ -458,7 +465,10 @@ mod tests {
     fn version_and_routing_follow_linux() {
         for version in 1..8u8 {
             let bytes = [0x00, version, 0x08, 0x00];
-            assert_eq!(Packet::new_checked(&bytes[..]).unwrap_err(), Error::BadVersion);
+            assert_eq!(
+                Packet::new_checked(&bytes[..]).unwrap_err(),
+                Error::BadVersion
+            );
         }
         let bytes = [0x40, 0x00, 0x08, 0x00, 0, 0, 0, 0];
         assert_eq!(

@@ -611,10 +611,22 @@ mod tests {
         let mut buf = [0u8; 100];
         let odd = [1u8, 1, 1];
         for bad in [
-            Repr { options: &odd, ..base },
-            Repr { options: &[1; 44], ..base },
-            Repr { frag_offset: 3, ..base },
-            Repr { payload_len: 65_516, ..base },
+            Repr {
+                options: &odd,
+                ..base
+            },
+            Repr {
+                options: &[1; 44],
+                ..base
+            },
+            Repr {
+                frag_offset: 3,
+                ..base
+            },
+            Repr {
+                payload_len: 65_516,
+                ..base
+            },
         ] {
             assert_eq!(bad.emit(&mut buf), Err(Error::Unencodable));
         }
@@ -636,7 +648,10 @@ mod tests {
         }
         let mut b = UDP_DF;
         b[8] = 0;
-        assert_eq!(Packet::new_checked(&mut b[..]).unwrap().decrement_ttl(), None);
+        assert_eq!(
+            Packet::new_checked(&mut b[..]).unwrap().decrement_ttl(),
+            None
+        );
     }
 
     /// Arbitrary bytes made into a plausible header: version 4, a length

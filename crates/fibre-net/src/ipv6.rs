@@ -269,7 +269,12 @@ mod tests {
         assert_eq!(repr.dst_addr, "2001:db8::2".parse::<Ipv6Addr>().unwrap());
         assert_eq!(repr.next_header, Protocol::Udp);
         assert_eq!(
-            (repr.traffic_class, repr.flow_label, repr.hop_limit, repr.payload_len),
+            (
+                repr.traffic_class,
+                repr.flow_label,
+                repr.hop_limit,
+                repr.payload_len
+            ),
             (0xb8, 0x12345, 64, 13)
         );
         assert_eq!(packet.payload(), &UDP[40..]);
@@ -295,11 +300,19 @@ mod tests {
         let repr = Repr::parse(&Packet::new_checked(&UDP[..]).unwrap()).unwrap();
         let mut buf = [0u8; 100];
         assert_eq!(
-            Repr { flow_label: 1 << 20, ..repr }.emit(&mut buf),
+            Repr {
+                flow_label: 1 << 20,
+                ..repr
+            }
+            .emit(&mut buf),
             Err(Error::Unencodable)
         );
         assert_eq!(
-            Repr { payload_len: 65_536, ..repr }.emit(&mut buf),
+            Repr {
+                payload_len: 65_536,
+                ..repr
+            }
+            .emit(&mut buf),
             Err(Error::Unencodable)
         );
         assert_eq!(repr.emit(&mut buf[..52]), Err(Error::Truncated));

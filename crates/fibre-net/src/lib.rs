@@ -35,12 +35,12 @@ pub mod checksum;
 mod error;
 pub mod ethernet;
 pub mod gre;
-//TMP pub mod icmpv4;
-//TMP pub mod icmpv6;
+pub mod icmpv4;
+pub mod icmpv6;
 pub mod ip;
 pub mod ipv4;
 pub mod ipv6;
-//TMP pub mod pcap;
+pub mod pcap;
 pub mod udp;
 
 pub use error::{Error, Result};
