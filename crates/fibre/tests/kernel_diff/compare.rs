@@ -94,21 +94,39 @@ fn live_paths(route: &Outcome) -> Option<Vec<(Option<std::net::IpAddr>, Option<S
     }
 }
 
-/// A grouping key for a mismatch: family, form, what differs, and the two
-/// outcome classes.
-pub fn cause(query: &str, kernel: &KernelReply, fibre: &Outcome, verdict: &Verdict) -> String {
-    let family = if query.split_whitespace().next().unwrap_or("").contains(':') {
+/// A short name for a mismatch, for file names: `v4-input-gateway+dev`.
+pub fn label(query: &str, verdict: &Verdict) -> String {
+    format!(
+        "{}-{}-{}",
+        family(query),
+        form(query),
+        verdict.fields.join("+")
+    )
+}
+
+fn family(query: &str) -> &'static str {
+    if query.split_whitespace().next().unwrap_or("").contains(':') {
         "v6"
     } else {
         "v4"
-    };
-    let form = if query.contains(" iif ") {
+    }
+}
+
+fn form(query: &str) -> &'static str {
+    if query.contains(" iif ") {
         "input"
     } else {
         "output"
-    };
+    }
+}
+
+/// A grouping key for a mismatch: family, form, what differs, and the two
+/// outcome classes.
+pub fn cause(query: &str, kernel: &KernelReply, fibre: &Outcome, verdict: &Verdict) -> String {
     format!(
-        "{family} {form}: {} differs; kernel {} / fibre {}",
+        "{} {}: {} differs; kernel {} / fibre {}",
+        family(query),
+        form(query),
         verdict.fields.join("+"),
         kernel.answer.class(),
         fibre.class()
@@ -190,6 +208,10 @@ mod tests {
         assert_eq!(
             cause("2001:db8::1 from 2001:db8::2 iif fd0", &k, &f, &v),
             "v6 input: error differs; kernel error(Invalid argument) / fibre error(Network is unreachable)"
+        );
+        assert_eq!(
+            label("2001:db8::1 from 2001:db8::2 iif fd0", &v),
+            "v6-input-error"
         );
     }
 }

@@ -316,7 +316,7 @@ fn route(rng: &mut Rng, plan: &mut Plan, v6: bool) -> String {
 /// `via GW [dev D] [onlink]`, `dev D`, or ECMP `nexthop ... nexthop ...`.
 fn unicast_nexthops(rng: &mut Rng, plan: &mut Plan, v6: bool) -> String {
     let roll = rng.below(100);
-    if roll < 18 {
+    if roll < 28 {
         let paths = rng.range(2, 3);
         let mut text = String::new();
         for _ in 0..paths {
@@ -330,7 +330,7 @@ fn unicast_nexthops(rng: &mut Rng, plan: &mut Plan, v6: bool) -> String {
         }
         return text;
     }
-    if roll < 33 {
+    if roll < 40 {
         return format!(" dev {}", link_name(rng, plan, None));
     }
     let (gw, link) = gateway(rng, plan, v6);

@@ -98,6 +98,9 @@ impl Netns {
     pub fn load(&self, config: &[String]) -> Result<Vec<Refusal>, String> {
         let mut refusals = Vec::new();
         for run in family_runs(config) {
+            if run.settle_first {
+                self.settle()?;
+            }
             let text: String = run.lines.iter().map(|l| format!("{l}\n")).collect();
             let mut args = vec!["-n", self.name.as_str()];
             if let Some(flag) = run.flag {
@@ -113,6 +116,27 @@ impl Netns {
             }
         }
         Ok(refusals)
+    }
+
+    /// Waits (at most a second) until no IPv6 address on an up link is
+    /// tentative. Addresses on down links stay tentative until the link
+    /// comes up, so they are not waited for.
+    fn settle(&self) -> Result<(), String> {
+        for _ in 0..100 {
+            let shown = ip(
+                &["-n", &self.name, "-6", "addr", "show", "tentative", "up"],
+                "",
+            )?;
+            if shown.stdout.trim().is_empty() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        eprintln!(
+            "kernel_diff: {}: IPv6 addresses still tentative after 1 s",
+            self.name
+        );
+        Ok(())
     }
 
     /// Asks every query (`route get` arguments) in one `ip` process.
@@ -156,11 +180,22 @@ pub struct FamilyRun {
     pub first_line: usize,
     /// The lines without the flag (and with `dummy` mapped to `ifb`).
     pub lines: Vec<String>,
+    /// The run follows a block of `addr` lines: let IPv6 addresses finish
+    /// their (skipped) DAD first.
+    pub settle_first: bool,
 }
 
-/// Splits a configuration into runs `ip -batch` can take.
+/// Splits a configuration into runs `ip -batch` can take: a new run at
+/// each change of family flag, and after each block of `addr` lines.
+///
+/// The second split is for IPv6: a new address stays tentative until the
+/// kernel's DAD work runs, even when DAD is skipped, so a `route add ...
+/// src ADDR` in the same batch is refused ("Invalid source address") or not
+/// depending on timing. Settling between the blocks makes the kernel treat
+/// addresses as usable at once, which a model can reproduce.
 pub fn family_runs(config: &[String]) -> Vec<FamilyRun> {
     let mut runs: Vec<FamilyRun> = Vec::new();
+    let mut after_addr = false;
     for (index, raw) in config.iter().enumerate() {
         let trimmed = raw.trim();
         let (flag, rest) = if let Some(rest) = trimmed.strip_prefix("-4 ") {
@@ -171,12 +206,16 @@ pub fn family_runs(config: &[String]) -> Vec<FamilyRun> {
             (None, trimmed)
         };
         let line = kernel_spelling(rest);
+        let is_addr = line.split_whitespace().next() == Some("addr");
+        let settle_first = after_addr && !is_addr;
+        after_addr = is_addr;
         match runs.last_mut() {
-            Some(run) if run.flag == flag => run.lines.push(line),
+            Some(run) if run.flag == flag && !settle_first => run.lines.push(line),
             _ => runs.push(FamilyRun {
                 flag,
                 first_line: index + 1,
                 lines: vec![line],
+                settle_first,
             }),
         }
     }
@@ -234,6 +273,20 @@ mod tests {
         assert_eq!(runs[1].lines[1], "rule add not fwmark 51820 table 51820");
         assert_eq!((runs[2].flag, runs[2].first_line), (Some("-6"), 5));
         assert_eq!((runs[3].flag, runs[3].first_line), (None, 6));
+        assert!(runs.iter().all(|r| !r.settle_first));
+    }
+
+    #[test]
+    fn runs_split_after_each_block_of_addresses() {
+        let config = lines(
+            "link add fd0 type ifb\naddr add 2001:db8::1/64 dev fd0\naddr add 10.0.0.1/24 dev fd0\nroute add 2001:db8:9::/48 dev fd0 src 2001:db8::1\naddr add 10.0.1.1/24 dev fd0\n-4 rule add lookup 100",
+        );
+        let runs = family_runs(&config);
+        let shape: Vec<(usize, usize, bool)> = runs
+            .iter()
+            .map(|r| (r.first_line, r.lines.len(), r.settle_first))
+            .collect();
+        assert_eq!(shape, vec![(1, 3, false), (4, 2, true), (6, 1, true)]);
     }
 
     #[test]

@@ -122,12 +122,19 @@ fn related_lines(config: &[String], kernel: &KernelReply) -> Vec<(usize, String)
     } else {
         vec![prefix]
     };
+    // A host route's dst is a bare address; its line may be `addr add A/LEN`.
+    let names_word = |word: &str| {
+        let address = word.split('/').next().unwrap_or(word);
+        names
+            .iter()
+            .any(|n| n == word || (!n.contains('/') && n == address))
+    };
     config
         .iter()
         .enumerate()
         .filter(|(_, line)| {
             let words: Vec<&str> = line.split_whitespace().collect();
-            words.iter().any(|w| names.iter().any(|n| n == w)) || words.contains(&"rule")
+            words.iter().any(|w| names_word(w)) || words.contains(&"rule")
         })
         .map(|(i, line)| (i + 1, line.clone()))
         .collect()
