@@ -89,6 +89,10 @@ pub struct KernelError {
     pub errno: Errno,
     /// The kernel's extack text, without the trailing period.
     pub extack: Option<String>,
+    /// The refusal comes from iproute2 itself before any request is sent
+    /// (e.g. `Cannot find device "X"`): `extack` holds its whole line,
+    /// printed as is.
+    pub from_iproute2: bool,
 }
 
 impl KernelError {
@@ -97,6 +101,7 @@ impl KernelError {
         Self {
             errno,
             extack: None,
+            from_iproute2: false,
         }
     }
 
@@ -105,6 +110,22 @@ impl KernelError {
         Self {
             errno,
             extack: Some(extack.into()),
+            from_iproute2: false,
+        }
+    }
+
+    /// iproute2's refusal for a device name it cannot resolve.
+    ///
+    /// ```
+    /// use fibre_fib::KernelError;
+    /// let e = KernelError::no_such_device("eth9");
+    /// assert_eq!(e.to_string(), "Cannot find device \"eth9\"");
+    /// ```
+    pub fn no_such_device(name: &str) -> Self {
+        Self {
+            errno: Errno::NoDev,
+            extack: Some(format!("Cannot find device \"{name}\"")),
+            from_iproute2: true,
         }
     }
 }
@@ -113,6 +134,7 @@ impl fmt::Display for KernelError {
     /// Formats as iproute2 prints it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.extack {
+            Some(msg) if self.from_iproute2 => write!(f, "{msg}"),
             Some(msg) => write!(f, "Error: {msg}."),
             None => write!(f, "RTNETLINK answers: {}", self.errno.message()),
         }

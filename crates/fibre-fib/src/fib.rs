@@ -1,70 +1,289 @@
 //! The FIB state and the kernel's behaviour on it.
 //!
-//! SKELETON: the signatures below are the contract the CLI codes against;
-//! the bodies are being written.
+//! [`Fib`] holds links, addresses, per-table route indexes and the policy
+//! rules of one network namespace. The behaviour lives in one module per
+//! concern: `links`, `addrs` (with the implicit routes addresses make),
+//! `route_ops` (add/replace/append/prepend/change/del with the kernel's
+//! refusals), `rules`, `lookup` (`fib_lookup`/`fib_table_lookup`),
+//! `route_get` (`ip route get`), `multipath`, `srcsel` (source address
+//! selection), `batch` (the allocation-free data-path lookup) and `import`.
+
+use std::collections::BTreeMap;
 
 use crate::command::*;
 use crate::error::*;
+use crate::multipath::MultipathHashPolicy;
+use crate::table::Table;
 use crate::types::*;
 
+/// Settings the kernel keeps as sysctls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FibSettings {
+    /// `net.ipv4.fib_multipath_hash_policy` (0: L3, 1: L4).
+    pub multipath_hash_policy_v4: MultipathHashPolicy,
+    /// `net.ipv6.fib_multipath_hash_policy` (0: L3, 1: L4).
+    pub multipath_hash_policy_v6: MultipathHashPolicy,
+    /// Seed of the multipath hash (the kernel's is random per boot).
+    pub multipath_hash_seed: u64,
+}
+
+impl Default for FibSettings {
+    fn default() -> Self {
+        Self {
+            multipath_hash_policy_v4: MultipathHashPolicy::L3,
+            multipath_hash_policy_v6: MultipathHashPolicy::L3,
+            multipath_hash_seed: 0x5eed_f1b2_e000_0001,
+        }
+    }
+}
+
 /// The whole routing state of one router (one network namespace).
-#[derive(Debug, Clone, Default)]
-pub struct Fib {}
+///
+/// ```
+/// use fibre_fib::*;
+/// let mut fib = Fib::new();
+/// fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None }).unwrap();
+/// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
+/// fib.apply(&Command::Addr {
+///     op: AddrOp::Add,
+///     spec: AddressSpec {
+///         dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24,
+///         peer: None, broadcast: None, scope: None, noprefixroute: false, metric: None, label: None,
+///     },
+/// }).unwrap();
+/// let answer = fib.route_get(&RouteGetRequest::to("10.0.0.7".parse().unwrap())).unwrap();
+/// assert_eq!(answer.dev.as_deref(), Some("d0"));
+/// assert_eq!(answer.prefsrc, Some("10.0.0.1".parse().unwrap()));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Fib {
+    /// Links by index.
+    pub(crate) links: BTreeMap<LinkIndex, Link>,
+    /// The last ifindex handed out (the kernel allocates cyclically upwards).
+    pub(crate) last_ifindex: LinkIndex,
+    /// IPv4 addresses per link, in the kernel's `ifa_list` order.
+    pub(crate) addrs_v4: BTreeMap<LinkIndex, Vec<Address>>,
+    /// IPv6 addresses per link, in the kernel's list order.
+    pub(crate) addrs_v6: BTreeMap<LinkIndex, Vec<Address>>,
+    /// Routing tables by id.
+    pub(crate) tables: BTreeMap<TableId, Table>,
+    /// Creation counter for tables (dump order within a hash bucket).
+    pub(crate) table_seq: u64,
+    /// IPv4 rules in priority order.
+    pub(crate) rules_v4: Vec<Rule>,
+    /// IPv6 rules in priority order.
+    pub(crate) rules_v6: Vec<Rule>,
+    /// A rule was ever added (`fib_has_custom_rules`: sticky, as in the kernel).
+    pub(crate) custom_rules_v4: bool,
+    /// A `local` route was added by hand (`fib_has_custom_local_routes`).
+    pub(crate) custom_local_routes: bool,
+    /// Sysctl-like settings.
+    pub(crate) settings: FibSettings,
+}
+
+impl Default for Fib {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 impl Fib {
     /// A fresh router: `lo` (index 1, down, no addresses), the default rules
     /// 0 (local), 32766 (main), 32767 (default, IPv4 only) and empty tables,
     /// as in a new network namespace.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let fib = Fib::new();
+    /// assert_eq!(fib.link(1).unwrap().name, "lo");
+    /// assert_eq!(fib.rules(Family::V4).len(), 3);
+    /// assert_eq!(fib.rules(Family::V6).len(), 2);
+    /// ```
     pub fn new() -> Fib {
-        todo!()
+        let mut links = BTreeMap::new();
+        links.insert(
+            1,
+            Link {
+                index: 1,
+                name: "lo".into(),
+                kind: LinkKind::Loopback,
+                mtu: 65536,
+                up: false,
+                carrier: false,
+            },
+        );
+        Fib {
+            links,
+            last_ifindex: 1,
+            addrs_v4: BTreeMap::new(),
+            addrs_v6: BTreeMap::new(),
+            tables: BTreeMap::new(),
+            table_seq: 0,
+            rules_v4: crate::rules::default_rules(Family::V4),
+            rules_v6: crate::rules::default_rules(Family::V6),
+            custom_rules_v4: false,
+            custom_local_routes: false,
+            settings: FibSettings::default(),
+        }
     }
 
     /// Carries out one request as the kernel would, or refuses it with the
     /// kernel's error and changes nothing.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// let err = fib.apply(&Command::LinkDel { name: "eth9".into() }).unwrap_err();
+    /// assert_eq!(err.to_string(), "Cannot find device \"eth9\"");
+    /// ```
     pub fn apply(&mut self, cmd: &Command) -> Result<(), KernelError> {
-        let _ = cmd;
-        todo!()
+        match cmd {
+            Command::LinkAdd { name, kind, mtu } => self.link_add(name, kind, *mtu),
+            Command::LinkSet { name, up, mtu } => self.link_set(name, *up, *mtu),
+            Command::LinkDel { name } => self.link_del(name),
+            Command::Addr { op, spec } => self.addr_apply(*op, spec),
+            Command::Route { op, spec } => self.route_apply(*op, spec),
+            Command::Rule { op, spec } => self.rule_apply(*op, spec),
+        }
+    }
+
+    /// The sysctl-like settings (multipath hash policy and seed).
+    pub fn settings(&self) -> FibSettings {
+        self.settings
+    }
+
+    /// Changes the sysctl-like settings.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// let mut s = fib.settings();
+    /// s.multipath_hash_policy_v4 = MultipathHashPolicy::L4;
+    /// fib.set_settings(s);
+    /// assert_eq!(fib.settings().multipath_hash_policy_v4, MultipathHashPolicy::L4);
+    /// ```
+    pub fn set_settings(&mut self, settings: FibSettings) {
+        self.settings = settings;
     }
 
     /// Links in index order.
     pub fn links(&self) -> impl Iterator<Item = &Link> + '_ {
-        std::iter::empty()
+        self.links.values()
     }
 
     /// The link with this name.
     pub fn link_by_name(&self, name: &str) -> Option<&Link> {
-        let _ = name;
-        todo!()
+        self.links.values().find(|l| l.name == name)
     }
 
     /// The link with this index.
     pub fn link(&self, index: LinkIndex) -> Option<&Link> {
-        let _ = index;
-        todo!()
+        self.links.get(&index)
     }
 
-    /// Addresses in `ip addr show` order, optionally of one family.
+    /// Addresses in `ip addr show` order, optionally of one family: link by
+    /// link, IPv4 before IPv6, each in the kernel's list order.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// fib.apply(&Command::LinkSet { name: "lo".into(), up: Some(true), mtu: None }).unwrap();
+    /// let addrs: Vec<String> = fib.addresses(None).iter().map(|a| a.local.to_string()).collect();
+    /// assert_eq!(addrs, ["127.0.0.1", "::1"]);
+    /// ```
     pub fn addresses(&self, family: Option<Family>) -> Vec<&Address> {
-        let _ = family;
-        todo!()
+        let mut out = Vec::new();
+        for index in self.links.keys() {
+            if family != Some(Family::V6) {
+                out.extend(self.addrs_v4.get(index).into_iter().flatten());
+            }
+            if family != Some(Family::V4) {
+                out.extend(self.addrs_v6.get(index).into_iter().flatten());
+            }
+        }
+        out
     }
 
     /// Routes of one family in `ip route show` order: one table, or every
     /// table (`table all`) when `table` is None.
+    ///
+    /// Tables are listed as the kernel walks its table hash (256 buckets by
+    /// id, newer tables first within a bucket); within a table by prefix in
+    /// trie order, and per prefix in the kernel's route order.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// fib.apply(&Command::LinkSet { name: "lo".into(), up: Some(true), mtu: None }).unwrap();
+    /// let local: Vec<String> = fib
+    ///     .routes(Family::V4, Some(TABLE_LOCAL))
+    ///     .iter()
+    ///     .map(|r| format!("{} {}", r.kind.name(), r.dst))
+    ///     .collect();
+    /// assert_eq!(local, ["local 127.0.0.0/8", "local 127.0.0.1", "broadcast 127.255.255.255"]);
+    /// ```
     pub fn routes(&self, family: Family, table: Option<TableId>) -> Vec<&Route> {
-        let _ = (family, table);
-        todo!()
+        let mut ids: Vec<(TableId, u64)> = self
+            .tables
+            .iter()
+            .filter(|(id, t)| t.exists(family) && table.is_none_or(|want| want == **id))
+            .map(|(id, t)| {
+                let seq = match family {
+                    Family::V4 => t.created_v4,
+                    Family::V6 => t.created_v6,
+                };
+                (*id, seq.unwrap_or(0))
+            })
+            .collect();
+        ids.sort_by_key(|(id, seq)| (id & 0xff, std::cmp::Reverse(*seq)));
+        let mut out = Vec::new();
+        for (id, _) in ids {
+            let t = &self.tables[&id];
+            for entry in t.dump_order(family) {
+                out.extend(entry.routes.iter());
+            }
+        }
+        out
     }
 
     /// Rules of one family in priority order.
     pub fn rules(&self, family: Family) -> &[Rule] {
-        let _ = family;
-        todo!()
+        match family {
+            Family::V4 => &self.rules_v4,
+            Family::V6 => &self.rules_v6,
+        }
     }
 
     /// `ip route get`: the kernel's answer or its error.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let fib = Fib::new();
+    /// let err = fib.route_get(&RouteGetRequest::to("192.0.2.1".parse().unwrap())).unwrap_err();
+    /// assert_eq!(err.to_string(), "RTNETLINK answers: Network is unreachable");
+    /// ```
     pub fn route_get(&self, req: &RouteGetRequest) -> Result<RouteAnswer, KernelError> {
-        let _ = req;
-        todo!()
+        crate::route_get::route_get(self, req)
+    }
+
+    /// The index of a link by name, or iproute2's refusal.
+    pub(crate) fn resolve_dev(&self, name: &str) -> Result<LinkIndex, KernelError> {
+        self.link_by_name(name)
+            .map(|l| l.index)
+            .ok_or_else(|| KernelError::no_such_device(name))
+    }
+
+    /// The name of a link (empty when it is gone).
+    pub(crate) fn dev_name(&self, index: LinkIndex) -> String {
+        self.links
+            .get(&index)
+            .map(|l| l.name.clone())
+            .unwrap_or_default()
+    }
+
+    /// Next table-creation sequence number.
+    pub(crate) fn next_table_seq(&mut self) -> u64 {
+        self.table_seq += 1;
+        self.table_seq
     }
 }

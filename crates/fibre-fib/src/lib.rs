@@ -6,15 +6,49 @@
 //! applied: table main, proto boot, scope by type), and [`Fib::apply`]
 //! plays the kernel's part: it validates, refuses with the kernel's message
 //! ([`KernelError`]) or changes the state. Lookups answer like
-//! `fib_lookup()` / `ip route get`.
+//! `fib_lookup()` / `ip route get` ([`Fib::route_get`]); the data path uses
+//! [`Fib::lookup_output_batch_v4`]; [`Fib::import`] loads large tables.
+//!
+//! ```
+//! use fibre_fib::*;
+//! let mut fib = Fib::new();
+//! fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None }).unwrap();
+//! fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
+//! fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
+//!     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
+//!     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+//! let via = NexthopSpec { gateway: Some("10.0.0.9".parse().unwrap()), dev: None, weight: 1, onlink: false };
+//! fib.apply(&Command::Route { op: RouteOp::Add, spec: RouteSpec {
+//!     table: TABLE_MAIN, dst: Prefix::default_route(Family::V4), tos: 0, kind: RouteType::Unicast,
+//!     protocol: Protocol::BOOT, scope: Scope::UNIVERSE, metric: None, prefsrc: None, mtu: None,
+//!     nexthops: vec![via], multipath: false } }).unwrap();
+//! let a = fib.route_get(&RouteGetRequest::to("192.0.2.1".parse().unwrap())).unwrap();
+//! assert_eq!(a.gateway, Some("10.0.0.9".parse().unwrap()));
+//! assert_eq!(a.dev.as_deref(), Some("d0"));
+//! ```
 
+mod addrs;
+pub mod batch;
 pub mod command;
 pub mod config;
 pub mod error;
 pub mod fib;
+mod import;
+mod links;
+mod lookup;
+pub mod multipath;
+mod route_get;
+mod route_ops;
+mod rules;
+mod srcsel;
+mod table;
 pub mod types;
 
+pub use batch::{FlowKeyV4, Forward};
 pub use command::*;
 pub use error::*;
-pub use fib::Fib;
+pub use fib::{Fib, FibSettings};
+pub use import::ImportError;
+pub use multipath::MultipathHashPolicy;
+pub use route_ops::IPV6_DEFAULT_METRIC;
 pub use types::*;

@@ -137,6 +137,8 @@ impl Prefix {
     }
 
     /// The prefix length.
+    // A prefix is never "empty": `/0` is the default route, see `is_default`.
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&self) -> u8 {
         self.len
     }

@@ -1,0 +1,473 @@
+//! Addresses: `ip addr add|replace|del` and the routes the kernel makes for
+//! them (`fib_add_ifaddr` for IPv4, addrconf for IPv6).
+//!
+//! Kernel-checked in a namespace (6.18):
+//! - IPv4 `A/N` on a link: `local A` in table local (scope host, src A)
+//!   whether or not the link is up; when up also `N`'s subnet in main
+//!   (scope link, src A, the address' metric) unless `noprefixroute`, and
+//!   `broadcast` for the subnet's last address when N < 31 plus for an
+//!   explicit `brd`. No broadcast for the network address any more. /32
+//!   makes only the local route; a `peer P/N` makes the route to P/N.
+//! - An address in the subnet of an existing one (same mask) is secondary;
+//!   its routes use the primary as `src`; deleting a primary deletes its
+//!   secondaries (`promote_secondaries` is 0 in a new namespace).
+//! - IPv6: `local A` in table local (metric 0) at once, `prefix/N` in main
+//!   (proto kernel, metric 256 or the address' metric) only while the link
+//!   is up, including for /128. The list is ordered by scope, newest first.
+
+use std::net::IpAddr;
+
+use crate::command::{AddrOp, AddressSpec};
+use crate::error::{Errno, KernelError};
+use crate::fib::Fib;
+use crate::types::*;
+
+/// The IPv6 "source scope" ranking the kernel sorts addresses by (higher first).
+fn v6_scope_rank(scope: Scope) -> u8 {
+    match scope {
+        Scope::HOST => 1,
+        Scope::LINK => 2,
+        Scope::SITE => 5,
+        _ => 14,
+    }
+}
+
+fn v4_mask(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - u32::from(len))
+    }
+}
+
+fn v4(addr: &IpAddr) -> u32 {
+    match addr {
+        IpAddr::V4(a) => u32::from(*a),
+        IpAddr::V6(_) => 0,
+    }
+}
+
+/// A route the kernel makes itself (`fib_magic`).
+fn kernel_route(
+    table: TableId,
+    kind: RouteType,
+    dst: Prefix,
+    dev: LinkIndex,
+    prefsrc: Option<IpAddr>,
+    metric: u32,
+) -> Route {
+    let scope = match (dst.family(), kind) {
+        (Family::V6, _) => Scope::UNIVERSE,
+        (Family::V4, RouteType::Local) => Scope::HOST,
+        (Family::V4, _) => Scope::LINK,
+    };
+    Route {
+        table,
+        dst,
+        tos: 0,
+        kind,
+        protocol: Protocol::KERNEL,
+        scope,
+        metric,
+        prefsrc,
+        mtu: None,
+        nexthops: vec![Nexthop {
+            gateway: None,
+            dev: Some(dev),
+            weight: 1,
+            flags: NexthopFlags::default(),
+        }],
+    }
+}
+
+impl Fib {
+    pub(crate) fn addr_apply(&mut self, op: AddrOp, spec: &AddressSpec) -> Result<(), KernelError> {
+        let index = self.resolve_dev(&spec.dev)?;
+        let family = Family::of(&spec.local);
+        if spec.prefix_len > family.bits() {
+            return Err(KernelError::new(Errno::Inval));
+        }
+        match (op, family) {
+            (AddrOp::Del, Family::V4) => self.addr_del_v4(index, spec),
+            (AddrOp::Del, Family::V6) => self.addr_del_v6(index, spec),
+            (op, Family::V4) => {
+                let addr = self.address_from_spec(index, spec);
+                let exists = self.addrs_v4.get(&index).into_iter().flatten().any(|a| {
+                    a.local == addr.local && a.prefix_len == addr.prefix_len && a.peer == addr.peer
+                });
+                if exists {
+                    if op == AddrOp::Replace {
+                        return Ok(());
+                    }
+                    return Err(KernelError::with_extack(
+                        Errno::Exist,
+                        "ipv4: Address already assigned",
+                    ));
+                }
+                self.addr_insert_v4(index, addr)
+            }
+            (op, Family::V6) => {
+                let addr = self.address_from_spec(index, spec);
+                let exists = self
+                    .addrs_v6
+                    .get(&index)
+                    .into_iter()
+                    .flatten()
+                    .any(|a| a.local == addr.local);
+                if exists {
+                    if op == AddrOp::Replace {
+                        return Ok(());
+                    }
+                    return Err(KernelError::with_extack(
+                        Errno::Exist,
+                        "ipv6: address already assigned",
+                    ));
+                }
+                self.addr_insert_v6(index, addr)
+            }
+        }
+    }
+
+    fn address_from_spec(&self, index: LinkIndex, spec: &AddressSpec) -> Address {
+        let family = Family::of(&spec.local);
+        let scope = spec.scope.unwrap_or(match spec.local {
+            IpAddr::V4(a) if a.is_loopback() => Scope::HOST,
+            IpAddr::V6(a) if a.is_loopback() => Scope::HOST,
+            IpAddr::V6(a) if (a.segments()[0] & 0xffc0) == 0xfe80 => Scope::LINK,
+            _ => Scope::UNIVERSE,
+        });
+        Address {
+            link: index,
+            local: spec.local,
+            prefix_len: spec.prefix_len,
+            peer: spec.peer,
+            broadcast: spec.broadcast,
+            scope,
+            secondary: false,
+            noprefixroute: spec.noprefixroute,
+            metric: spec.metric.unwrap_or(match family {
+                Family::V4 => 0,
+                Family::V6 => 256,
+            }),
+            label: spec.label.clone(),
+        }
+    }
+
+    /// `__inet_insert_ifa`: secondary detection, list position, routes.
+    pub(crate) fn addr_insert_v4(
+        &mut self,
+        index: LinkIndex,
+        mut addr: Address,
+    ) -> Result<(), KernelError> {
+        let list = self.addrs_v4.entry(index).or_default();
+        let mask = v4_mask(addr.prefix_len);
+        let subnet = v4(&addr.peer.unwrap_or(addr.local)) & mask;
+        let mut last_primary = 0;
+        for (i, other) in list.iter().enumerate() {
+            if !other.secondary && addr.scope <= other.scope {
+                last_primary = i + 1;
+            }
+            let other_subnet = v4(&other.peer.unwrap_or(other.local)) & v4_mask(other.prefix_len);
+            if other.prefix_len == addr.prefix_len && other_subnet == subnet {
+                if other.scope != addr.scope {
+                    return Err(KernelError::with_extack(
+                        Errno::Inval,
+                        "ipv4: Invalid scope value",
+                    ));
+                }
+                addr.secondary = true;
+            }
+        }
+        let at = if addr.secondary {
+            list.len()
+        } else {
+            last_primary
+        };
+        list.insert(at, addr.clone());
+        self.add_ifaddr_routes_v4(index, &addr);
+        Ok(())
+    }
+
+    /// The primary address a secondary one hangs off (itself when primary).
+    fn primary_of(&self, index: LinkIndex, addr: &Address) -> Option<Address> {
+        if !addr.secondary {
+            return Some(addr.clone());
+        }
+        let mask = v4_mask(addr.prefix_len);
+        let subnet = v4(&addr.peer.unwrap_or(addr.local)) & mask;
+        self.addrs_v4
+            .get(&index)?
+            .iter()
+            .find(|p| {
+                !p.secondary
+                    && p.prefix_len == addr.prefix_len
+                    && v4(&p.peer.unwrap_or(p.local)) & mask == subnet
+            })
+            .cloned()
+    }
+
+    /// The routes `fib_add_ifaddr` makes for an IPv4 address in the link's current state.
+    fn ifaddr_routes_v4(&self, index: LinkIndex, addr: &Address) -> Vec<Route> {
+        let Some(prim) = self.primary_of(index, addr) else {
+            return Vec::new();
+        };
+        let src = Some(prim.local);
+        let link = &self.links[&index];
+        let mut out = vec![kernel_route(
+            TABLE_LOCAL,
+            RouteType::Local,
+            Prefix::host(addr.local),
+            index,
+            src,
+            0,
+        )];
+        if !link.up {
+            return out;
+        }
+        if let Some(brd) = addr.broadcast {
+            if u32::from(brd) != 0 && u32::from(brd) != u32::MAX {
+                out.push(kernel_route(
+                    TABLE_LOCAL,
+                    RouteType::Broadcast,
+                    Prefix::host(IpAddr::V4(brd)),
+                    index,
+                    src,
+                    0,
+                ));
+            }
+        }
+        let mask = v4_mask(addr.prefix_len);
+        let prefix = v4(&addr.peer.unwrap_or(addr.local)) & mask;
+        let is_zeronet = prefix >> 24 == 0;
+        if !is_zeronet && !addr.secondary && (prefix != v4(&addr.local) || addr.prefix_len < 32) {
+            let dst = Prefix::containing(IpAddr::V4(prefix.into()), addr.prefix_len);
+            if !addr.noprefixroute {
+                let (table, kind) = if matches!(link.kind, LinkKind::Loopback) {
+                    (TABLE_LOCAL, RouteType::Local)
+                } else {
+                    (TABLE_MAIN, RouteType::Unicast)
+                };
+                out.push(kernel_route(table, kind, dst, index, src, addr.metric));
+            }
+            if addr.prefix_len < 31 {
+                out.push(kernel_route(
+                    TABLE_LOCAL,
+                    RouteType::Broadcast,
+                    Prefix::host(IpAddr::V4((prefix | !mask).into())),
+                    index,
+                    src,
+                    0,
+                ));
+            }
+        }
+        out
+    }
+
+    pub(crate) fn add_ifaddr_routes_v4(&mut self, index: LinkIndex, addr: &Address) {
+        for r in self.ifaddr_routes_v4(index, addr) {
+            self.add_kernel_route(r);
+        }
+    }
+
+    fn addr_del_v4(&mut self, index: LinkIndex, spec: &AddressSpec) -> Result<(), KernelError> {
+        let list = self.addrs_v4.get(&index).cloned().unwrap_or_default();
+        let found = list.iter().position(|a| {
+            a.local == spec.local
+                && a.prefix_len == spec.prefix_len
+                && (spec.peer.is_none() || a.peer == spec.peer)
+        });
+        let Some(pos) = found else {
+            return Err(KernelError::with_extack(
+                Errno::AddrNotAvail,
+                "ipv4: Address not found",
+            ));
+        };
+        let victim = list[pos].clone();
+        let mut gone = vec![victim.clone()];
+        if !victim.secondary {
+            // promote_secondaries = 0: the primary takes its secondaries with it.
+            let mask = v4_mask(victim.prefix_len);
+            let subnet = v4(&victim.peer.unwrap_or(victim.local)) & mask;
+            gone.extend(
+                list.iter()
+                    .filter(|a| {
+                        a.secondary
+                            && a.prefix_len == victim.prefix_len
+                            && v4(&a.peer.unwrap_or(a.local)) & mask == subnet
+                    })
+                    .cloned(),
+            );
+        }
+        // Routes of the departing addresses, computed while they are still listed.
+        let routes: Vec<Route> = gone
+            .iter()
+            .flat_map(|a| self.ifaddr_routes_v4(index, a))
+            .collect();
+        let list = self.addrs_v4.get_mut(&index).expect("found above");
+        list.retain(|a| {
+            !gone
+                .iter()
+                .any(|g| g.local == a.local && g.prefix_len == a.prefix_len)
+        });
+        self.drop_unowned_kernel_routes(&routes);
+        for a in &gone {
+            if !self.is_local_address(&a.local) {
+                // fib_sync_down_addr: routes preferring a vanished source die.
+                self.flush_routes_with_prefsrc(&a.local);
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes each of `routes` unless an address still present makes it.
+    fn drop_unowned_kernel_routes(&mut self, routes: &[Route]) {
+        let mut still_made: Vec<Route> = Vec::new();
+        let all: Vec<(LinkIndex, Address)> = self
+            .addrs_v4
+            .iter()
+            .flat_map(|(i, v)| v.iter().map(move |a| (*i, a.clone())))
+            .collect();
+        for (i, a) in &all {
+            still_made.extend(self.ifaddr_routes_v4(*i, a));
+        }
+        for r in routes {
+            if !still_made
+                .iter()
+                .any(|m| crate::route_ops::same_route(m, r))
+            {
+                self.remove_exact_route(r);
+            }
+        }
+    }
+
+    /// Adds an IPv6 address in the kernel's list order and its routes.
+    pub(crate) fn addr_insert_v6(
+        &mut self,
+        index: LinkIndex,
+        addr: Address,
+    ) -> Result<(), KernelError> {
+        let list = self.addrs_v6.entry(index).or_default();
+        let rank = v6_scope_rank(addr.scope);
+        let at = list
+            .iter()
+            .position(|a| rank >= v6_scope_rank(a.scope))
+            .unwrap_or(list.len());
+        list.insert(at, addr.clone());
+        for r in self.addr_routes_v6(index, &addr) {
+            self.add_kernel_route(r);
+        }
+        Ok(())
+    }
+
+    /// The routes addrconf makes for an IPv6 address in the link's current state.
+    fn addr_routes_v6(&self, index: LinkIndex, addr: &Address) -> Vec<Route> {
+        let link = &self.links[&index];
+        let mut out = vec![kernel_route(
+            TABLE_LOCAL,
+            RouteType::Local,
+            Prefix::host(addr.local),
+            index,
+            None,
+            0,
+        )];
+        let is_loopback = matches!(link.kind, LinkKind::Loopback);
+        if link.up && !addr.noprefixroute && !is_loopback {
+            out.push(kernel_route(
+                TABLE_MAIN,
+                RouteType::Unicast,
+                Prefix::containing(addr.peer.unwrap_or(addr.local), addr.prefix_len),
+                index,
+                None,
+                addr.metric,
+            ));
+        }
+        out
+    }
+
+    /// `ff00::/8` in table local for a link that came up.
+    pub(crate) fn add_multicast_route_v6(&mut self, index: LinkIndex) {
+        let dst = Prefix::new("ff00::".parse().expect("literal"), 8).expect("literal");
+        self.add_kernel_route(kernel_route(
+            TABLE_LOCAL,
+            RouteType::Multicast,
+            dst,
+            index,
+            None,
+            256,
+        ));
+    }
+
+    pub(crate) fn remove_addr_routes_v6(&mut self, index: LinkIndex, addr: &Address) {
+        // Without the address listed, compute what it made as if it were there.
+        let routes = self.addr_routes_v6(index, addr);
+        for r in routes {
+            let still = self.addrs_v6.iter().any(|(i, v)| {
+                v.iter().any(|a| {
+                    self.addr_routes_v6(*i, a)
+                        .iter()
+                        .any(|m| crate::route_ops::same_route(m, &r))
+                })
+            });
+            if !still {
+                self.remove_exact_route(&r);
+            }
+        }
+    }
+
+    /// Re-adds the prefix routes of a link's IPv6 addresses (link came up).
+    pub(crate) fn add_addr_routes_v6_of(&mut self, index: LinkIndex) {
+        let v6: Vec<Address> = self.addrs_v6.get(&index).cloned().unwrap_or_default();
+        for a in &v6 {
+            for r in self.addr_routes_v6(index, a) {
+                self.add_kernel_route(r);
+            }
+        }
+    }
+
+    fn addr_del_v6(&mut self, index: LinkIndex, spec: &AddressSpec) -> Result<(), KernelError> {
+        let list = self.addrs_v6.get(&index).cloned().unwrap_or_default();
+        let Some(pos) = list
+            .iter()
+            .position(|a| a.local == spec.local && a.prefix_len == spec.prefix_len)
+        else {
+            return Err(KernelError::new(Errno::AddrNotAvail));
+        };
+        let victim = list[pos].clone();
+        self.addrs_v6
+            .get_mut(&index)
+            .expect("found above")
+            .remove(pos);
+        self.remove_addr_routes_v6(index, &victim);
+        Ok(())
+    }
+
+    /// Drops every address of a link (unregister), with their routes.
+    pub(crate) fn remove_addresses_of(&mut self, index: LinkIndex) {
+        let v4 = self.addrs_v4.remove(&index).unwrap_or_default();
+        let v6 = self.addrs_v6.remove(&index).unwrap_or_default();
+        for a in v4.iter().chain(v6.iter()) {
+            if !self.is_local_address(&a.local) {
+                self.flush_routes_with_prefsrc(&a.local);
+            }
+        }
+    }
+
+    /// True when an address is configured on any link.
+    pub(crate) fn is_local_address(&self, addr: &IpAddr) -> bool {
+        let map = match addr {
+            IpAddr::V4(_) => &self.addrs_v4,
+            IpAddr::V6(_) => &self.addrs_v6,
+        };
+        map.values().flatten().any(|a| a.local == *addr)
+    }
+
+    /// The IPv4 addresses of a link in list order.
+    pub(crate) fn addrs_of_v4(&self, index: LinkIndex) -> &[Address] {
+        self.addrs_v4.get(&index).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The IPv6 addresses of a link in list order.
+    pub(crate) fn addrs_of_v6(&self, index: LinkIndex) -> &[Address] {
+        self.addrs_v6.get(&index).map_or(&[], |v| v.as_slice())
+    }
+}

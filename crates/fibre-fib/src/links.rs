@@ -1,0 +1,390 @@
+//! Links: `ip link add|set|del` with the kernel's index allocation, admin
+//! state, carrier and the effects of up/down on addresses and routes.
+//!
+//! Model decisions (kernel-checked in a namespace unless noted):
+//! - ifindexes are handed out upwards and never reused (the kernel's cyclic
+//!   `xa_alloc_cyclic` from the last one given);
+//! - a veth pair is two links, the peer registered first (lower index);
+//!   carrier only when both ends are up; dummy and ifb have carrier when up;
+//! - `lo` coming up gets 127.0.0.1/8 and ::1/128;
+//! - a link coming up gets an IPv6 link-local address from its MAC (EUI-64).
+//!   The kernel's MACs for ifb/veth are random; the model derives a stable
+//!   MAC from the ifindex (`02:fb:00:IDX`), so the link-local address differs
+//!   from the kernel's but its routes (`fe80::/64`, `local fe80::...`,
+//!   `multicast ff00::/8`) are the same;
+//! - a link going down keeps its IPv4 addresses and their `local` routes,
+//!   loses every other route through it, and loses all its IPv6 addresses
+//!   (`keep_addr_on_down` is 0).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::error::{Errno, KernelError};
+use crate::fib::Fib;
+use crate::types::*;
+
+/// IFNAMSIZ - 1: the longest name the kernel takes.
+const MAX_NAME_LEN: usize = 15;
+
+/// The MAC the model gives a link (the kernel's is random for ifb and veth).
+pub(crate) fn model_mac(index: LinkIndex) -> [u8; 6] {
+    let b = index.to_be_bytes();
+    [0x02, 0xfb, b[0], b[1], b[2], b[3]]
+}
+
+/// The EUI-64 link-local address of a MAC (RFC 4291 appendix A).
+pub(crate) fn link_local_of(mac: [u8; 6]) -> Ipv6Addr {
+    let mut b = [0u8; 16];
+    b[0] = 0xfe;
+    b[1] = 0x80;
+    b[8] = mac[0] ^ 0x02;
+    b[9] = mac[1];
+    b[10] = mac[2];
+    b[11] = 0xff;
+    b[12] = 0xfe;
+    b[13] = mac[3];
+    b[14] = mac[4];
+    b[15] = mac[5];
+    Ipv6Addr::from(b)
+}
+
+fn check_name(name: &str) -> Result<(), KernelError> {
+    if name.is_empty()
+        || name.len() > MAX_NAME_LEN
+        || name.contains(['/', ':'])
+        || name.contains(char::is_whitespace)
+    {
+        // iproute2 refuses before sending: "Error: argument \"X\" is wrong: \"name\" not a valid ifname".
+        return Err(KernelError {
+            errno: Errno::Inval,
+            extack: Some(format!(
+                "Error: argument \"{name}\" is wrong: \"name\" not a valid ifname"
+            )),
+            from_iproute2: true,
+        });
+    }
+    Ok(())
+}
+
+fn check_mtu(kind: &LinkKind, mtu: u32) -> Result<(), KernelError> {
+    // dev_validate_mtu: ETH_MIN_MTU 68 for ether-like devices, lo from 0.
+    let (min, max) = match kind {
+        LinkKind::Loopback => (0, u32::MAX),
+        _ => (68, 65535),
+    };
+    if mtu < min {
+        return Err(KernelError::with_extack(
+            Errno::Inval,
+            "mtu less than device minimum",
+        ));
+    }
+    if mtu > max {
+        return Err(KernelError::with_extack(
+            Errno::Inval,
+            "mtu greater than device maximum",
+        ));
+    }
+    Ok(())
+}
+
+impl Fib {
+    fn allocate_ifindex(&mut self) -> LinkIndex {
+        let mut next = self.last_ifindex;
+        loop {
+            next = if next >= i32::MAX as u32 { 1 } else { next + 1 };
+            if !self.links.contains_key(&next) {
+                self.last_ifindex = next;
+                return next;
+            }
+        }
+    }
+
+    pub(crate) fn link_add(
+        &mut self,
+        name: &str,
+        kind: &LinkKind,
+        mtu: Option<u32>,
+    ) -> Result<(), KernelError> {
+        check_name(name)?;
+        if matches!(kind, LinkKind::Loopback) {
+            return Err(KernelError::new(Errno::OpNotSupp));
+        }
+        if self.link_by_name(name).is_some() {
+            return Err(KernelError::new(Errno::Exist));
+        }
+        let mtu = mtu.unwrap_or(1500);
+        check_mtu(kind, mtu)?;
+        if let LinkKind::Veth { peer } = kind {
+            check_name(peer)?;
+            if peer == name || self.link_by_name(peer).is_some() {
+                return Err(KernelError::new(Errno::Exist));
+            }
+            let peer_index = self.allocate_ifindex();
+            self.links.insert(
+                peer_index,
+                Link {
+                    index: peer_index,
+                    name: peer.clone(),
+                    kind: LinkKind::Veth { peer: name.into() },
+                    mtu,
+                    up: false,
+                    carrier: false,
+                },
+            );
+        }
+        let index = self.allocate_ifindex();
+        self.links.insert(
+            index,
+            Link {
+                index,
+                name: name.into(),
+                kind: kind.clone(),
+                mtu,
+                up: false,
+                carrier: false,
+            },
+        );
+        Ok(())
+    }
+
+    pub(crate) fn link_set(
+        &mut self,
+        name: &str,
+        up: Option<bool>,
+        mtu: Option<u32>,
+    ) -> Result<(), KernelError> {
+        let index = self.resolve_dev(name)?;
+        if let Some(mtu) = mtu {
+            check_mtu(&self.links[&index].kind, mtu)?;
+            self.links.get_mut(&index).expect("resolved").mtu = mtu;
+        }
+        match up {
+            Some(true) if !self.links[&index].up => self.link_up(index),
+            Some(false) if self.links[&index].up => self.link_down(index),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    pub(crate) fn link_del(&mut self, name: &str) -> Result<(), KernelError> {
+        let index = self.resolve_dev(name)?;
+        let link = self.links[&index].clone();
+        if matches!(link.kind, LinkKind::Loopback) {
+            return Err(KernelError::new(Errno::OpNotSupp));
+        }
+        let mut gone = vec![index];
+        if let LinkKind::Veth { peer } = &link.kind {
+            if let Some(p) = self.link_by_name(peer) {
+                gone.push(p.index);
+            }
+        }
+        for index in gone {
+            if self.links[&index].up {
+                self.link_down(index);
+            }
+            // Unregister: every remaining route through it goes, local ones too.
+            self.remove_addresses_of(index);
+            self.flush_routes_of_dev(index, true);
+            self.links.remove(&index);
+        }
+        Ok(())
+    }
+
+    /// Whether a link has carrier given its kind and its peer's state.
+    fn carrier_of(&self, index: LinkIndex) -> bool {
+        let link = &self.links[&index];
+        if !link.up {
+            return false;
+        }
+        match &link.kind {
+            LinkKind::Veth { peer } => self.link_by_name(peer).is_some_and(|p| p.up),
+            _ => true,
+        }
+    }
+
+    fn refresh_carrier(&mut self) {
+        let indexes: Vec<LinkIndex> = self.links.keys().copied().collect();
+        for index in indexes {
+            let carrier = self.carrier_of(index);
+            let link = self.links.get_mut(&index).expect("listed");
+            if link.carrier != carrier {
+                link.carrier = carrier;
+                self.set_linkdown_flags(index, !carrier);
+            }
+        }
+    }
+
+    fn link_up(&mut self, index: LinkIndex) {
+        self.links.get_mut(&index).expect("caller resolved").up = true;
+        self.refresh_carrier();
+        // fib_sync_up: multipath nexthops through this link come alive again.
+        self.revive_nexthops_of_dev(index);
+        let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
+        if is_loopback {
+            // inetdev/addrconf give lo its addresses when it first comes up.
+            if self.addrs_v4.get(&index).is_none_or(|v| v.is_empty()) {
+                let _ = self.addr_insert_v4(index, loopback_v4());
+            }
+            if self.addrs_v6.get(&index).is_none_or(|v| v.is_empty()) {
+                let _ = self.addr_insert_v6(index, loopback_v6());
+            }
+        }
+        // fib_add_ifaddr for every IPv4 address (NETDEV_UP).
+        let v4: Vec<Address> = self.addrs_v4.get(&index).cloned().unwrap_or_default();
+        for a in &v4 {
+            self.add_ifaddr_routes_v4(index, a);
+        }
+        // addrconf: prefix routes of the IPv6 addresses kept while down (lo keeps ::1 only).
+        self.add_addr_routes_v6_of(index);
+        if !is_loopback {
+            // addrconf: the link-local address (and with it fe80::/64 and ff00::/8).
+            let ll = link_local_of(model_mac(index));
+            let _ = self.addr_insert_v6(
+                index,
+                Address {
+                    link: index,
+                    local: IpAddr::V6(ll),
+                    prefix_len: 64,
+                    peer: None,
+                    broadcast: None,
+                    scope: Scope::LINK,
+                    secondary: false,
+                    noprefixroute: false,
+                    metric: 256,
+                    label: None,
+                },
+            );
+            self.add_multicast_route_v6(index);
+        }
+    }
+
+    fn link_down(&mut self, index: LinkIndex) {
+        self.links.get_mut(&index).expect("caller resolved").up = false;
+        self.refresh_carrier();
+        // addrconf_ifdown: IPv6 addresses go (keep_addr_on_down = 0), lo keeps ::1.
+        let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
+        if !is_loopback {
+            let v6: Vec<Address> = self.addrs_v6.remove(&index).unwrap_or_default();
+            for a in &v6 {
+                self.remove_addr_routes_v6(index, a);
+            }
+        }
+        // fib_disable_ip: routes through the link die, host-scope (local) ones stay.
+        self.flush_routes_of_dev(index, false);
+    }
+}
+
+fn loopback_v4() -> Address {
+    Address {
+        link: 1,
+        local: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        prefix_len: 8,
+        peer: None,
+        broadcast: None,
+        scope: Scope::HOST,
+        secondary: false,
+        noprefixroute: false,
+        metric: 0,
+        label: Some("lo".into()),
+    }
+}
+
+fn loopback_v6() -> Address {
+    Address {
+        link: 1,
+        local: IpAddr::V6(Ipv6Addr::LOCALHOST),
+        prefix_len: 128,
+        peer: None,
+        broadcast: None,
+        scope: Scope::HOST,
+        secondary: false,
+        noprefixroute: false,
+        metric: 256,
+        label: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::Command;
+
+    fn add(fib: &mut Fib, name: &str, kind: LinkKind) {
+        fib.apply(&Command::LinkAdd {
+            name: name.into(),
+            kind,
+            mtu: None,
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn indexes_go_upwards_and_are_not_reused() {
+        let mut fib = Fib::new();
+        add(&mut fib, "a", LinkKind::Ifb);
+        add(&mut fib, "b", LinkKind::Dummy);
+        fib.apply(&Command::LinkDel { name: "b".into() }).unwrap();
+        add(&mut fib, "c", LinkKind::Ifb);
+        let idx: Vec<(String, u32)> = fib.links().map(|l| (l.name.clone(), l.index)).collect();
+        assert_eq!(idx, [("lo".into(), 1), ("a".into(), 2), ("c".into(), 4)]);
+    }
+
+    #[test]
+    fn veth_peer_first_and_carrier_needs_both_ends() {
+        let mut fib = Fib::new();
+        add(&mut fib, "v0", LinkKind::Veth { peer: "v1".into() });
+        assert_eq!(fib.link_by_name("v1").unwrap().index, 2);
+        assert_eq!(fib.link_by_name("v0").unwrap().index, 3);
+        let set = |fib: &mut Fib, n: &str| {
+            fib.apply(&Command::LinkSet {
+                name: n.into(),
+                up: Some(true),
+                mtu: None,
+            })
+            .unwrap()
+        };
+        set(&mut fib, "v0");
+        assert!(!fib.link_by_name("v0").unwrap().carrier);
+        set(&mut fib, "v1");
+        assert!(fib.link_by_name("v0").unwrap().carrier);
+        assert!(fib.link_by_name("v1").unwrap().carrier);
+        fib.apply(&Command::LinkDel { name: "v1".into() }).unwrap();
+        assert_eq!(fib.links().count(), 1, "deleting one end deletes both");
+    }
+
+    #[test]
+    fn refusals() {
+        let mut fib = Fib::new();
+        add(&mut fib, "a", LinkKind::Ifb);
+        let dup = fib
+            .apply(&Command::LinkAdd {
+                name: "a".into(),
+                kind: LinkKind::Dummy,
+                mtu: None,
+            })
+            .unwrap_err();
+        assert_eq!(dup.to_string(), "RTNETLINK answers: File exists");
+        let missing = fib
+            .apply(&Command::LinkSet {
+                name: "zz".into(),
+                up: Some(true),
+                mtu: None,
+            })
+            .unwrap_err();
+        assert_eq!(missing.to_string(), "Cannot find device \"zz\"");
+        let small = fib
+            .apply(&Command::LinkSet {
+                name: "a".into(),
+                up: None,
+                mtu: Some(10),
+            })
+            .unwrap_err();
+        assert_eq!(small.to_string(), "Error: mtu less than device minimum.");
+    }
+
+    #[test]
+    fn link_local_is_eui64() {
+        let ll = link_local_of([0x5e, 0x5d, 0x17, 0x8b, 0x44, 0x41]);
+        // Kernel-checked: MAC 5e:5d:17:8b:44:41 gave fe80::5c5d:17ff:fe8b:4441.
+        assert_eq!(ll.to_string(), "fe80::5c5d:17ff:fe8b:4441");
+    }
+}

@@ -1,0 +1,305 @@
+//! The kernel's lookups: `fib_table_lookup` (one table, longest prefix
+//! first with backtracking), `fib6_table_lookup` (the same walk over
+//! metric-ordered routes) and `fib_lookup` (the rules, or the merged
+//! local+main fast path while no rule was ever added).
+
+use std::net::IpAddr;
+
+use crate::error::Errno;
+use crate::fib::Fib;
+use crate::route_ops::reject_errno;
+use crate::rules::rule_matches;
+use crate::table::{PrefixEntry, Table};
+use crate::types::*;
+
+/// The loopback ifindex: the input interface of locally generated traffic.
+pub(crate) const LOOPBACK_IFINDEX: LinkIndex = 1;
+
+/// A flow as `flowi4`/`flowi6` carry it into a lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Flow {
+    /// Destination.
+    pub dst: IpAddr,
+    /// Source; None is the unspecified address.
+    pub src: Option<IpAddr>,
+    /// Input interface (loopback for output lookups).
+    pub iif: LinkIndex,
+    /// Output interface; 0 = any.
+    pub oif: LinkIndex,
+    /// Firewall mark.
+    pub mark: u32,
+    /// TOS.
+    pub tos: u8,
+    /// Routes with a narrower scope than this are not considered.
+    pub scope: Scope,
+    /// L4 protocol (0 = none).
+    pub proto: u8,
+    /// L4 source port.
+    pub sport: u16,
+    /// L4 destination port.
+    pub dport: u16,
+}
+
+impl Flow {
+    /// A locally generated flow to `dst`.
+    pub fn output(dst: IpAddr) -> Flow {
+        Flow {
+            dst,
+            src: None,
+            iif: LOOPBACK_IFINDEX,
+            oif: 0,
+            mark: 0,
+            tos: 0,
+            scope: Scope::UNIVERSE,
+            proto: 0,
+            sport: 0,
+            dport: 0,
+        }
+    }
+}
+
+/// What a lookup found: a route, the first usable path, and where.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FibResult<'a> {
+    /// The route.
+    pub route: &'a Route,
+    /// The table reported for it (main for local routes in the merged fast path).
+    pub table: TableId,
+    /// Route type.
+    pub kind: RouteType,
+    /// Index of the first usable path (None for routes without paths).
+    pub nh: Option<usize>,
+}
+
+impl<'a> FibResult<'a> {
+    /// The selected path.
+    pub fn nexthop(&self) -> Option<&'a Nexthop> {
+        self.nh.and_then(|i| self.route.nexthops.get(i))
+    }
+}
+
+/// Why a table gave no route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Miss {
+    /// Nothing matched, or a `throw` route: try the next rule (EAGAIN).
+    Again,
+    /// A refusal (reject route).
+    Refused(Errno),
+}
+
+/// A path the kernel may use for this flow (`fib_lookup_good_nhc`).
+fn usable(nh: &Nexthop, flow: &Flow) -> bool {
+    !nh.flags.dead && (flow.oif == 0 || nh.dev == Some(flow.oif))
+}
+
+/// Examines one route for `flow`: None to go on with the next route.
+fn try_route<'a>(r: &'a Route, table: TableId, flow: &Flow) -> Option<Result<FibResult<'a>, Miss>> {
+    if r.family() == Family::V4 {
+        if r.tos != 0 && r.tos != flow.tos {
+            return None;
+        }
+        if r.scope < flow.scope {
+            return None;
+        }
+    }
+    if r.kind == RouteType::Throw {
+        return Some(Err(Miss::Again));
+    }
+    if let Some(e) = reject_errno(r.kind) {
+        if r.family() == Family::V6 && flow.oif != 0 {
+            // IPv6 reject routes sit on lo; a strict oif skips them.
+            return None;
+        }
+        return Some(Err(Miss::Refused(e)));
+    }
+    let nh = r.nexthops.iter().position(|n| usable(n, flow))?;
+    Some(Ok(FibResult {
+        route: r,
+        table,
+        kind: r.kind,
+        nh: Some(nh),
+    }))
+}
+
+/// The routes of one prefix in order: Some when one decides the lookup.
+fn scan_entry<'a>(
+    entry: &'a PrefixEntry,
+    table: TableId,
+    flow: &Flow,
+) -> Option<Result<FibResult<'a>, Miss>> {
+    entry.routes.iter().find_map(|r| try_route(r, table, flow))
+}
+
+/// The longest entry first, then (only if it did not decide) the shorter ones.
+fn scan_table<'a, I: Iterator<Item = &'a PrefixEntry>>(
+    longest: Option<&'a PrefixEntry>,
+    all: impl FnOnce() -> I,
+    table: TableId,
+    flow: &Flow,
+) -> Result<FibResult<'a>, Miss> {
+    let Some(first) = longest else {
+        return Err(Miss::Again);
+    };
+    if let Some(res) = scan_entry(first, table, flow) {
+        return res;
+    }
+    for entry in all().filter(|e| e.prefix.len() < first.prefix.len()) {
+        if let Some(res) = scan_entry(entry, table, flow) {
+            return res;
+        }
+    }
+    Err(Miss::Again)
+}
+
+impl Fib {
+    /// `fib_table_lookup` / `fib6_table_lookup` in one table: the longest
+    /// prefix first (one LPM lookup), then shorter ones while no route of
+    /// the longer fits.
+    pub(crate) fn table_lookup<'a>(
+        &'a self,
+        t: &'a Table,
+        table: TableId,
+        flow: &Flow,
+    ) -> Result<FibResult<'a>, Miss> {
+        match flow.dst {
+            IpAddr::V4(a) => {
+                let key = u32::from(a);
+                scan_table(t.v4.longest(key), || t.v4.matches(key), table, flow)
+            }
+            IpAddr::V6(a) => {
+                let key = u128::from(a);
+                scan_table(t.v6.longest(key), || t.v6.matches(key), table, flow)
+            }
+        }
+    }
+
+    /// The merged local+main lookup the kernel does while no rule was ever
+    /// added: per prefix, table local's routes before main's; the result
+    /// reports table main.
+    fn merged_lookup<'a>(&'a self, flow: &Flow) -> Result<FibResult<'a>, Miss> {
+        let IpAddr::V4(a) = flow.dst else {
+            return Err(Miss::Again);
+        };
+        let key = u32::from(a);
+        let local = self.tables.get(&TABLE_LOCAL).map(|t| &t.v4);
+        let main = self.tables.get(&TABLE_MAIN).map(|t| &t.v4);
+        // Fast path: the longest prefix of either table decides most lookups.
+        let l_best = local.and_then(|t| t.longest(key));
+        let m_best = main.and_then(|t| t.longest(key));
+        let l_len = l_best.map(|e| e.prefix.len());
+        let m_len = m_best.map(|e| e.prefix.len());
+        let longest = l_len.max(m_len);
+        for best in [l_best, m_best].into_iter().flatten() {
+            if Some(best.prefix.len()) == longest {
+                if let Some(res) = scan_entry(best, TABLE_MAIN, flow) {
+                    return res;
+                }
+            }
+        }
+        let Some(longest) = longest else {
+            return Err(Miss::Again);
+        };
+        // Backtracking over both tables, longest first, local before main.
+        let mut l_it = local.map(|t| {
+            t.matches(key)
+                .skip_while(move |e| e.prefix.len() >= longest)
+                .peekable()
+        });
+        let mut m_it = main.map(|t| {
+            t.matches(key)
+                .skip_while(move |e| e.prefix.len() >= longest)
+                .peekable()
+        });
+        loop {
+            let l_len = l_it.as_mut().and_then(|i| i.peek()).map(|e| e.prefix.len());
+            let m_len = m_it.as_mut().and_then(|i| i.peek()).map(|e| e.prefix.len());
+            let Some(len) = l_len.max(m_len) else {
+                return Err(Miss::Again);
+            };
+            if l_len == Some(len) {
+                let entry = l_it.as_mut().and_then(|i| i.next()).expect("peeked");
+                if let Some(res) = scan_entry(entry, TABLE_MAIN, flow) {
+                    return res;
+                }
+            }
+            if m_len == Some(len) {
+                let entry = m_it.as_mut().and_then(|i| i.next()).expect("peeked");
+                if let Some(res) = scan_entry(entry, TABLE_MAIN, flow) {
+                    return res;
+                }
+            }
+        }
+    }
+
+    /// `fib_lookup` / `fib6_lookup`: the rules in order, or the kernel's
+    /// fast path while no IPv4 rule was ever added.
+    pub(crate) fn fib_lookup<'a>(&'a self, flow: &Flow) -> Result<FibResult<'a>, Errno> {
+        let family = Family::of(&flow.dst);
+        if family == Family::V4 && !self.custom_rules_v4 {
+            let mut res = self.merged_lookup(flow);
+            if res.is_err() {
+                if let Some(t) = self.tables.get(&TABLE_DEFAULT) {
+                    res = self.table_lookup(t, TABLE_DEFAULT, flow);
+                }
+            }
+            return res.map_err(|m| match m {
+                Miss::Again => Errno::NetUnreach,
+                Miss::Refused(e) => e,
+            });
+        }
+        self.rules_lookup(flow)
+    }
+
+    /// `fib_rules_lookup` with the family's actions and suppressors.
+    fn rules_lookup<'a>(&'a self, flow: &Flow) -> Result<FibResult<'a>, Errno> {
+        let rules = self.rules(Family::of(&flow.dst));
+        let mut i = 0;
+        while i < rules.len() {
+            let rule = &rules[i];
+            i += 1;
+            if !rule_matches(self, rule, flow) {
+                continue;
+            }
+            let table = match rule.action {
+                RuleAction::Goto(target) => {
+                    // An unresolved goto (no rule with that priority) is skipped.
+                    if let Some(j) = rules.iter().position(|r| r.priority == target) {
+                        i = j;
+                    }
+                    continue;
+                }
+                RuleAction::Nop => continue,
+                RuleAction::Blackhole => return Err(Errno::Inval),
+                RuleAction::Unreachable => return Err(Errno::NetUnreach),
+                RuleAction::Prohibit => return Err(Errno::Acces),
+                RuleAction::Lookup(table) => table,
+            };
+            let Some(t) = self.tables.get(&table) else {
+                continue;
+            };
+            match self.table_lookup(t, table, flow) {
+                Ok(res) => {
+                    if suppressed(rule, &res) {
+                        continue;
+                    }
+                    return Ok(res);
+                }
+                Err(Miss::Again) => continue,
+                Err(Miss::Refused(e)) => return Err(e),
+            }
+        }
+        Err(Errno::NetUnreach)
+    }
+}
+
+/// `fib4_rule_suppress` / `fib6_rule_suppress`. Every link is in group 0.
+fn suppressed(rule: &Rule, res: &FibResult<'_>) -> bool {
+    if rule
+        .suppress_prefixlength
+        .is_some_and(|n| res.route.dst.len() <= n)
+    {
+        return true;
+    }
+    let has_dev = res.route.nexthops.first().and_then(|n| n.dev).is_some();
+    rule.suppress_ifgroup.is_some_and(|g| g == 0) && has_dev
+}

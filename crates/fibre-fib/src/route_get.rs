@@ -1,0 +1,528 @@
+//! `ip route get`: the output path (`ip_route_output_key_hash_rcu`,
+//! `ip6_route_output`) and the input path (`ip_route_input_slow`,
+//! `ip6_route_input`) over the FIB, with forwarding enabled and
+//! `rp_filter` 0.
+//!
+//! Kernel-checked answers (6.18): a local destination answers `local ...
+//! dev lo`; while no IPv4 rule was ever added, local routes report table
+//! main (the kernel merges local into main); a rule's `unreachable` is
+//! "Network is unreachable"; an input lookup from one of our own addresses,
+//! or with no source, is "Invalid argument" (martian source).
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use crate::command::{RouteAnswer, RouteGetRequest};
+use crate::error::{Errno, KernelError};
+use crate::fib::Fib;
+use crate::lookup::{FibResult, Flow};
+use crate::multipath::{flow_hash, select_path, FlowHashInput, MultipathHashPolicy};
+use crate::types::*;
+
+fn err(e: Errno) -> KernelError {
+    KernelError::new(e)
+}
+
+fn v4(a: &IpAddr) -> Ipv4Addr {
+    match a {
+        IpAddr::V4(v) => *v,
+        IpAddr::V6(_) => Ipv4Addr::UNSPECIFIED,
+    }
+}
+
+fn is_zeronet(a: &Ipv4Addr) -> bool {
+    a.octets()[0] == 0
+}
+
+/// A route the kernel made up for an answer without a FIB route (on-link
+/// assumption, limited broadcast, ...).
+fn synthetic_route(dst: IpAddr, kind: RouteType, dev: LinkIndex) -> Route {
+    Route {
+        table: TABLE_UNSPEC,
+        dst: Prefix::host(dst),
+        tos: 0,
+        kind,
+        protocol: Protocol::UNSPEC,
+        scope: Scope::UNIVERSE,
+        metric: 0,
+        prefsrc: None,
+        mtu: None,
+        nexthops: vec![Nexthop {
+            gateway: None,
+            dev: Some(dev),
+            weight: 1,
+            flags: NexthopFlags::default(),
+        }],
+    }
+}
+
+/// The FIB's answer to `ip route get`.
+pub(crate) fn route_get(fib: &Fib, req: &RouteGetRequest) -> Result<RouteAnswer, KernelError> {
+    if let Some(src) = req.src {
+        if Family::of(&src) != Family::of(&req.dst) {
+            return Err(err(Errno::Inval));
+        }
+    }
+    let oif = req.oif.as_deref().map(|n| fib.resolve_dev(n)).transpose()?;
+    let iif = req.iif.as_deref().map(|n| fib.resolve_dev(n)).transpose()?;
+    let answer = match (iif, Family::of(&req.dst)) {
+        (Some(iif), Family::V4) => input_v4(fib, req, iif)?,
+        (Some(iif), Family::V6) => input_v6(fib, req, iif)?,
+        (None, Family::V4) => output_v4(fib, req, oif.unwrap_or(0))?,
+        (None, Family::V6) => output_v6(fib, req, oif.unwrap_or(0))?,
+    };
+    if req.fibmatch && answer.route.table == TABLE_UNSPEC {
+        return Err(err(Errno::HostUnreach));
+    }
+    Ok(answer)
+}
+
+fn flow_of(req: &RouteGetRequest, oif: LinkIndex) -> Flow {
+    Flow {
+        src: req.src,
+        oif,
+        mark: req.mark,
+        tos: req.tos & 0x1c,
+        proto: req.ipproto.unwrap_or(0),
+        sport: req.sport.unwrap_or(0),
+        dport: req.dport.unwrap_or(0),
+        ..Flow::output(req.dst)
+    }
+}
+
+impl Fib {
+    /// The path of a result after multipath selection (only without oif).
+    pub(crate) fn choose_path<'a>(&self, res: &FibResult<'a>, flow: &Flow) -> Option<&'a Nexthop> {
+        let paths = &res.route.nexthops;
+        if paths.len() > 1 && flow.oif == 0 {
+            let policy = match res.route.family() {
+                Family::V4 => self.settings.multipath_hash_policy_v4,
+                Family::V6 => self.settings.multipath_hash_policy_v6,
+            };
+            let input = FlowHashInput {
+                src: flow.src.unwrap_or(res.route.family().unspecified()),
+                dst: flow.dst,
+                proto: flow.proto,
+                sport: if policy == MultipathHashPolicy::L4 {
+                    flow.sport
+                } else {
+                    0
+                },
+                dport: if policy == MultipathHashPolicy::L4 {
+                    flow.dport
+                } else {
+                    0
+                },
+            };
+            let hash = flow_hash(&input, policy, self.settings.multipath_hash_seed);
+            if let Some(i) = select_path(paths, hash) {
+                return paths.get(i);
+            }
+        }
+        res.nexthop()
+    }
+
+    /// `fib_validate_source` with rp_filter 0.
+    fn validate_source_v4(
+        &self,
+        src: &IpAddr,
+        dst: &IpAddr,
+        tos: u8,
+        oif: LinkIndex,
+        iif: LinkIndex,
+    ) -> Result<(), Errno> {
+        let fast = iif != oif;
+        if fast && !self.custom_local_routes && !self.custom_rules_v4 {
+            return if self.is_local_address(src) {
+                Err(Errno::Inval)
+            } else {
+                Ok(())
+            };
+        }
+        let flow = Flow {
+            dst: *src,
+            src: Some(*dst),
+            iif: if oif != 0 {
+                oif
+            } else {
+                crate::lookup::LOOPBACK_IFINDEX
+            },
+            tos,
+            ..Flow::output(*src)
+        };
+        match self.fib_lookup(&flow) {
+            Err(_) => Ok(()),
+            Ok(res) if res.kind != RouteType::Unicast => Err(Errno::Inval),
+            Ok(_) => Ok(()),
+        }
+    }
+}
+
+/// What an answer says beyond the request.
+struct Hop {
+    kind: RouteType,
+    route: Route,
+    table: TableId,
+    gateway: Option<IpAddr>,
+    dev: LinkIndex,
+    prefsrc: Option<IpAddr>,
+    iif: Option<LinkIndex>,
+}
+
+fn answer(fib: &Fib, req: &RouteGetRequest, hop: Hop) -> RouteAnswer {
+    RouteAnswer {
+        kind: hop.kind,
+        dst: req.dst,
+        src: req.src,
+        table: hop.table,
+        gateway: hop.gateway,
+        dev: Some(fib.dev_name(hop.dev)),
+        prefsrc: hop.prefsrc,
+        iif: hop.iif.map(|i| fib.dev_name(i)),
+        mark: req.mark,
+        mtu: hop.route.mtu,
+        route: hop.route,
+    }
+}
+
+/// `ip_route_output_key_hash_rcu` + `__mkroute_output`.
+fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAnswer, KernelError> {
+    let dst = v4(&req.dst);
+    let mut flow = flow_of(req, oif);
+    let saddr = req.src.map(|s| v4(&s)).filter(|s| !s.is_unspecified());
+    if let Some(s) = saddr {
+        if s.is_multicast() || s.is_broadcast() || is_zeronet(&s) {
+            return Err(err(Errno::Inval));
+        }
+        let is_local = fib.is_local_address(&IpAddr::V4(s))
+            || fib.addr_type_v4(&IpAddr::V4(s), TABLE_LOCAL, None) == RouteType::Local;
+        if !is_local {
+            return Err(err(Errno::NetUnreach));
+        }
+    }
+    if oif != 0 {
+        let link = &fib.links[&oif];
+        if !link.up {
+            return Err(err(Errno::NetUnreach));
+        }
+        let local_mc = (u32::from(dst) & 0xffff_ff00) == 0xe000_0000;
+        if local_mc || dst.is_broadcast() {
+            let s = saddr.or_else(|| fib.select_addr_v4(oif, None, Scope::LINK).map(|a| v4(&a)));
+            let kind = if dst.is_broadcast() {
+                RouteType::Broadcast
+            } else {
+                RouteType::Multicast
+            };
+            let route = synthetic_route(req.dst, kind, oif);
+            let prefsrc = if req.src.is_none() {
+                s.map(IpAddr::V4)
+            } else {
+                None
+            };
+            return Ok(answer(
+                fib,
+                req,
+                Hop {
+                    kind,
+                    route,
+                    table: TABLE_UNSPEC,
+                    gateway: None,
+                    dev: oif,
+                    prefsrc,
+                    iif: None,
+                },
+            ));
+        }
+    }
+    if dst.is_unspecified() {
+        let s = saddr.unwrap_or(Ipv4Addr::LOCALHOST);
+        let route = synthetic_route(IpAddr::V4(s), RouteType::Local, 1);
+        let prefsrc = if req.src.is_none() {
+            Some(IpAddr::V4(s))
+        } else {
+            None
+        };
+        let mut a = answer(
+            fib,
+            req,
+            Hop {
+                kind: RouteType::Local,
+                route,
+                table: TABLE_UNSPEC,
+                gateway: None,
+                dev: 1,
+                prefsrc,
+                iif: None,
+            },
+        );
+        a.dst = IpAddr::V4(s);
+        return Ok(a);
+    }
+    flow.src = saddr.map(IpAddr::V4);
+    let res = match fib.fib_lookup(&flow) {
+        Ok(res) => res,
+        Err(e) => {
+            if oif != 0 {
+                // "Apparently, routing tables are wrong. Assume, that the destination is on link."
+                let s =
+                    saddr.or_else(|| fib.select_addr_v4(oif, None, Scope::LINK).map(|a| v4(&a)));
+                let route = synthetic_route(req.dst, RouteType::Unicast, oif);
+                let prefsrc = if req.src.is_none() {
+                    s.map(IpAddr::V4)
+                } else {
+                    None
+                };
+                return Ok(answer(
+                    fib,
+                    req,
+                    Hop {
+                        kind: RouteType::Unicast,
+                        route,
+                        table: TABLE_UNSPEC,
+                        gateway: None,
+                        dev: oif,
+                        prefsrc,
+                        iif: None,
+                    },
+                ));
+            }
+            return Err(err(e));
+        }
+    };
+    if res.kind == RouteType::Local {
+        let s = saddr.or(res.route.prefsrc.map(|p| v4(&p))).unwrap_or(dst);
+        let prefsrc = if req.src.is_none() {
+            Some(IpAddr::V4(s))
+        } else {
+            None
+        };
+        return Ok(answer(
+            fib,
+            req,
+            Hop {
+                kind: RouteType::Local,
+                route: res.route.clone(),
+                table: res.table,
+                gateway: None,
+                dev: 1,
+                prefsrc,
+                iif: None,
+            },
+        ));
+    }
+    let nh = fib
+        .choose_path(&res, &flow)
+        .ok_or_else(|| err(Errno::NetUnreach))?;
+    let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
+    let s = match saddr {
+        Some(s) => Some(s),
+        None => res.route.prefsrc.map(|p| v4(&p)).or_else(|| {
+            fib.select_addr_v4(dev, nh.gateway, res.route.scope)
+                .map(|a| v4(&a))
+        }),
+    };
+    // __mkroute_output
+    if s.is_some_and(|s| s.is_loopback()) && !matches!(fib.links[&dev].kind, LinkKind::Loopback) {
+        return Err(err(Errno::Inval));
+    }
+    let kind = if dst.is_broadcast() {
+        RouteType::Broadcast
+    } else if dst.is_multicast() {
+        RouteType::Multicast
+    } else if is_zeronet(&dst) {
+        return Err(err(Errno::Inval));
+    } else {
+        res.kind
+    };
+    let gateway = if kind == RouteType::Broadcast {
+        None
+    } else {
+        nh.gateway
+    };
+    let prefsrc = if req.src.is_none() {
+        s.map(IpAddr::V4)
+    } else {
+        None
+    };
+    Ok(answer(
+        fib,
+        req,
+        Hop {
+            kind,
+            route: res.route.clone(),
+            table: res.table,
+            gateway,
+            dev,
+            prefsrc,
+            iif: None,
+        },
+    ))
+}
+
+/// `ip_route_input_slow` with forwarding on and rp_filter 0.
+fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAnswer, KernelError> {
+    let dst = v4(&req.dst);
+    let src = req.src.map(|s| v4(&s)).unwrap_or(Ipv4Addr::UNSPECIFIED);
+    let martian = || err(Errno::Inval);
+    if src.is_multicast() || src.is_broadcast() {
+        return Err(martian());
+    }
+    let broadcast_answer = |table: TableId, route: Option<Route>| {
+        let route = route.unwrap_or_else(|| synthetic_route(req.dst, RouteType::Broadcast, 1));
+        answer(
+            fib,
+            req,
+            Hop {
+                kind: RouteType::Broadcast,
+                route,
+                table,
+                gateway: None,
+                dev: 1,
+                prefsrc: None,
+                iif: Some(iif),
+            },
+        )
+    };
+    if dst.is_broadcast() || (src.is_unspecified() && dst.is_unspecified()) {
+        return Ok(broadcast_answer(TABLE_UNSPEC, None));
+    }
+    if is_zeronet(&src) || is_zeronet(&dst) || dst.is_loopback() || src.is_loopback() {
+        return Err(martian());
+    }
+    let mut flow = flow_of(req, 0);
+    flow.iif = iif;
+    flow.src = Some(IpAddr::V4(src));
+    let res = fib.fib_lookup(&flow).map_err(err)?;
+    let src_ip = IpAddr::V4(src);
+    match res.kind {
+        RouteType::Broadcast => {
+            fib.validate_source_v4(&src_ip, &req.dst, flow.tos, 0, iif)
+                .map_err(err)?;
+            Ok(broadcast_answer(res.table, Some(res.route.clone())))
+        }
+        RouteType::Local => {
+            fib.validate_source_v4(&src_ip, &req.dst, flow.tos, 0, iif)
+                .map_err(err)?;
+            Ok(answer(
+                fib,
+                req,
+                Hop {
+                    kind: RouteType::Local,
+                    route: res.route.clone(),
+                    table: res.table,
+                    gateway: None,
+                    dev: 1,
+                    prefsrc: None,
+                    iif: Some(iif),
+                },
+            ))
+        }
+        RouteType::Unicast => {
+            let nh = fib
+                .choose_path(&res, &flow)
+                .ok_or_else(|| err(Errno::NetUnreach))?;
+            let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
+            fib.validate_source_v4(&src_ip, &req.dst, flow.tos, dev, iif)
+                .map_err(err)?;
+            Ok(answer(
+                fib,
+                req,
+                Hop {
+                    kind: RouteType::Unicast,
+                    route: res.route.clone(),
+                    table: res.table,
+                    gateway: nh.gateway,
+                    dev,
+                    prefsrc: None,
+                    iif: Some(iif),
+                },
+            ))
+        }
+        _ => Err(martian()),
+    }
+}
+
+/// `ip6_route_output`.
+fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAnswer, KernelError> {
+    let flow = flow_of(req, oif);
+    let res = fib.fib_lookup(&flow).map_err(err)?;
+    if matches!(res.kind, RouteType::Local | RouteType::Anycast) {
+        let dev = res.nexthop().and_then(|n| n.dev);
+        let prefsrc = res
+            .route
+            .prefsrc
+            .or_else(|| fib.select_addr_v6(dev, &req.dst));
+        return Ok(answer(
+            fib,
+            req,
+            Hop {
+                kind: res.kind,
+                route: res.route.clone(),
+                table: res.table,
+                gateway: None,
+                dev: 1,
+                prefsrc,
+                iif: None,
+            },
+        ));
+    }
+    let nh = fib
+        .choose_path(&res, &flow)
+        .ok_or_else(|| err(Errno::NetUnreach))?;
+    let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
+    let prefsrc = res
+        .route
+        .prefsrc
+        .or_else(|| fib.select_addr_v6(Some(dev), &req.dst));
+    Ok(answer(
+        fib,
+        req,
+        Hop {
+            kind: res.kind,
+            route: res.route.clone(),
+            table: res.table,
+            gateway: nh.gateway,
+            dev,
+            prefsrc,
+            iif: None,
+        },
+    ))
+}
+
+/// `ip6_route_input`.
+fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAnswer, KernelError> {
+    let mut flow = flow_of(req, 0);
+    flow.iif = iif;
+    let res = fib.fib_lookup(&flow).map_err(err)?;
+    if matches!(res.kind, RouteType::Local | RouteType::Anycast) {
+        return Ok(answer(
+            fib,
+            req,
+            Hop {
+                kind: res.kind,
+                route: res.route.clone(),
+                table: res.table,
+                gateway: None,
+                dev: 1,
+                prefsrc: None,
+                iif: Some(iif),
+            },
+        ));
+    }
+    let nh = fib
+        .choose_path(&res, &flow)
+        .ok_or_else(|| err(Errno::NetUnreach))?;
+    let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
+    Ok(answer(
+        fib,
+        req,
+        Hop {
+            kind: res.kind,
+            route: res.route.clone(),
+            table: res.table,
+            gateway: nh.gateway,
+            dev,
+            prefsrc: None,
+            iif: Some(iif),
+        },
+    ))
+}

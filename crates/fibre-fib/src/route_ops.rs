@@ -1,0 +1,1064 @@
+//! `ip route add|replace|append|prepend|change|del`: building a route from
+//! a request the way `fib_create_info` (IPv4) and `ip6_route_info_create`
+//! (IPv6) do, with their refusals, and placing it among the routes of its
+//! prefix as `fib_table_insert` / `fib6_add_rt2node` do.
+//!
+//! Kernel-checked refusals (6.18), as iproute2 prints them:
+//! - duplicate `add`: `RTNETLINK answers: File exists`;
+//! - IPv4 `change` of a missing route: `RTNETLINK answers: No such file or
+//!   directory` (ENOENT, not ESRCH); IPv6: `Error: Can not replace route -
+//!   no match found.`;
+//! - `del` of a missing route: `RTNETLINK answers: No such process`; IPv4
+//!   `del` in a table never created: `Error: FIB table does not exist.`;
+//! - unreachable gateway: `Error: Nexthop has invalid gateway.` (IPv4),
+//!   `RTNETLINK answers: No route to host` (IPv6);
+//! - down device: `Error: Device for nexthop is not up.` (IPv4, no
+//!   gateway), `Error: Nexthop device is not up.` (IPv4 onlink, IPv6);
+//! - `src` not local: `Error: Invalid prefsrc address.` (IPv4),
+//!   `Error: Invalid source address.` (IPv6);
+//! - `dev X onlink` without gateway: `Error: Invalid flags for nexthop -
+//!   PERVASIVE and ONLINK can not be set.`.
+
+use std::net::IpAddr;
+
+use crate::command::{NexthopSpec, RouteOp, RouteSpec};
+use crate::error::{Errno, KernelError};
+use crate::fib::Fib;
+use crate::lookup::Flow;
+use crate::types::*;
+
+/// IPv6's default route metric (`IP6_RT_PRIO_USER`).
+pub const IPV6_DEFAULT_METRIC: u32 = 1024;
+
+/// True when two routes carry the same information (the kernel's shared
+/// `fib_info` plus type): what makes an `append` a duplicate.
+pub(crate) fn same_route(a: &Route, b: &Route) -> bool {
+    a.table == b.table
+        && a.dst == b.dst
+        && a.tos == b.tos
+        && a.kind == b.kind
+        && a.protocol == b.protocol
+        && a.scope == b.scope
+        && a.metric == b.metric
+        && a.prefsrc == b.prefsrc
+        && a.mtu == b.mtu
+        && same_nexthops(&a.nexthops, &b.nexthops)
+}
+
+fn same_nexthop(a: &Nexthop, b: &Nexthop) -> bool {
+    a.gateway == b.gateway
+        && a.dev == b.dev
+        && a.weight == b.weight
+        && a.flags.onlink == b.flags.onlink
+}
+
+fn same_nexthops(a: &[Nexthop], b: &[Nexthop]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_nexthop(x, y))
+}
+
+/// Whether a route's type refuses traffic (`fib_props[type].error`).
+pub(crate) fn reject_errno(kind: RouteType) -> Option<Errno> {
+    match kind {
+        RouteType::Blackhole => Some(Errno::Inval),
+        RouteType::Unreachable => Some(Errno::HostUnreach),
+        RouteType::Prohibit => Some(Errno::Acces),
+        _ => None,
+    }
+}
+
+/// Where a new route goes among the routes of its prefix.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Before the first route with the same TOS and metric or later.
+    First,
+    /// After the last route with the same TOS and metric.
+    Last,
+}
+
+/// The position for `r` among routes sorted by TOS (descending) then metric.
+fn position(routes: &[Route], r: &Route, place: Place) -> usize {
+    routes
+        .iter()
+        .position(|x| {
+            x.tos < r.tos
+                || (x.tos == r.tos
+                    && match place {
+                        Place::First => x.metric >= r.metric,
+                        Place::Last => x.metric > r.metric,
+                    })
+        })
+        .unwrap_or(routes.len())
+}
+
+fn effective_table(table: TableId) -> TableId {
+    if table == TABLE_UNSPEC {
+        TABLE_MAIN
+    } else {
+        table
+    }
+}
+
+impl Fib {
+    pub(crate) fn route_apply(&mut self, op: RouteOp, spec: &RouteSpec) -> Result<(), KernelError> {
+        let mut spec = spec.clone();
+        spec.table = effective_table(spec.table);
+        match (op, spec.dst.family()) {
+            (RouteOp::Del, Family::V4) => self.route_del_v4(&spec),
+            (RouteOp::Del, Family::V6) => self.route_del_v6(&spec),
+            (op, Family::V4) => {
+                let route = self.build_route_v4(&spec)?;
+                self.route_insert_v4(op, route)
+            }
+            (op, Family::V6) => {
+                let route = self.build_route_v6(&spec)?;
+                self.route_insert_v6(op, route)
+            }
+        }
+    }
+
+    /// Validates a request into the route the kernel would store.
+    pub(crate) fn build_route(&self, spec: &RouteSpec) -> Result<Route, KernelError> {
+        let mut spec = spec.clone();
+        spec.table = effective_table(spec.table);
+        match spec.dst.family() {
+            Family::V4 => self.build_route_v4(&spec),
+            Family::V6 => self.build_route_v6(&spec),
+        }
+    }
+
+    /// Places a validated route as `op` does.
+    pub(crate) fn insert_route(&mut self, op: RouteOp, route: Route) -> Result<(), KernelError> {
+        match route.family() {
+            Family::V4 => self.route_insert_v4(op, route),
+            Family::V6 => self.route_insert_v6(op, route),
+        }
+    }
+
+    /// The devices a request names, resolved (iproute2 resolves names first).
+    fn resolve_nexthop_devs(
+        &self,
+        spec: &RouteSpec,
+    ) -> Result<Vec<Option<LinkIndex>>, KernelError> {
+        spec.nexthops
+            .iter()
+            .map(|nh| nh.dev.as_deref().map(|d| self.resolve_dev(d)).transpose())
+            .collect()
+    }
+
+    /// `fib_create_info`: validates an IPv4 request and resolves its nexthops.
+    fn build_route_v4(&self, spec: &RouteSpec) -> Result<Route, KernelError> {
+        let devs = self.resolve_nexthop_devs(spec)?;
+        if let Some(IpAddr::V6(_)) = spec.prefsrc {
+            return Err(KernelError::new(Errno::Inval));
+        }
+        let kind = spec.kind;
+        let min_scope = match kind {
+            RouteType::Local => Scope::HOST,
+            RouteType::Broadcast | RouteType::Anycast => Scope::LINK,
+            _ => Scope::UNIVERSE,
+        };
+        if kind == RouteType::Unspec {
+            return Err(KernelError::with_extack(Errno::Inval, "Invalid route type"));
+        }
+        if min_scope > spec.scope {
+            return Err(KernelError::with_extack(Errno::Inval, "Invalid scope"));
+        }
+        if spec.multipath && spec.nexthops.is_empty() {
+            return Err(KernelError::new(Errno::Inval));
+        }
+        let mut route = Route {
+            table: spec.table,
+            dst: spec.dst,
+            tos: spec.tos,
+            kind,
+            protocol: spec.protocol,
+            scope: spec.scope,
+            metric: spec.metric.unwrap_or(0),
+            prefsrc: spec.prefsrc,
+            mtu: spec.mtu,
+            nexthops: Vec::new(),
+        };
+        let is_reject = matches!(
+            kind,
+            RouteType::Blackhole | RouteType::Unreachable | RouteType::Prohibit | RouteType::Throw
+        );
+        if is_reject {
+            if spec
+                .nexthops
+                .iter()
+                .any(|n| n.gateway.is_some() || n.dev.is_some())
+                || spec.multipath
+            {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Gateway, device and multipath can not be specified for this route type",
+                ));
+            }
+            return Ok(route);
+        }
+        if spec.scope > Scope::HOST {
+            return Err(KernelError::with_extack(Errno::Inval, "Invalid scope"));
+        }
+        let requested: Vec<(NexthopSpec, Option<LinkIndex>)> = if spec.nexthops.is_empty() {
+            vec![(
+                NexthopSpec {
+                    gateway: None,
+                    dev: None,
+                    weight: 1,
+                    onlink: false,
+                },
+                None,
+            )]
+        } else {
+            spec.nexthops.iter().cloned().zip(devs).collect()
+        };
+        for (nh, _) in &requested {
+            if let Some(IpAddr::V6(_)) = nh.gateway {
+                // IPv6 gateways for IPv4 routes (RFC 5549) are out of this model.
+                return Err(KernelError::new(Errno::Inval));
+            }
+            if nh.weight == 0 || nh.weight > 256 {
+                return Err(KernelError::new(Errno::Inval));
+            }
+        }
+        if spec.scope == Scope::HOST {
+            if requested.len() != 1 {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Route with host scope can not have multiple nexthops",
+                ));
+            }
+            let (nh, dev) = &requested[0];
+            if nh.gateway.is_some() {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Route with host scope can not have a gateway",
+                ));
+            }
+            let Some(dev) = dev else {
+                return Err(KernelError::new(Errno::NoDev));
+            };
+            let carrier = self.links[dev].carrier;
+            route.nexthops.push(Nexthop {
+                gateway: None,
+                dev: Some(*dev),
+                weight: nh.weight,
+                flags: NexthopFlags {
+                    onlink: nh.onlink,
+                    dead: false,
+                    linkdown: !carrier,
+                },
+            });
+        } else {
+            for (nh, dev) in &requested {
+                route
+                    .nexthops
+                    .push(self.check_nexthop_v4(nh, *dev, spec.table, spec.scope)?);
+            }
+        }
+        if let Some(src) = route.prefsrc {
+            if !self.valid_prefsrc_v4(&route, src) {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Invalid prefsrc address",
+                ));
+            }
+        }
+        Ok(route)
+    }
+
+    /// `fib_check_nh`: the gateway must be reachable on link (or `onlink`),
+    /// the device up.
+    fn check_nexthop_v4(
+        &self,
+        nh: &NexthopSpec,
+        dev: Option<LinkIndex>,
+        table: TableId,
+        scope: Scope,
+    ) -> Result<Nexthop, KernelError> {
+        let Some(gw) = nh.gateway else {
+            if nh.onlink {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Invalid flags for nexthop - PERVASIVE and ONLINK can not be set",
+                ));
+            }
+            let Some(dev) = dev else {
+                return Err(KernelError::with_extack(
+                    Errno::NoDev,
+                    "Device for nexthop is not up",
+                ));
+            };
+            let link = &self.links[&dev];
+            if !link.up {
+                return Err(KernelError::with_extack(
+                    Errno::NetDown,
+                    "Device for nexthop is not up",
+                ));
+            }
+            return Ok(Nexthop {
+                gateway: None,
+                dev: Some(dev),
+                weight: nh.weight,
+                flags: NexthopFlags {
+                    onlink: false,
+                    dead: false,
+                    linkdown: !link.carrier,
+                },
+            });
+        };
+        if nh.onlink {
+            if scope >= Scope::LINK {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Nexthop has invalid scope",
+                ));
+            }
+            let Some(dev) = dev else {
+                return Err(KernelError::with_extack(
+                    Errno::NoDev,
+                    "Nexthop device required for onlink",
+                ));
+            };
+            let link = &self.links[&dev];
+            if !link.up {
+                return Err(KernelError::with_extack(
+                    Errno::NetDown,
+                    "Nexthop device is not up",
+                ));
+            }
+            if self.addr_type_v4_on_dev(&gw, dev) != RouteType::Unicast {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Nexthop has invalid gateway",
+                ));
+            }
+            return Ok(Nexthop {
+                gateway: Some(gw),
+                dev: Some(dev),
+                weight: nh.weight,
+                flags: NexthopFlags {
+                    onlink: true,
+                    dead: false,
+                    linkdown: !link.carrier,
+                },
+            });
+        }
+        let flow = Flow {
+            dst: gw,
+            scope: Scope(scope.0.saturating_add(1).max(Scope::LINK.0)),
+            oif: dev.unwrap_or(0),
+            ..Flow::output(gw)
+        };
+        let mut found = None;
+        if table != TABLE_MAIN {
+            if let Some(t) = self.tables.get(&table) {
+                found = self.table_lookup(t, table, &flow).ok();
+            }
+        }
+        let res = match found {
+            Some(r) => r,
+            None => self.fib_lookup(&flow).map_err(|_| {
+                KernelError::with_extack(Errno::Inval, "Nexthop has invalid gateway")
+            })?,
+        };
+        if res.kind != RouteType::Unicast && res.kind != RouteType::Local {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Nexthop has invalid gateway",
+            ));
+        }
+        let Some(out_dev) = res.nexthop().and_then(|n| n.dev) else {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "No egress device for nexthop gateway",
+            ));
+        };
+        let link = &self.links[&out_dev];
+        if !link.up {
+            return Err(KernelError::new(Errno::NetDown));
+        }
+        Ok(Nexthop {
+            gateway: Some(gw),
+            dev: Some(out_dev),
+            weight: nh.weight,
+            flags: NexthopFlags {
+                onlink: false,
+                dead: false,
+                linkdown: !link.carrier,
+            },
+        })
+    }
+
+    /// `__inet_dev_addr_type` for the local table, restricted to one device.
+    pub(crate) fn addr_type_v4_on_dev(&self, addr: &IpAddr, dev: LinkIndex) -> RouteType {
+        self.addr_type_v4(addr, TABLE_LOCAL, Some(dev))
+    }
+
+    /// `inet_addr_type_table`: the type of the route an address hits in a table.
+    pub(crate) fn addr_type_v4(
+        &self,
+        addr: &IpAddr,
+        table: TableId,
+        dev: Option<LinkIndex>,
+    ) -> RouteType {
+        let IpAddr::V4(a) = addr else {
+            return RouteType::Unicast;
+        };
+        if a.is_unspecified() || a.is_broadcast() || a.octets()[0] == 0 {
+            return RouteType::Broadcast;
+        }
+        if a.is_multicast() {
+            return RouteType::Multicast;
+        }
+        let Some(t) = self.tables.get(&table) else {
+            return RouteType::Unicast;
+        };
+        let flow = Flow::output(*addr);
+        match self.table_lookup(t, table, &flow) {
+            Ok(res) => {
+                let nh_dev = res.route.nexthops.first().and_then(|n| n.dev);
+                if dev.is_none() || dev == nh_dev {
+                    res.kind
+                } else {
+                    RouteType::Unicast
+                }
+            }
+            Err(_) => RouteType::Unicast,
+        }
+    }
+
+    /// `fib_valid_prefsrc`.
+    fn valid_prefsrc_v4(&self, route: &Route, src: IpAddr) -> bool {
+        if route.kind == RouteType::Local && route.dst.len() == 32 && route.dst.addr() == src {
+            return true;
+        }
+        let table = if route.table == TABLE_LOCAL {
+            TABLE_MAIN
+        } else {
+            route.table
+        };
+        let mut t = self.addr_type_v4(&src, table, None);
+        if t != RouteType::Local && table != TABLE_LOCAL {
+            t = self.addr_type_v4(&src, TABLE_LOCAL, None);
+        }
+        t == RouteType::Local
+    }
+
+    /// `fib_table_insert`.
+    fn route_insert_v4(&mut self, op: RouteOp, route: Route) -> Result<(), KernelError> {
+        let (create, excl, replace, append) = match op {
+            RouteOp::Add => (true, true, false, false),
+            RouteOp::Replace => (true, false, true, false),
+            RouteOp::Change => (false, false, true, false),
+            RouteOp::Append => (true, false, false, true),
+            RouteOp::Prepend => (true, false, false, false),
+            RouteOp::Del => unreachable!("deletes are handled apart"),
+        };
+        let existing = self
+            .tables
+            .get(&route.table)
+            .and_then(|t| t.get(&route.dst))
+            .map(|e| e.routes.clone())
+            .unwrap_or_default();
+        let group: Vec<usize> = existing
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.tos == route.tos && r.metric == route.metric)
+            .map(|(i, _)| i)
+            .collect();
+        let mut at = position(&existing, &route, Place::First);
+        if let Some(&first) = group.first() {
+            if excl {
+                return Err(KernelError::new(Errno::Exist));
+            }
+            let matching = group.iter().copied().find(|&i| {
+                let r = &existing[i];
+                r.kind == route.kind && same_route(r, &route)
+            });
+            if replace {
+                if let Some(m) = matching {
+                    return if m == first {
+                        Ok(())
+                    } else {
+                        Err(KernelError::new(Errno::Exist))
+                    };
+                }
+                self.note_custom_local(&route);
+                let t = self.tables.get_mut(&route.table).expect("exists");
+                let dst = route.dst;
+                t.routes_mut(&dst)[first] = route;
+                return Ok(());
+            }
+            if matching.is_some() {
+                return Err(KernelError::new(Errno::Exist));
+            }
+            at = if append {
+                group.last().expect("non-empty") + 1
+            } else {
+                first
+            };
+        }
+        if !create {
+            return Err(KernelError::new(Errno::NoEnt));
+        }
+        self.note_custom_local(&route);
+        let seq = self.next_table_seq();
+        let t = self.tables.entry(route.table).or_default();
+        t.create(Family::V4, seq);
+        t.routes_mut(&route.dst).insert(at, route);
+        Ok(())
+    }
+
+    fn note_custom_local(&mut self, route: &Route) {
+        if route.kind == RouteType::Local && route.protocol != Protocol::KERNEL {
+            self.custom_local_routes = true;
+        }
+    }
+
+    /// `fib_table_delete`.
+    fn route_del_v4(&mut self, spec: &RouteSpec) -> Result<(), KernelError> {
+        let devs = self.resolve_nexthop_devs(spec)?;
+        let Some(table) = self
+            .tables
+            .get(&spec.table)
+            .filter(|t| t.exists(Family::V4))
+        else {
+            return Err(KernelError::with_extack(
+                Errno::Srch,
+                "FIB table does not exist",
+            ));
+        };
+        let Some(entry) = table.get(&spec.dst) else {
+            return Err(KernelError::new(Errno::Srch));
+        };
+        let victim = entry.routes.iter().position(|r| {
+            r.tos == spec.tos
+                && (spec.kind == RouteType::Unspec || r.kind == spec.kind)
+                && (spec.scope == Scope::NOWHERE || r.scope == spec.scope)
+                && (spec.prefsrc.is_none() || r.prefsrc == spec.prefsrc)
+                && (spec.protocol == Protocol::UNSPEC || r.protocol == spec.protocol)
+                && spec.metric.is_none_or(|m| m == 0 || m == r.metric)
+                && spec.mtu.is_none_or(|m| r.mtu == Some(m))
+                && nexthops_match_v4(spec, &devs, r)
+        });
+        let Some(i) = victim else {
+            return Err(KernelError::new(Errno::Srch));
+        };
+        let t = self.tables.get_mut(&spec.table).expect("checked");
+        t.routes_mut(&spec.dst).remove(i);
+        t.prune(&spec.dst);
+        Ok(())
+    }
+
+    /// `ip6_route_info_create` + `fib6_nh_init`: validates an IPv6 request.
+    fn build_route_v6(&self, spec: &RouteSpec) -> Result<Route, KernelError> {
+        let devs = self.resolve_nexthop_devs(spec)?;
+        let metric = match spec.metric {
+            None | Some(0) => IPV6_DEFAULT_METRIC,
+            Some(m) => m,
+        };
+        if spec.kind == RouteType::Unspec {
+            return Err(KernelError::with_extack(Errno::Inval, "Invalid route type"));
+        }
+        let mut route = Route {
+            table: spec.table,
+            dst: spec.dst,
+            tos: 0,
+            kind: spec.kind,
+            protocol: spec.protocol,
+            scope: Scope::UNIVERSE,
+            metric,
+            prefsrc: spec.prefsrc,
+            mtu: spec.mtu,
+            nexthops: Vec::new(),
+        };
+        let is_reject = matches!(
+            spec.kind,
+            RouteType::Blackhole | RouteType::Unreachable | RouteType::Prohibit | RouteType::Throw
+        );
+        if is_reject {
+            // Reject routes hang off the loopback device.
+            route.nexthops.push(Nexthop {
+                gateway: None,
+                dev: Some(1),
+                weight: 1,
+                flags: NexthopFlags::default(),
+            });
+            return Ok(route);
+        }
+        let requested: Vec<(NexthopSpec, Option<LinkIndex>)> = if spec.nexthops.is_empty() {
+            vec![(
+                NexthopSpec {
+                    gateway: None,
+                    dev: None,
+                    weight: 1,
+                    onlink: false,
+                },
+                None,
+            )]
+        } else {
+            spec.nexthops.iter().cloned().zip(devs).collect()
+        };
+        for (nh, dev) in &requested {
+            route.nexthops.push(self.check_nexthop_v6(nh, *dev, spec)?);
+        }
+        if let Some(src) = route.prefsrc {
+            if !matches!(src, IpAddr::V6(_)) || !self.is_local_address(&src) {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Invalid source address",
+                ));
+            }
+        }
+        Ok(route)
+    }
+
+    /// `fib6_nh_init` / `ip6_validate_gw`.
+    fn check_nexthop_v6(
+        &self,
+        nh: &NexthopSpec,
+        dev: Option<LinkIndex>,
+        spec: &RouteSpec,
+    ) -> Result<Nexthop, KernelError> {
+        if nh.weight == 0 || nh.weight > 256 {
+            return Err(KernelError::new(Errno::Inval));
+        }
+        if nh.onlink {
+            let Some(d) = dev else {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Nexthop device required for onlink",
+                ));
+            };
+            if !self.links[&d].up {
+                return Err(KernelError::with_extack(
+                    Errno::NetDown,
+                    "Nexthop device is not up",
+                ));
+            }
+        }
+        let mut dev = dev;
+        if let Some(gw) = nh.gateway {
+            let IpAddr::V6(gw6) = gw else {
+                return Err(KernelError::new(Errno::Inval));
+            };
+            let link_local = (gw6.segments()[0] & 0xffc0) == 0xfe80;
+            if let Some(d) = dev {
+                let on_dev = self.addrs_of_v6(d).iter().any(|a| a.local == gw);
+                if on_dev || (!link_local && self.is_local_address(&gw)) {
+                    return Err(KernelError::with_extack(
+                        Errno::Inval,
+                        "Gateway can not be a local address",
+                    ));
+                }
+            }
+            if !link_local {
+                if gw6.is_multicast() || gw6.is_unspecified() {
+                    return Err(KernelError::with_extack(
+                        Errno::Inval,
+                        "Invalid gateway address",
+                    ));
+                }
+                if nh.onlink {
+                    self.check_gateway_onlink_v6(&gw, dev.expect("checked above"))?;
+                } else {
+                    dev = Some(self.check_gateway_v6(&gw, dev, spec.table)?);
+                }
+            }
+            let Some(d) = dev else {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Egress device not specified",
+                ));
+            };
+            if matches!(self.links[&d].kind, LinkKind::Loopback) {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Egress device can not be loopback device for this route",
+                ));
+            }
+            if self.is_local_address(&gw) {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Gateway can not be a local address",
+                ));
+            }
+        }
+        let Some(d) = dev else {
+            return Err(KernelError::new(Errno::NoDev));
+        };
+        let link = &self.links[&d];
+        if !link.up {
+            return Err(KernelError::with_extack(
+                Errno::NetDown,
+                "Nexthop device is not up",
+            ));
+        }
+        let local_like = matches!(spec.kind, RouteType::Local | RouteType::Anycast);
+        Ok(Nexthop {
+            gateway: nh.gateway,
+            dev: Some(d),
+            weight: nh.weight,
+            flags: NexthopFlags {
+                onlink: nh.onlink,
+                dead: false,
+                linkdown: !local_like && !link.carrier,
+            },
+        })
+    }
+
+    /// `ip6_route_check_nh`: the gateway must be on a connected route.
+    fn check_gateway_v6(
+        &self,
+        gw: &IpAddr,
+        dev: Option<LinkIndex>,
+        table: TableId,
+    ) -> Result<LinkIndex, KernelError> {
+        let unreach = KernelError::new(Errno::HostUnreach);
+        let flow = Flow {
+            oif: dev.unwrap_or(0),
+            ..Flow::output(*gw)
+        };
+        let usable = |res: &crate::lookup::FibResult<'_>| {
+            let nh = res.nexthop()?;
+            if reject_errno(res.kind).is_some()
+                || res.kind == RouteType::Throw
+                || nh.gateway.is_some()
+            {
+                return None;
+            }
+            let d = nh.dev?;
+            if dev.is_some_and(|want| want != d) {
+                return None;
+            }
+            Some(d)
+        };
+        if let Some(t) = self.tables.get(&table) {
+            if let Ok(res) = self.table_lookup(t, table, &flow) {
+                if let Some(d) = usable(&res) {
+                    return Ok(d);
+                }
+            }
+        }
+        let res = self.fib_lookup(&flow).map_err(|_| unreach.clone())?;
+        usable(&res).ok_or(unreach)
+    }
+
+    /// `ip6_route_check_nh_onlink`.
+    fn check_gateway_onlink_v6(&self, gw: &IpAddr, dev: LinkIndex) -> Result<(), KernelError> {
+        let flow = Flow {
+            oif: dev,
+            ..Flow::output(*gw)
+        };
+        let Some(t) = self.tables.get(&TABLE_MAIN) else {
+            return Ok(());
+        };
+        if let Ok(res) = self.table_lookup(t, TABLE_MAIN, &flow) {
+            let is_reject = reject_errno(res.kind).is_some() || res.kind == RouteType::Throw;
+            let nh_dev = res.nexthop().and_then(|n| n.dev);
+            if !is_reject
+                && !res.route.dst.is_default()
+                && (res.kind != RouteType::Unicast || nh_dev != Some(dev))
+            {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Nexthop has invalid gateway or device mismatch",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `fib6_add_rt2node`: IPv6 routes sorted by metric; gateway routes of
+    /// the same metric become ECMP siblings (one multipath route here).
+    fn route_insert_v6(&mut self, op: RouteOp, route: Route) -> Result<(), KernelError> {
+        let ecmp_able = |r: &Route| {
+            r.kind == RouteType::Unicast && r.nexthops.iter().all(|n| n.gateway.is_some())
+        };
+        let existing = self
+            .tables
+            .get(&route.table)
+            .and_then(|t| t.get(&route.dst))
+            .map(|e| e.routes.clone())
+            .unwrap_or_default();
+        let same_metric: Vec<usize> = existing
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.metric == route.metric)
+            .map(|(i, _)| i)
+            .collect();
+        let seq = self.next_table_seq();
+        match op {
+            RouteOp::Add if !same_metric.is_empty() => Err(KernelError::new(Errno::Exist)),
+            RouteOp::Replace | RouteOp::Change => {
+                let target = same_metric
+                    .iter()
+                    .copied()
+                    .find(|&i| ecmp_able(&existing[i]) == ecmp_able(&route))
+                    .or(same_metric.first().copied());
+                let t = self.tables.entry(route.table).or_default();
+                match target {
+                    Some(i) => {
+                        let dst = route.dst;
+                        t.routes_mut(&dst)[i] = route;
+                        Ok(())
+                    }
+                    None if op == RouteOp::Replace => {
+                        t.create(Family::V6, seq);
+                        let routes = t.routes_mut(&route.dst);
+                        let at = position(routes, &route, Place::Last);
+                        routes.insert(at, route);
+                        Ok(())
+                    }
+                    None => Err(KernelError::with_extack(
+                        Errno::NoEnt,
+                        "Can not replace route - no match found",
+                    )),
+                }
+            }
+            _ => {
+                // add (no same metric), append, prepend.
+                for &i in &same_metric {
+                    let r = &existing[i];
+                    let dup = route.nexthops.iter().any(|n| {
+                        r.nexthops
+                            .iter()
+                            .any(|m| m.gateway == n.gateway && m.dev == n.dev)
+                    });
+                    if dup {
+                        return Err(KernelError::new(Errno::Exist));
+                    }
+                }
+                let sibling_of = if ecmp_able(&route) {
+                    same_metric
+                        .iter()
+                        .copied()
+                        .find(|&i| ecmp_able(&existing[i]))
+                } else {
+                    None
+                };
+                let t = self.tables.entry(route.table).or_default();
+                t.create(Family::V6, seq);
+                let routes = t.routes_mut(&route.dst);
+                match sibling_of {
+                    Some(i) => routes[i].nexthops.extend(route.nexthops),
+                    None => {
+                        let at = position(routes, &route, Place::Last);
+                        routes.insert(at, route);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// `ip6_route_del`: the first route (or, with a gateway, the one path)
+    /// matching the given dev/gateway/metric/protocol.
+    fn route_del_v6(&mut self, spec: &RouteSpec) -> Result<(), KernelError> {
+        let devs = self.resolve_nexthop_devs(spec)?;
+        let wanted: Vec<(Option<IpAddr>, Option<LinkIndex>)> = if spec.nexthops.is_empty() {
+            vec![(None, None)]
+        } else {
+            spec.nexthops
+                .iter()
+                .zip(&devs)
+                .map(|(n, d)| (n.gateway, *d))
+                .collect()
+        };
+        let mut result = Ok(());
+        for (gw, dev) in wanted {
+            if let Err(e) = self.route_del_v6_one(spec, gw, dev) {
+                result = Err(e);
+            }
+        }
+        result
+    }
+
+    fn route_del_v6_one(
+        &mut self,
+        spec: &RouteSpec,
+        gw: Option<IpAddr>,
+        dev: Option<LinkIndex>,
+    ) -> Result<(), KernelError> {
+        let srch = KernelError::new(Errno::Srch);
+        let Some(table) = self.tables.get_mut(&spec.table) else {
+            return Err(srch);
+        };
+        if table.get(&spec.dst).is_none() {
+            return Err(srch);
+        }
+        let routes = table.routes_mut(&spec.dst);
+        let mut hit = None;
+        'outer: for (ri, r) in routes.iter().enumerate() {
+            if spec.metric.is_some_and(|m| m != 0 && m != r.metric) {
+                continue;
+            }
+            if spec.protocol != Protocol::UNSPEC && spec.protocol != r.protocol {
+                continue;
+            }
+            for (ni, n) in r.nexthops.iter().enumerate() {
+                if dev.is_some_and(|d| n.dev != Some(d)) {
+                    continue;
+                }
+                if gw.is_some() && n.gateway != gw {
+                    continue;
+                }
+                hit = Some((ri, ni));
+                break 'outer;
+            }
+        }
+        let Some((ri, ni)) = hit else {
+            table.prune(&spec.dst);
+            return Err(srch);
+        };
+        if gw.is_some() && routes[ri].nexthops.len() > 1 {
+            routes[ri].nexthops.remove(ni);
+        } else {
+            routes.remove(ri);
+        }
+        table.prune(&spec.dst);
+        Ok(())
+    }
+
+    /// `fib_magic(RTM_NEWROUTE)` with NLM_F_CREATE|NLM_F_APPEND: adds a
+    /// route the kernel makes unless an identical one is there.
+    pub(crate) fn add_kernel_route(&mut self, route: Route) {
+        let seq = self.next_table_seq();
+        let t = self.tables.entry(route.table).or_default();
+        t.create(route.family(), seq);
+        let routes = t.routes_mut(&route.dst);
+        if routes.iter().any(|r| same_route(r, &route)) {
+            return;
+        }
+        let at = position(routes, &route, Place::Last);
+        routes.insert(at, route);
+    }
+
+    /// Removes a route identical to `route`, if present.
+    pub(crate) fn remove_exact_route(&mut self, route: &Route) {
+        if let Some(t) = self.tables.get_mut(&route.table) {
+            if t.get(&route.dst).is_none() {
+                return;
+            }
+            let routes = t.routes_mut(&route.dst);
+            if let Some(i) = routes.iter().position(|r| same_route(r, route)) {
+                routes.remove(i);
+            }
+            t.prune(&route.dst);
+        }
+    }
+
+    /// Applies `f` to every route of every table, dropping routes for which
+    /// it returns false.
+    fn retain_routes(&mut self, mut f: impl FnMut(&mut Route) -> bool) {
+        for t in self.tables.values_mut() {
+            for e in t.v4.entries_mut() {
+                e.routes.retain_mut(&mut f);
+            }
+            for e in t.v6.entries_mut() {
+                e.routes.retain_mut(&mut f);
+            }
+            t.v4.prune_all();
+            t.v6.prune_all();
+        }
+    }
+
+    /// `fib_sync_down_dev` + flush: routes through a link that went down
+    /// (or away) die; multipath routes lose the path and die with the last.
+    /// Host-scope (local) IPv4 routes survive a plain down.
+    pub(crate) fn flush_routes_of_dev(&mut self, index: LinkIndex, unregister: bool) {
+        self.retain_routes(|r| {
+            if !r.nexthops.iter().any(|n| n.dev == Some(index)) {
+                return true;
+            }
+            if !unregister {
+                // Host-scope IPv4 routes (local addresses) outlive a down link;
+                // IPv6 local routes go with their addresses, not here.
+                let v4_host = r.family() == Family::V4 && r.scope == Scope::HOST;
+                let v6_local = r.family() == Family::V6 && r.kind == RouteType::Local;
+                if v4_host || v6_local {
+                    return true;
+                }
+            }
+            if r.nexthops.len() == 1 || (unregister && r.family() == Family::V4) {
+                return false;
+            }
+            if unregister {
+                // IPv6 siblings are separate routes: only the one through the link goes.
+                r.nexthops.retain(|n| n.dev != Some(index));
+                return true;
+            }
+            for n in r.nexthops.iter_mut() {
+                if n.dev == Some(index) {
+                    n.flags.dead = true;
+                }
+            }
+            !r.nexthops.iter().all(|n| n.flags.dead)
+        });
+    }
+
+    /// `fib_sync_up`: dead paths through a link that came up live again.
+    pub(crate) fn revive_nexthops_of_dev(&mut self, index: LinkIndex) {
+        self.retain_routes(|r| {
+            for n in r.nexthops.iter_mut() {
+                if n.dev == Some(index) {
+                    n.flags.dead = false;
+                }
+            }
+            true
+        });
+    }
+
+    /// Sets or clears RTNH_F_LINKDOWN on paths through a link.
+    pub(crate) fn set_linkdown_flags(&mut self, index: LinkIndex, linkdown: bool) {
+        self.retain_routes(|r| {
+            let local_like =
+                matches!(r.kind, RouteType::Local | RouteType::Anycast) && r.family() == Family::V6;
+            for n in r.nexthops.iter_mut() {
+                if n.dev == Some(index) && !local_like {
+                    n.flags.linkdown = linkdown;
+                }
+            }
+            true
+        });
+    }
+
+    /// `fib_sync_down_addr`: IPv4 routes preferring a vanished source die.
+    pub(crate) fn flush_routes_with_prefsrc(&mut self, addr: &IpAddr) {
+        if !matches!(addr, IpAddr::V4(_)) {
+            return;
+        }
+        self.retain_routes(|r| r.prefsrc != Some(*addr));
+    }
+}
+
+/// `fib_nh_match`: the request's paths against a route's.
+fn nexthops_match_v4(spec: &RouteSpec, devs: &[Option<LinkIndex>], r: &Route) -> bool {
+    if spec.multipath {
+        if spec.nexthops.len() != r.nexthops.len() {
+            return false;
+        }
+        return spec
+            .nexthops
+            .iter()
+            .zip(devs)
+            .zip(&r.nexthops)
+            .all(|((want, dev), have)| {
+                dev.is_none_or(|d| have.dev == Some(d))
+                    && want.gateway.is_none_or(|g| have.gateway == Some(g))
+                    && want.weight == have.weight
+            });
+    }
+    let Some(want) = spec.nexthops.first() else {
+        return true;
+    };
+    let dev = devs.first().copied().flatten();
+    if dev.is_none() && want.gateway.is_none() {
+        return true;
+    }
+    let Some(have) = r.nexthops.first() else {
+        return false;
+    };
+    dev.is_none_or(|d| have.dev == Some(d)) && want.gateway.is_none_or(|g| have.gateway == Some(g))
+}

@@ -1,0 +1,312 @@
+//! Policy rules (`ip rule`): the defaults, `add`/`del` with the kernel's
+//! choices and refusals, and the match of one rule against a flow.
+//!
+//! Kernel-checked (6.18):
+//! - IPv4 starts with 0 local, 32766 main, 32767 default; IPv6 with 0 local
+//!   and 32766 main only;
+//! - `add` without a priority takes the priority of the second rule in the
+//!   list minus one (`fib_default_rule_pref`): 32765, then 32764, ...;
+//! - `goto` to a priority not above the rule's own: `Error: Backward goto
+//!   not supported.`; to a priority no rule has: accepted, shown
+//!   `[unresolved]` and skipped by lookups;
+//! - `del` with nothing matching: `RTNETLINK answers: No such file or
+//!   directory`; an identical `add`: `RTNETLINK answers: File exists`;
+//! - the rule actions `unreachable`/`prohibit`/`blackhole` answer
+//!   "Network is unreachable" / "Permission denied" / "Invalid argument"
+//!   (a rule's unreachable is ENETUNREACH, a route's EHOSTUNREACH).
+
+use std::net::IpAddr;
+
+use crate::command::{RuleOp, RuleSpec};
+use crate::error::{Errno, KernelError};
+use crate::fib::Fib;
+use crate::lookup::Flow;
+use crate::types::*;
+
+fn rule(family: Family, priority: u32, table: TableId) -> Rule {
+    Rule {
+        family,
+        priority,
+        invert: false,
+        from: None,
+        to: None,
+        iif: None,
+        oif: None,
+        fwmark: None,
+        tos: 0,
+        action: RuleAction::Lookup(table),
+        suppress_prefixlength: None,
+        suppress_ifgroup: None,
+        protocol: Protocol::KERNEL,
+    }
+}
+
+/// The rules of a new namespace.
+pub(crate) fn default_rules(family: Family) -> Vec<Rule> {
+    let mut v = vec![
+        rule(family, 0, TABLE_LOCAL),
+        rule(family, 32766, TABLE_MAIN),
+    ];
+    if family == Family::V4 {
+        v.push(rule(family, 32767, TABLE_DEFAULT));
+    }
+    v
+}
+
+fn prefix_holds(p: &Option<Prefix>, addr: Option<IpAddr>, family: Family) -> bool {
+    match p {
+        None => true,
+        Some(p) => p.contains(&addr.unwrap_or(family.unspecified())),
+    }
+}
+
+fn iface_matches(fib: &Fib, name: &Option<String>, index: LinkIndex) -> bool {
+    match name {
+        None => true,
+        // A rule naming a missing device never matches (its ifindex is -1).
+        Some(n) => fib.link_by_name(n).is_some_and(|l| l.index == index),
+    }
+}
+
+/// `fib_rule_match`: selectors, then `not`.
+pub(crate) fn rule_matches(fib: &Fib, rule: &Rule, flow: &Flow) -> bool {
+    let family = Family::of(&flow.dst);
+    let matched = iface_matches(fib, &rule.iif, flow.iif)
+        && (rule.oif.is_none() || iface_matches(fib, &rule.oif, flow.oif))
+        && rule
+            .fwmark
+            .is_none_or(|(mark, mask)| (mark ^ flow.mark) & mask == 0)
+        && prefix_holds(&rule.from, flow.src, family)
+        && prefix_holds(&rule.to, Some(flow.dst), family)
+        && (rule.tos == 0 || rule.tos == flow.tos);
+    matched != rule.invert
+}
+
+/// The rule an add request makes (before priority and checks).
+fn rule_from_spec(spec: &RuleSpec, priority: u32) -> Rule {
+    let fwmark = spec.fwmark.and_then(|(mark, mask)| {
+        // Without a mask the kernel uses 0xffffffff for a non-zero mark.
+        let mask = if mask == 0 && mark != 0 {
+            u32::MAX
+        } else {
+            mask
+        };
+        (mark != 0 || mask != 0).then_some((mark, mask))
+    });
+    Rule {
+        family: spec.family,
+        priority,
+        invert: spec.invert,
+        from: spec.from.filter(|p| !p.is_default()),
+        to: spec.to.filter(|p| !p.is_default()),
+        iif: spec.iif.clone(),
+        oif: spec.oif.clone(),
+        fwmark,
+        tos: spec.tos,
+        action: spec.action.unwrap_or(RuleAction::Lookup(TABLE_MAIN)),
+        suppress_prefixlength: spec.suppress_prefixlength,
+        suppress_ifgroup: spec.suppress_ifgroup,
+        protocol: spec.protocol.unwrap_or(Protocol::BOOT),
+    }
+}
+
+/// The same rule, as `rule_exists` sees it (protocol aside).
+fn same_rule(a: &Rule, b: &Rule) -> bool {
+    a.priority == b.priority
+        && a.invert == b.invert
+        && a.from == b.from
+        && a.to == b.to
+        && a.iif == b.iif
+        && a.oif == b.oif
+        && a.fwmark == b.fwmark
+        && a.tos == b.tos
+        && a.action == b.action
+        && a.suppress_prefixlength == b.suppress_prefixlength
+        && a.suppress_ifgroup == b.suppress_ifgroup
+}
+
+/// `rule_find`: a delete request's given fields against a rule.
+fn del_matches(spec: &RuleSpec, r: &Rule) -> bool {
+    let action_ok = match spec.action {
+        None => true,
+        Some(RuleAction::Lookup(t)) => r.action == RuleAction::Lookup(t),
+        Some(RuleAction::Goto(_)) => matches!(r.action, RuleAction::Goto(_)),
+        Some(a) => r.action == a,
+    };
+    action_ok
+        && spec.priority.is_none_or(|p| p == r.priority)
+        && spec.iif.as_ref().is_none_or(|n| r.iif.as_ref() == Some(n))
+        && spec.oif.as_ref().is_none_or(|n| r.oif.as_ref() == Some(n))
+        && spec.fwmark.is_none_or(|(mark, mask)| {
+            (mark == 0 || r.fwmark.map(|f| f.0) == Some(mark))
+                && (mask == 0 || r.fwmark.map(|f| f.1) == Some(mask))
+        })
+        && spec
+            .suppress_prefixlength
+            .is_none_or(|n| r.suppress_prefixlength == Some(n))
+        && spec
+            .suppress_ifgroup
+            .is_none_or(|g| r.suppress_ifgroup == Some(g))
+        && spec
+            .from
+            .filter(|p| !p.is_default())
+            .is_none_or(|p| r.from == Some(p))
+        && spec
+            .to
+            .filter(|p| !p.is_default())
+            .is_none_or(|p| r.to == Some(p))
+        && (spec.tos == 0 || spec.tos == r.tos)
+        && spec.protocol.is_none_or(|p| p == r.protocol)
+}
+
+impl Fib {
+    pub(crate) fn rule_apply(&mut self, op: RuleOp, spec: &RuleSpec) -> Result<(), KernelError> {
+        for p in [spec.from, spec.to].into_iter().flatten() {
+            if p.family() != spec.family {
+                return Err(KernelError::new(Errno::Inval));
+            }
+        }
+        match op {
+            RuleOp::Add => self.rule_add(spec),
+            RuleOp::Del => self.rule_del(spec),
+        }
+    }
+
+    fn rule_add(&mut self, spec: &RuleSpec) -> Result<(), KernelError> {
+        let rules = match spec.family {
+            Family::V4 => &self.rules_v4,
+            Family::V6 => &self.rules_v6,
+        };
+        // fib_default_rule_pref: the second rule's priority minus one.
+        let priority = spec.priority.unwrap_or_else(|| match rules.get(1) {
+            Some(r) if r.priority > 0 => r.priority - 1,
+            _ => 0,
+        });
+        let rule = rule_from_spec(spec, priority);
+        if let RuleAction::Goto(target) = rule.action {
+            if target <= rule.priority {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Backward goto not supported",
+                ));
+            }
+        }
+        if let RuleAction::Lookup(TABLE_UNSPEC) = rule.action {
+            return Err(KernelError::new(Errno::Inval));
+        }
+        if rules.iter().any(|r| same_rule(r, &rule)) {
+            return Err(KernelError::new(Errno::Exist));
+        }
+        let at = rules
+            .iter()
+            .position(|r| r.priority > rule.priority)
+            .unwrap_or(rules.len());
+        match spec.family {
+            Family::V4 => {
+                self.custom_rules_v4 = true;
+                self.rules_v4.insert(at, rule);
+            }
+            Family::V6 => self.rules_v6.insert(at, rule),
+        }
+        Ok(())
+    }
+
+    fn rule_del(&mut self, spec: &RuleSpec) -> Result<(), KernelError> {
+        let rules = match spec.family {
+            Family::V4 => &mut self.rules_v4,
+            Family::V6 => &mut self.rules_v6,
+        };
+        let Some(i) = rules.iter().position(|r| del_matches(spec, r)) else {
+            return Err(KernelError::new(Errno::NoEnt));
+        };
+        rules.remove(i);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(action: RuleAction) -> RuleSpec {
+        RuleSpec {
+            family: Family::V4,
+            priority: None,
+            invert: false,
+            from: None,
+            to: None,
+            iif: None,
+            oif: None,
+            fwmark: None,
+            tos: 0,
+            action: Some(action),
+            suppress_prefixlength: None,
+            suppress_ifgroup: None,
+            protocol: None,
+        }
+    }
+
+    fn prios(fib: &Fib) -> Vec<u32> {
+        fib.rules(Family::V4).iter().map(|r| r.priority).collect()
+    }
+
+    #[test]
+    fn default_priority_is_second_rule_minus_one() {
+        // Kernel-checked: two `rule add table N` got 32765 then 32764.
+        let mut fib = Fib::new();
+        fib.rule_apply(RuleOp::Add, &spec(RuleAction::Lookup(100)))
+            .unwrap();
+        fib.rule_apply(RuleOp::Add, &spec(RuleAction::Lookup(101)))
+            .unwrap();
+        assert_eq!(prios(&fib), [0, 32764, 32765, 32766, 32767]);
+        assert_eq!(fib.rules(Family::V4)[1].action, RuleAction::Lookup(101));
+    }
+
+    #[test]
+    fn refusals() {
+        let mut fib = Fib::new();
+        let mut back = spec(RuleAction::Goto(40));
+        back.priority = Some(50);
+        let e = fib.rule_apply(RuleOp::Add, &back).unwrap_err();
+        assert_eq!(e.to_string(), "Error: Backward goto not supported.");
+        let mut gone = spec(RuleAction::Lookup(555));
+        gone.action = Some(RuleAction::Lookup(555));
+        let e = fib.rule_apply(RuleOp::Del, &gone).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "RTNETLINK answers: No such file or directory"
+        );
+        let mut dup = spec(RuleAction::Lookup(7));
+        dup.priority = Some(7);
+        fib.rule_apply(RuleOp::Add, &dup).unwrap();
+        let e = fib.rule_apply(RuleOp::Add, &dup).unwrap_err();
+        assert_eq!(e.to_string(), "RTNETLINK answers: File exists");
+    }
+
+    #[test]
+    fn ipv6_defaults_have_no_default_table_rule() {
+        let fib = Fib::new();
+        let v6: Vec<(u32, RuleAction)> = fib
+            .rules(Family::V6)
+            .iter()
+            .map(|r| (r.priority, r.action))
+            .collect();
+        assert_eq!(
+            v6,
+            [
+                (0, RuleAction::Lookup(TABLE_LOCAL)),
+                (32766, RuleAction::Lookup(TABLE_MAIN))
+            ]
+        );
+    }
+
+    #[test]
+    fn fwmark_without_mask_is_exact() {
+        let mut fib = Fib::new();
+        let mut s = spec(RuleAction::Lookup(51820));
+        s.invert = true;
+        s.fwmark = Some((51820, 0));
+        fib.rule_apply(RuleOp::Add, &s).unwrap();
+        assert_eq!(fib.rules(Family::V4)[1].fwmark, Some((51820, u32::MAX)));
+    }
+}
