@@ -1,3 +1,156 @@
-fn main() {
-    println!("fibre: under construction");
+//! `fibre`: the command line. Global options load the FIB (`--config`),
+//! then one subcommand reads or queries it. Exit status: 0 success, 1 usage
+//! or configuration error, 2 a lookup refused (as `ip`).
+
+mod bench;
+mod cli;
+mod format;
+mod get;
+mod import;
+mod lookup;
+mod outcome;
+mod show;
+
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use fibre_fib::{config, Family, Fib};
+
+use cli::{Cli, Command, RouteAction};
+use outcome::Outcome;
+
+/// The options every subcommand sees.
+#[derive(Debug, Clone, Copy)]
+struct Globals {
+    json: bool,
+    family: Option<Family>,
+}
+
+impl Globals {
+    fn of(cli: &Cli) -> Globals {
+        let family = if cli.ipv6 {
+            Some(Family::V6)
+        } else if cli.ipv4 {
+            Some(Family::V4)
+        } else {
+            None
+        };
+        Globals {
+            json: cli.json,
+            family,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse_from(cli::normalize_args(std::env::args())) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return ExitCode::from(if err.use_stderr() { 1 } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(outcome) => ExitCode::from(outcome.exit_code()),
+        Err(err) => {
+            eprintln!("fibre: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<Outcome> {
+    let globals = Globals::of(&cli);
+    if let Command::Bench(args) = cli.command {
+        bench::run(args)?;
+        return Ok(Outcome::Success);
+    }
+    let mut fib = Fib::new();
+    if let Some(path) = &cli.config {
+        let (loaded, skipped) = config::load(&fib, path, cli.force)?;
+        for diagnostic in &skipped {
+            eprintln!("{diagnostic}");
+        }
+        fib = loaded;
+    }
+    dispatch(fib, globals, cli.command)
+}
+
+fn dispatch(mut fib: Fib, globals: Globals, command: Command) -> Result<Outcome> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let family = globals.family.unwrap_or(Family::V4);
+    let outcome = match command {
+        Command::Route { action } => match action {
+            RouteAction::Get { words } => {
+                get::route_get(&fib, &words, globals.family, globals.json, &mut out)?
+            }
+            RouteAction::Show { words } => {
+                let filter = show::RouteFilter::parse(&words)?;
+                show::routes(&fib, family, &filter, globals.json, &mut out)?;
+                Outcome::Success
+            }
+            RouteAction::Import(args) => {
+                let table = config::parse_table_id(&args.table).with_context(|| {
+                    format!(
+                        "--table: expected local, main, default or a number, got \"{}\"",
+                        args.table
+                    )
+                })?;
+                let summary = import::import(&mut fib, &args.file, table, args.nexthops)?;
+                if args.then.is_empty() {
+                    writeln!(out, "{summary}")?;
+                    Outcome::Success
+                } else {
+                    eprintln!("{summary}");
+                    drop(out);
+                    return follow_up(fib, globals, args.then);
+                }
+            }
+        },
+        Command::Rule { .. } => {
+            show::rules(&fib, family, globals.json, &mut out)?;
+            Outcome::Success
+        }
+        Command::Link { .. } => {
+            show::links(&fib, globals.json, &mut out)?;
+            Outcome::Success
+        }
+        Command::Addr { .. } => {
+            show::addresses(&fib, globals.family, globals.json, &mut out)?;
+            Outcome::Success
+        }
+        Command::Lookup => {
+            let stdin = io::stdin();
+            lookup::run(&fib, globals.family, globals.json, stdin.lock(), &mut out)?;
+            Outcome::Success
+        }
+        Command::Bench(args) => {
+            bench::run(args)?;
+            Outcome::Success
+        }
+    };
+    out.flush()?;
+    Ok(outcome)
+}
+
+/// The command after `route import FILE`, run on the imported FIB; its own
+/// options add to the outer ones.
+fn follow_up(fib: Fib, outer: Globals, words: Vec<String>) -> Result<Outcome> {
+    let args = std::iter::once("fibre".to_string()).chain(words);
+    let cli = Cli::try_parse_from(cli::normalize_args(args))
+        .map_err(|err| anyhow::anyhow!("the command after the import file: {}", err.render()))?;
+    let inner = Globals::of(&cli);
+    if cli.config.is_some() {
+        anyhow::bail!(
+            "the command after the import file: --config must come before \"route import\""
+        );
+    }
+    let globals = Globals {
+        json: outer.json || inner.json,
+        family: inner.family.or(outer.family),
+    };
+    dispatch(fib, globals, cli.command)
 }

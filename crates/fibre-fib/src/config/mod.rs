@@ -47,6 +47,17 @@ use crate::types::Family;
 use crate::Fib;
 use words::Words;
 
+/// A table name (`local`, `main`, `default`) or number, as `table T` takes it.
+///
+/// ```
+/// assert_eq!(fibre_fib::config::parse_table_id("main"), Some(254));
+/// assert_eq!(fibre_fib::config::parse_table_id("0x10"), Some(16));
+/// assert_eq!(fibre_fib::config::parse_table_id("foo"), None);
+/// ```
+pub fn parse_table_id(token: &str) -> Option<crate::types::TableId> {
+    values::table_id(token)
+}
+
 /// One command of a configuration and the line it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement {

@@ -1,0 +1,370 @@
+//! `ip route get` answers (iproute2's `print_route` for a cloned route).
+
+use std::fmt::Write;
+
+use fibre_fib::{Family, KernelError, RouteAnswer, RouteType, TABLE_MAIN};
+use serde_json::{json, Map, Value};
+
+use super::route::{route_json, route_text, RouteStyle};
+use super::DeviceNames;
+
+/// How `fibmatch` answers print: the FIB route, table named when not main.
+const FIBMATCH: RouteStyle = RouteStyle { show_table: true };
+
+/// The answer as `ip route get` prints it (IPv4: two lines, the second
+/// `    cache ...`; IPv6: one), newline included.
+pub fn answer_text(
+    names: &dyn DeviceNames,
+    answer: &RouteAnswer,
+    uid: u32,
+    fibmatch: bool,
+) -> String {
+    if fibmatch {
+        return route_text(names, &answer.route, FIBMATCH);
+    }
+    let v6 = Family::of(&answer.dst) == Family::V6;
+    let mut out = String::new();
+    if answer.kind != RouteType::Unicast {
+        let _ = write!(out, "{} ", answer.kind.name());
+    }
+    let _ = write!(out, "{} ", answer.dst);
+    match answer.src {
+        Some(src) => {
+            let _ = write!(out, "from {src} ");
+        }
+        None if v6 => out.push_str("from :: "),
+        None => {}
+    }
+    if let Some(gw) = answer.gateway {
+        if Family::of(&gw) != Family::of(&answer.dst) {
+            let _ = write!(out, "via inet6 {gw} ");
+        } else {
+            let _ = write!(out, "via {gw} ");
+        }
+    }
+    if let Some(dev) = &answer.dev {
+        let _ = write!(out, "dev {dev} ");
+    }
+    if answer.table != TABLE_MAIN {
+        let _ = write!(out, "table {} ", fibre_fib::table_name(answer.table));
+    }
+    if let Some(prefsrc) = shown_prefsrc(answer) {
+        let _ = write!(out, "src {prefsrc} ");
+    }
+    if v6 {
+        let _ = write!(out, "metric {} ", answer.route.metric);
+    }
+    if answer.mark != 0 {
+        let _ = write!(out, "mark {} ", answer.mark);
+    }
+    if v6 {
+        out.push_str("pref medium\n");
+        return out;
+    }
+    if answer.iif.is_none() {
+        let _ = write!(out, "uid {uid} ");
+    }
+    out.push_str("\n    cache ");
+    let flags = cache_flags(answer.kind);
+    if !flags.is_empty() {
+        let _ = write!(out, "<{}> ", flags.join(","));
+    }
+    if let Some(iif) = &answer.iif {
+        let _ = write!(out, "iif {iif} ");
+    }
+    if let Some(mtu) = answer.mtu {
+        let _ = write!(out, "mtu {mtu} ");
+    }
+    out.push('\n');
+    out
+}
+
+/// The answer on one line, for `fibre lookup`: the text form with the
+/// `cache` line joined and the trailing blanks trimmed.
+pub fn answer_line(
+    names: &dyn DeviceNames,
+    answer: &RouteAnswer,
+    uid: u32,
+    fibmatch: bool,
+) -> String {
+    let text = answer_text(names, answer, uid, fibmatch);
+    text.split(['\n', '\t'])
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The answer as one `ip -j route get` object.
+pub fn answer_json(
+    names: &dyn DeviceNames,
+    answer: &RouteAnswer,
+    uid: u32,
+    fibmatch: bool,
+) -> Value {
+    if fibmatch {
+        return route_json(names, &answer.route, FIBMATCH);
+    }
+    let v6 = Family::of(&answer.dst) == Family::V6;
+    let mut obj = Map::new();
+    if answer.kind != RouteType::Unicast {
+        obj.insert("type".into(), json!(answer.kind.name()));
+    }
+    obj.insert("dst".into(), json!(answer.dst.to_string()));
+    match answer.src {
+        Some(src) => {
+            obj.insert("from".into(), json!(src.to_string()));
+        }
+        None if v6 => {
+            obj.insert("from".into(), json!("::"));
+        }
+        None => {}
+    }
+    if let Some(gw) = answer.gateway {
+        if Family::of(&gw) != Family::of(&answer.dst) {
+            obj.insert(
+                "via".into(),
+                json!({ "family": "inet6", "host": gw.to_string() }),
+            );
+        } else {
+            obj.insert("gateway".into(), json!(gw.to_string()));
+        }
+    }
+    if let Some(dev) = &answer.dev {
+        obj.insert("dev".into(), json!(dev));
+    }
+    if answer.table != TABLE_MAIN {
+        obj.insert("table".into(), json!(fibre_fib::table_name(answer.table)));
+    }
+    if let Some(prefsrc) = shown_prefsrc(answer) {
+        obj.insert("prefsrc".into(), json!(prefsrc.to_string()));
+    }
+    if v6 {
+        obj.insert("metric".into(), json!(answer.route.metric));
+    }
+    obj.insert("flags".into(), json!([]));
+    if answer.mark != 0 {
+        obj.insert("mark".into(), json!(answer.mark));
+    }
+    if !v6 {
+        if answer.iif.is_none() {
+            obj.insert("uid".into(), json!(uid));
+        }
+        obj.insert("cache".into(), json!(cache_flags(answer.kind)));
+        if let Some(iif) = &answer.iif {
+            obj.insert("iif".into(), json!(iif));
+        }
+    }
+    if let Some(mtu) = answer.mtu {
+        obj.insert("metrics".into(), json!([{ "mtu": mtu }]));
+    }
+    if v6 {
+        obj.insert("pref".into(), json!("medium"));
+    }
+    Value::Object(obj)
+}
+
+/// `{"dst": ..., "error": ...}` for a refused or malformed query.
+pub fn error_json(dst: Option<&str>, message: &str) -> Value {
+    json!({ "dst": dst, "error": message })
+}
+
+/// The kernel's words for a refusal, without `RTNETLINK answers: `.
+pub fn kernel_message(err: &KernelError) -> String {
+    match &err.extack {
+        Some(extack) => extack.clone(),
+        None => err.errno.message().to_string(),
+    }
+}
+
+/// The kernel omits RTA_PREFSRC when it equals the source asked for.
+fn shown_prefsrc(answer: &RouteAnswer) -> Option<std::net::IpAddr> {
+    answer.prefsrc.filter(|p| Some(*p) != answer.src)
+}
+
+/// The IPv4 route cache flags `ip` prints in `<...>` (RTCF_LOCAL,
+/// RTCF_BROADCAST, RTCF_MULTICAST).
+fn cache_flags(kind: RouteType) -> Vec<&'static str> {
+    match kind {
+        RouteType::Local => vec!["local"],
+        RouteType::Broadcast => vec!["local", "brd"],
+        RouteType::Multicast => vec!["mc"],
+        _ => vec![],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::NameList;
+    use fibre_fib::{Errno, Nexthop, NexthopFlags, Prefix, Protocol, Route, Scope, TABLE_LOCAL};
+
+    fn names() -> NameList {
+        NameList(vec!["lo", "eth1", "eth0"])
+    }
+
+    fn answer(dst: &str, gw: Option<&str>, dev: &str, prefsrc: Option<&str>) -> RouteAnswer {
+        let dst: std::net::IpAddr = dst.parse().unwrap();
+        RouteAnswer {
+            kind: RouteType::Unicast,
+            dst,
+            src: None,
+            table: TABLE_MAIN,
+            gateway: gw.map(|g| g.parse().unwrap()),
+            dev: Some(dev.to_string()),
+            prefsrc: prefsrc.map(|p| p.parse().unwrap()),
+            iif: None,
+            mark: 0,
+            mtu: None,
+            route: Route {
+                table: TABLE_MAIN,
+                dst: Prefix::containing(dst, 16),
+                tos: 0,
+                kind: RouteType::Unicast,
+                protocol: Protocol::BOOT,
+                scope: Scope::UNIVERSE,
+                metric: 0,
+                prefsrc: None,
+                mtu: None,
+                nexthops: vec![Nexthop {
+                    gateway: gw.map(|g| g.parse().unwrap()),
+                    dev: Some(3),
+                    weight: 1,
+                    flags: NexthopFlags::default(),
+                }],
+            },
+        }
+    }
+
+    // Expected strings are iproute2 6.1's output for the same answers.
+
+    #[test]
+    fn plain_output_lookup() {
+        let a = answer("10.1.0.5", Some("10.0.0.2"), "eth0", Some("10.0.0.1"));
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "10.1.0.5 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 \n    cache \n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, false).to_string(),
+            r#"{"dst":"10.1.0.5","gateway":"10.0.0.2","dev":"eth0","prefsrc":"10.0.0.1","flags":[],"uid":0,"cache":[]}"#
+        );
+        assert_eq!(
+            answer_line(&names(), &a, 0, false),
+            "10.1.0.5 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 cache"
+        );
+    }
+
+    #[test]
+    fn local_and_broadcast_answers() {
+        let mut a = answer("10.0.0.1", None, "lo", Some("10.0.0.1"));
+        a.kind = RouteType::Local;
+        a.table = TABLE_LOCAL;
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "local 10.0.0.1 dev lo table local src 10.0.0.1 uid 0 \n    cache <local> \n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, false).to_string(),
+            r#"{"type":"local","dst":"10.0.0.1","dev":"lo","table":"local","prefsrc":"10.0.0.1","flags":[],"uid":0,"cache":["local"]}"#
+        );
+        a.kind = RouteType::Broadcast;
+        a.dst = "10.0.0.255".parse().unwrap();
+        a.dev = Some("eth0".into());
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "broadcast 10.0.0.255 dev eth0 table local src 10.0.0.1 uid 0 \n    cache <local,brd> \n"
+        );
+    }
+
+    #[test]
+    fn from_mark_uid_and_mtu() {
+        let mut a = answer("10.1.0.5", Some("10.0.0.2"), "eth0", Some("10.0.0.1"));
+        a.src = Some("10.0.0.1".parse().unwrap());
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "10.1.0.5 from 10.0.0.1 via 10.0.0.2 dev eth0 uid 0 \n    cache \n"
+        );
+        a.src = None;
+        a.mark = 5;
+        assert_eq!(
+            answer_text(&names(), &a, 7, false),
+            "10.1.0.5 via 10.0.0.2 dev eth0 src 10.0.0.1 mark 5 uid 7 \n    cache \n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, false).to_string(),
+            r#"{"dst":"10.1.0.5","gateway":"10.0.0.2","dev":"eth0","prefsrc":"10.0.0.1","flags":[],"mark":5,"uid":0,"cache":[]}"#
+        );
+        let mut a = answer("10.30.0.1", None, "eth0", Some("10.0.0.1"));
+        a.mtu = Some(1400);
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "10.30.0.1 dev eth0 src 10.0.0.1 uid 0 \n    cache mtu 1400 \n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, false).to_string(),
+            r#"{"dst":"10.30.0.1","dev":"eth0","prefsrc":"10.0.0.1","flags":[],"uid":0,"cache":[],"metrics":[{"mtu":1400}]}"#
+        );
+    }
+
+    #[test]
+    fn input_lookup() {
+        let mut a = answer("10.1.0.5", Some("10.0.0.2"), "eth0", None);
+        a.src = Some("10.0.1.2".parse().unwrap());
+        a.iif = Some("eth1".into());
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "10.1.0.5 from 10.0.1.2 via 10.0.0.2 dev eth0 \n    cache iif eth1 \n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, false).to_string(),
+            r#"{"dst":"10.1.0.5","from":"10.0.1.2","gateway":"10.0.0.2","dev":"eth0","flags":[],"cache":[],"iif":"eth1"}"#
+        );
+    }
+
+    #[test]
+    fn ipv6_answer() {
+        let mut a = answer(
+            "2001:db8:1::5",
+            Some("2001:db8::2"),
+            "eth0",
+            Some("2001:db8::1"),
+        );
+        a.route.metric = 1024;
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "2001:db8:1::5 from :: via 2001:db8::2 dev eth0 src 2001:db8::1 metric 1024 pref medium\n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, false).to_string(),
+            r#"{"dst":"2001:db8:1::5","from":"::","gateway":"2001:db8::2","dev":"eth0","prefsrc":"2001:db8::1","metric":1024,"flags":[],"pref":"medium"}"#
+        );
+    }
+
+    #[test]
+    fn fibmatch_prints_the_fib_route() {
+        let a = answer("10.1.0.5", Some("10.0.0.2"), "eth0", Some("10.0.0.1"));
+        assert_eq!(
+            answer_text(&names(), &a, 0, true),
+            "10.1.0.0/16 via 10.0.0.2 dev eth0 \n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, true).to_string(),
+            r#"{"dst":"10.1.0.0/16","gateway":"10.0.0.2","dev":"eth0","flags":[]}"#
+        );
+    }
+
+    #[test]
+    fn errors_in_json() {
+        let err = KernelError::new(Errno::NetUnreach);
+        assert_eq!(
+            error_json(Some("10.9.9.9"), &kernel_message(&err)).to_string(),
+            r#"{"dst":"10.9.9.9","error":"Network is unreachable"}"#
+        );
+        let err = KernelError::with_extack(Errno::Inval, "Invalid prefix for given prefix length");
+        assert_eq!(
+            kernel_message(&err),
+            "Invalid prefix for given prefix length"
+        );
+    }
+}

@@ -1,0 +1,175 @@
+//! `fibre route show`, `rule show`, `link show`, `addr show`.
+
+use std::io::Write;
+
+use anyhow::{bail, Context, Result};
+use fibre_fib::{config, Family, Fib, RouteType, TableId, TABLE_MAIN};
+use serde_json::Value;
+
+use crate::format::addr::{link_addresses_json, link_addresses_text};
+use crate::format::link::{link_json, link_text};
+use crate::format::route::{route_json, route_text, RouteStyle};
+use crate::format::rule::{rule_json, rule_text};
+
+/// The selector of `route show`: `[table T|all] [type T]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteFilter {
+    /// One table, or every table (`all`) when None.
+    pub table: Option<TableId>,
+    /// Only routes of this type.
+    pub kind: Option<RouteType>,
+}
+
+impl RouteFilter {
+    /// Reads `route show`'s words.
+    pub fn parse(words: &[String]) -> Result<RouteFilter> {
+        let mut filter = RouteFilter {
+            table: Some(TABLE_MAIN),
+            kind: None,
+        };
+        let mut words = words.iter().map(String::as_str);
+        while let Some(word) = words.next() {
+            match word {
+                "table" => {
+                    let Some(token) = words.next() else {
+                        bail!("\"table\": expected a table name, a number or \"all\", got end of line");
+                    };
+                    filter.table = if token == "all" {
+                        None
+                    } else {
+                        Some(config::parse_table_id(token).with_context(|| {
+                            format!("\"table\": expected local, main, default, all or a number from 0 to 4294967295, got \"{token}\"")
+                        })?)
+                    };
+                }
+                "type" => {
+                    let Some(token) = words.next() else {
+                        bail!("\"type\": expected a route type, got end of line");
+                    };
+                    filter.kind = Some(RouteType::from_name(token).with_context(|| {
+                        format!("\"type\": expected unicast, local, broadcast, anycast, multicast, blackhole, unreachable, prohibit or throw, got \"{token}\"")
+                    })?);
+                }
+                other => bail!("\"route show\": expected table T or type T, got \"{other}\""),
+            }
+        }
+        Ok(filter)
+    }
+}
+
+/// `ip route show` of one family.
+pub fn routes(
+    fib: &Fib,
+    family: Family,
+    filter: &RouteFilter,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let style = RouteStyle {
+        show_table: filter.table.is_none(),
+    };
+    let routes = fib
+        .routes(family, filter.table)
+        .into_iter()
+        .filter(|r| filter.kind.is_none() || filter.kind == Some(r.kind));
+    if json {
+        let list: Vec<Value> = routes.map(|r| route_json(fib, r, style)).collect();
+        write!(out, "{}", Value::Array(list))?;
+    } else {
+        for route in routes {
+            out.write_all(route_text(fib, route, style).as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// `ip rule show` of one family.
+pub fn rules(fib: &Fib, family: Family, json: bool, out: &mut dyn Write) -> Result<()> {
+    let exists = |name: &str| fib.link_by_name(name).is_some();
+    if json {
+        let list: Vec<Value> = fib
+            .rules(family)
+            .iter()
+            .map(|r| rule_json(r, &exists))
+            .collect();
+        write!(out, "{}", Value::Array(list))?;
+    } else {
+        for rule in fib.rules(family) {
+            out.write_all(rule_text(rule, &exists).as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// `ip link show`.
+pub fn links(fib: &Fib, json: bool, out: &mut dyn Write) -> Result<()> {
+    if json {
+        let list: Vec<Value> = fib.links().map(|l| Value::Object(link_json(l))).collect();
+        write!(out, "{}", Value::Array(list))?;
+    } else {
+        for link in fib.links() {
+            out.write_all(link_text(link).as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// `ip addr show`; with a family, only links holding addresses of it.
+pub fn addresses(fib: &Fib, family: Option<Family>, json: bool, out: &mut dyn Write) -> Result<()> {
+    let all = fib.addresses(family);
+    let mut list = Vec::new();
+    for link in fib.links() {
+        let mine: Vec<_> = all
+            .iter()
+            .copied()
+            .filter(|a| a.link == link.index)
+            .collect();
+        if family.is_some() && mine.is_empty() {
+            continue;
+        }
+        if json {
+            list.push(link_addresses_json(link, &mine));
+        } else {
+            out.write_all(link_addresses_text(link, &mine).as_bytes())?;
+        }
+    }
+    if json {
+        write!(out, "{}", Value::Array(list))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn route_filter_words() {
+        assert_eq!(
+            RouteFilter::parse(&[]).unwrap(),
+            RouteFilter {
+                table: Some(TABLE_MAIN),
+                kind: None
+            }
+        );
+        assert_eq!(RouteFilter::parse(&words("table all")).unwrap().table, None);
+        assert_eq!(
+            RouteFilter::parse(&words("table local")).unwrap().table,
+            Some(255)
+        );
+        assert_eq!(
+            RouteFilter::parse(&words("type blackhole")).unwrap().kind,
+            Some(RouteType::Blackhole)
+        );
+        let err = RouteFilter::parse(&words("table foo"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("got \"foo\""), "{err}");
+        assert!(RouteFilter::parse(&words("type")).is_err());
+        assert!(RouteFilter::parse(&words("frob")).is_err());
+    }
+}
