@@ -123,10 +123,12 @@ fn run_case(
     let (refusals, replies) = ask_kernel(config, queries)?;
     let fibre = fibre_cli::lookup(config, queries)?;
     let mut outcome = CaseOutcome {
+        refusal_differences: report::refusal_differences(&refusals, &fibre.refusals),
         refusals,
         ..CaseOutcome::default()
     };
-    for (index, ((query, kernel), fibre)) in queries.iter().zip(replies).zip(fibre).enumerate() {
+    let answers = queries.iter().zip(replies).zip(fibre.outcomes);
+    for (index, ((query, kernel), fibre)) in answers.enumerate() {
         let verdict = compare::compare(&kernel, &fibre, strict_prefsrc);
         outcome.compared += 1;
         for note in &verdict.notes {
@@ -241,14 +243,15 @@ fn random_configurations_agree_with_the_kernel() {
             }
             tally.add_mismatch(&origin, mismatch);
         }
-        tally.add_case(&outcome);
+        tally.add_case(&origin, &case.config, &outcome);
     }
     tally.print("random configurations");
     assert!(
-        tally.mismatches == 0,
-        "{} of {} answers differ from the kernel's (causes above)",
+        tally.mismatches == 0 && tally.refusal_mismatches == 0,
+        "{} of {} answers differ from the kernel's, {} configuration lines refused differently (causes above)",
         tally.mismatches,
-        tally.compared
+        tally.compared,
+        tally.refusal_mismatches
     );
     assert!(tally.compared > 0, "no query was compared");
 }
@@ -353,13 +356,14 @@ fn handwritten_configuration_agrees_with_the_kernel() {
     for mismatch in &outcome.mismatches {
         tally.add_mismatch("handwritten", mismatch);
     }
-    tally.add_case(&outcome);
+    tally.add_case("handwritten", &config, &outcome);
     tally.print("handwritten configuration");
     assert!(
-        outcome.mismatches.is_empty(),
-        "{} of {} answers differ from the kernel's",
+        outcome.mismatches.is_empty() && outcome.refusal_differences.is_empty(),
+        "{} of {} answers differ from the kernel's; lines refused differently: {:?}",
         outcome.mismatches.len(),
-        outcome.compared
+        outcome.compared,
+        outcome.refusal_differences
     );
 }
 
@@ -379,13 +383,14 @@ fn corpus_cases_agree_with_the_kernel() {
         for mismatch in &outcome.mismatches {
             tally.add_mismatch(&origin, mismatch);
         }
-        tally.add_case(&outcome);
+        tally.add_case(&origin, &case.config, &outcome);
     }
     tally.print(&format!("corpus ({} cases)", cases.len()));
     assert!(
-        tally.mismatches == 0,
-        "{} of {} corpus answers differ from the kernel's",
+        tally.mismatches == 0 && tally.refusal_mismatches == 0,
+        "{} of {} corpus answers differ from the kernel's, {} lines refused differently",
         tally.mismatches,
-        tally.compared
+        tally.compared,
+        tally.refusal_mismatches
     );
 }

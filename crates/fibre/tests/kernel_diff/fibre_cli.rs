@@ -1,5 +1,7 @@
-//! The fibre side: `fibre lookup --config FILE -j`, queries on stdin, one
-//! JSON object per line on stdout.
+//! The fibre side: `fibre lookup --config FILE --force -j`, queries on
+//! stdin, one JSON object per line on stdout; with `--force` the lines it
+//! refuses are reported on stderr as `FILE:N: MESSAGE` (as `ip -force`
+//! would print them) and skipped.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -7,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::answer::{self, Outcome};
+use super::kernel::Refusal;
 use super::process;
 
 /// Limit for one `fibre lookup` process.
@@ -38,14 +41,24 @@ impl Drop for TempConfig {
     }
 }
 
-/// Asks `fibre lookup` every query against `config`; one outcome per query.
-pub fn lookup(config: &[String], queries: &[String]) -> Result<Vec<Outcome>, String> {
+/// What fibre made of a case.
+#[derive(Debug, Clone)]
+pub struct FibreRun {
+    /// Configuration lines it refused.
+    pub refusals: Vec<Refusal>,
+    /// One outcome per query.
+    pub outcomes: Vec<Outcome>,
+}
+
+/// Asks `fibre lookup` every query against `config`.
+pub fn lookup(config: &[String], queries: &[String]) -> Result<FibreRun, String> {
     let file = TempConfig::write(config)?;
     let mut command = Command::new(env!("CARGO_BIN_EXE_fibre"));
     command
         .arg("lookup")
         .arg("--config")
         .arg(&file.path)
+        .arg("--force")
         .arg("-j");
     let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
     let done = process::run(command, &input, FIBRE_LIMIT)?;
@@ -69,5 +82,52 @@ pub fn lookup(config: &[String], queries: &[String]) -> Result<Vec<Outcome>, Str
             done.stderr.trim()
         ));
     }
-    lines.iter().map(|l| answer::parse_json_answer(l)).collect()
+    let outcomes = lines
+        .iter()
+        .map(|l| answer::parse_json_answer(l))
+        .collect::<Result<Vec<_>, _>>()?;
+    let prefix = format!("{}:", file.path.display());
+    Ok(FibreRun {
+        refusals: parse_refusals(&done.stderr, &prefix),
+        outcomes,
+    })
+}
+
+/// The `PREFIX N: MESSAGE` lines of fibre's stderr (PREFIX is `FILE:`).
+fn parse_refusals(stderr: &str, prefix: &str) -> Vec<Refusal> {
+    stderr
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix(prefix)?;
+            let (number, message) = rest.split_once(':')?;
+            Some(Refusal {
+                line: number.trim().parse().ok()?,
+                message: answer::normalise_error(message),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_read_from_stderr() {
+        let stderr = "/tmp/x.conf:5: RTNETLINK answers: File exists\n/tmp/x.conf:6: Error: Nexthop has invalid gateway.\nsomething else\n/tmp/other:7: nope\n";
+        let refusals = parse_refusals(stderr, "/tmp/x.conf:");
+        assert_eq!(
+            refusals,
+            vec![
+                Refusal {
+                    line: 5,
+                    message: "File exists".into()
+                },
+                Refusal {
+                    line: 6,
+                    message: "Nexthop has invalid gateway".into()
+                },
+            ]
+        );
+    }
 }

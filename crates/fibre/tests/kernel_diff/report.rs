@@ -25,11 +25,72 @@ pub struct Mismatch {
     pub cause: String,
 }
 
+/// A configuration line one side refused and the other did not, or
+/// refused with another message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusalDifference {
+    /// 1-based line.
+    pub line: usize,
+    /// The kernel's message, `None` when it took the line.
+    pub kernel: Option<String>,
+    /// fibre's message, `None` when it took the line.
+    pub fibre: Option<String>,
+}
+
+impl RefusalDifference {
+    fn side(message: &Option<String>) -> String {
+        match message {
+            Some(m) => format!("refused ({m})"),
+            None => "accepted".into(),
+        }
+    }
+
+    /// A grouping key: what kind of line, and what each side did.
+    pub fn cause(&self, config: &[String]) -> String {
+        let text = config.get(self.line - 1).map(String::as_str).unwrap_or("");
+        let words: Vec<&str> = text
+            .split_whitespace()
+            .filter(|w| !w.starts_with('-'))
+            .take(2)
+            .collect();
+        format!(
+            "config `{}`: kernel {} / fibre {}",
+            words.join(" "),
+            Self::side(&self.kernel),
+            Self::side(&self.fibre)
+        )
+    }
+}
+
+/// The lines the two sides refused differently.
+pub fn refusal_differences(kernel: &[Refusal], fibre: &[Refusal]) -> Vec<RefusalDifference> {
+    let by_line = |refusals: &[Refusal]| -> BTreeMap<usize, String> {
+        refusals
+            .iter()
+            .map(|r| (r.line, r.message.clone()))
+            .collect()
+    };
+    let (kernel, fibre) = (by_line(kernel), by_line(fibre));
+    let lines: std::collections::BTreeSet<usize> =
+        kernel.keys().chain(fibre.keys()).copied().collect();
+    lines
+        .into_iter()
+        .filter(|line| kernel.get(line) != fibre.get(line))
+        .map(|line| RefusalDifference {
+            line,
+            kernel: kernel.get(&line).cloned(),
+            fibre: fibre.get(&line).cloned(),
+        })
+        .collect()
+}
+
 /// One case's results.
 #[derive(Debug, Clone, Default)]
 pub struct CaseOutcome {
     /// Configuration lines the kernel refused.
     pub refusals: Vec<Refusal>,
+    /// Configuration lines refused differently by the two sides.
+    pub refusal_differences: Vec<RefusalDifference>,
     /// Answers compared.
     pub compared: usize,
     /// Answers that differ.
@@ -45,6 +106,8 @@ pub struct Tally {
     pub compared: usize,
     /// Answers that differ.
     pub mismatches: usize,
+    /// Configuration lines refused differently.
+    pub refusal_mismatches: usize,
     /// Count and first example (origin, query) per cause.
     causes: BTreeMap<String, (usize, String)>,
     /// Kernel refusals of configuration lines by message.
@@ -73,10 +136,18 @@ impl Tally {
         self.causes.contains_key(cause)
     }
 
-    /// Adds a case's counts (its mismatches are added one by one).
-    pub fn add_case(&mut self, outcome: &CaseOutcome) {
+    /// Adds a case's counts (its answer mismatches are added one by one).
+    pub fn add_case(&mut self, origin: &str, config: &[String], outcome: &CaseOutcome) {
         self.compared += outcome.compared;
         self.mismatches += outcome.mismatches.len();
+        self.refusal_mismatches += outcome.refusal_differences.len();
+        for difference in &outcome.refusal_differences {
+            let entry = self
+                .causes
+                .entry(difference.cause(config))
+                .or_insert_with(|| (0, format!("{origin} config line {}", difference.line)));
+            entry.0 += 1;
+        }
         for refusal in &outcome.refusals {
             *self.refusals.entry(refusal.message.clone()).or_default() += 1;
         }
@@ -88,8 +159,8 @@ impl Tally {
     /// Prints the totals.
     pub fn print(&self, title: &str) {
         eprintln!(
-            "\n=== kernel_diff {title}: {} answers compared, {} differ ===",
-            self.compared, self.mismatches
+            "\n=== kernel_diff {title}: {} answers compared, {} differ; {} configuration lines refused differently ===",
+            self.compared, self.mismatches, self.refusal_mismatches
         );
         let mut causes: Vec<_> = self.causes.iter().collect();
         causes.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
@@ -142,6 +213,18 @@ fn related_lines(config: &[String], kernel: &KernelReply) -> Vec<(usize, String)
 
 /// Prints one case's mismatches (at most `show` in detail).
 pub fn print_case(origin: &str, config: &[String], outcome: &CaseOutcome, show: usize) {
+    for difference in outcome.refusal_differences.iter().take(show) {
+        eprintln!(
+            "kernel_diff {origin}: config line {} `{}`: kernel {}, fibre {}",
+            difference.line,
+            config
+                .get(difference.line - 1)
+                .map(String::as_str)
+                .unwrap_or(""),
+            RefusalDifference::side(&difference.kernel),
+            RefusalDifference::side(&difference.fibre)
+        );
+    }
     if outcome.mismatches.is_empty() {
         eprintln!(
             "kernel_diff {origin}: {} answers agree ({} config lines, {} refused by the kernel)",
@@ -170,5 +253,39 @@ pub fn print_case(origin: &str, config: &[String], outcome: &CaseOutcome, show: 
     }
     if outcome.mismatches.len() > show {
         eprintln!("  ... and {} more", outcome.mismatches.len() - show);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(line: usize, message: &str) -> Refusal {
+        Refusal {
+            line,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn refusals_differ_by_line_and_by_message() {
+        let kernel = [refusal(3, "File exists"), refusal(5, "No route to host")];
+        let fibre = [
+            refusal(3, "File exists"),
+            refusal(5, "Network is unreachable"),
+            refusal(9, "Invalid argument"),
+        ];
+        let differences = refusal_differences(&kernel, &fibre);
+        assert_eq!(differences.len(), 2);
+        assert_eq!(differences[0].line, 5);
+        assert_eq!(differences[1].kernel, None);
+        let config: Vec<String> = (1..=9)
+            .map(|n| format!("-4 route add {n}.0.0.0/8 dev fd0"))
+            .collect();
+        assert_eq!(
+            differences[1].cause(&config),
+            "config `route add`: kernel accepted / fibre refused (Invalid argument)"
+        );
+        assert!(refusal_differences(&kernel, &kernel).is_empty());
     }
 }
