@@ -8,9 +8,10 @@
 //! one of its live paths instead: the kernel hashes flows with a seed drawn
 //! at random per namespace. `prefsrc` is compared but, unless
 //! `FIBRE_DIFF_STRICT_PREFSRC=1`, only reported as a note: IPv6 source
-//! selection (RFC 6724) is a later piece of work. Echoed keys (`dst`,
-//! `from`, `iif`, `mark`) and cache details (`uid`, `cache`, `metric`,
-//! `pref`, `protocol`) are not compared.
+//! selection (RFC 6724) is a later piece of work. `dst` (the kernel echoes
+//! the address asked for) is only noted too. Other echoed keys (`from`,
+//! `iif`, `mark`) and details (`uid`, `cache`, `flags`, `metric`, `pref`,
+//! `protocol`) are not compared.
 
 use super::answer::{Answer, Outcome};
 use super::kernel::KernelReply;
@@ -67,6 +68,9 @@ pub fn compare(kernel: &KernelReply, fibre: &Outcome, strict_prefsrc: bool) -> V
                         verdict.fields.push("dev");
                     }
                 }
+            }
+            if k.dst != f.dst {
+                verdict.notes.push("dst");
             }
             if k.prefsrc != f.prefsrc {
                 if strict_prefsrc {

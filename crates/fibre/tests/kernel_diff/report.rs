@@ -108,6 +108,8 @@ pub struct Tally {
     pub mismatches: usize,
     /// Configuration lines refused differently.
     pub refusal_mismatches: usize,
+    /// Cases that could not be run (fibre or `ip` failed), with why.
+    pub failures: Vec<String>,
     /// Count and first example (origin, query) per cause.
     causes: BTreeMap<String, (usize, String)>,
     /// Kernel refusals of configuration lines by message.
@@ -129,6 +131,17 @@ impl Tally {
                 )
             });
         entry.0 += 1;
+    }
+
+    /// Records a case that could not be run at all.
+    pub fn add_failure(&mut self, origin: &str, why: &str) {
+        eprintln!("kernel_diff {origin}: COULD NOT RUN: {why}");
+        self.failures.push(format!("{origin}: {why}"));
+    }
+
+    /// True when nothing differed and every case ran.
+    pub fn clean(&self) -> bool {
+        self.mismatches == 0 && self.refusal_mismatches == 0 && self.failures.is_empty()
     }
 
     /// True when this cause was already seen.
@@ -166,6 +179,9 @@ impl Tally {
         causes.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
         for (cause, (count, example)) in causes {
             eprintln!("  {count:5} x {cause}\n          e.g. {example}");
+        }
+        for failure in &self.failures {
+            eprintln!("  could not run: {failure}");
         }
         if !self.notes.is_empty() {
             eprintln!("  noted, not failing: {:?}", self.notes);
