@@ -25,7 +25,7 @@ pub fn route_get(
         Ok(answer) => {
             if json {
                 let obj = answer_json(fib, &answer, query.uid, fibmatch);
-                write!(out, "{}", Value::Array(vec![obj]))?;
+                writeln!(out, "{}", Value::Array(vec![obj]))?;
             } else {
                 out.write_all(answer_text(fib, &answer, query.uid, fibmatch).as_bytes())?;
             }

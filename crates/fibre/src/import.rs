@@ -20,8 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use fibre_fib::{
-    AddrOp, AddressSpec, Command, Family, Fib, LinkKind, NexthopSpec, Prefix, Protocol, RouteOp,
-    RouteSpec, RouteType, Scope, TableId,
+    AddrOp, AddressSpec, Command, Family, Fib, LinkKind, NexthopSpec, Prefix, TableId,
 };
 use flate2::read::MultiGzDecoder;
 
@@ -174,7 +173,7 @@ pub fn import(fib: &mut Fib, path: &Path, table: TableId, nexthops: u16) -> Resu
     }
     let started = Instant::now();
     let name = path.display().to_string();
-    let reader = open(path)?;
+    let prefixes = read_prefixes(&name, open(path)?)?;
     let mut summary = ImportSummary {
         v4: 0,
         v6: 0,
@@ -182,8 +181,38 @@ pub fn import(fib: &mut Fib, path: &Path, table: TableId, nexthops: u16) -> Resu
         table,
         elapsed: Duration::ZERO,
     };
+    for (prefix, _) in &prefixes {
+        match prefix.family() {
+            Family::V4 => summary.v4 += 1,
+            Family::V6 => summary.v6 += 1,
+        }
+    }
     let mut link_made = false;
-    let mut prepared = [false, false];
+    for (family, count) in [(Family::V4, summary.v4), (Family::V6, summary.v6)] {
+        if count > 0 {
+            prepare(fib, family, &mut link_made)?;
+        }
+    }
+    let routes = prefixes.iter().map(|(prefix, _)| {
+        let path = NexthopSpec {
+            gateway: Some(gateway_for(prefix, nexthops)),
+            dev: Some(IMPORT_LINK.into()),
+            weight: 1,
+            onlink: false,
+        };
+        (*prefix, path)
+    });
+    fib.import(table, routes).map_err(|err| {
+        let line = prefixes.get(err.index).map_or(0, |(_, line)| *line);
+        anyhow::anyhow!("{name}:{line}: {}: {}", err.prefix, err.error)
+    })?;
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
+
+/// Every prefix of the list with its line number; blank and `#` lines are skipped.
+fn read_prefixes(name: &str, reader: Box<dyn BufRead>) -> Result<Vec<(Prefix, usize)>> {
+    let mut prefixes = Vec::new();
     for (index, line) in reader.lines().enumerate() {
         let number = index + 1;
         let line = line
@@ -194,45 +223,12 @@ pub fn import(fib: &mut Fib, path: &Path, table: TableId, nexthops: u16) -> Resu
         }
         let prefix =
             parse_prefix_line(line).map_err(|msg| anyhow::anyhow!("{name}:{number}: {msg}"))?;
-        let family = prefix.family();
-        let slot = usize::from(family == Family::V6);
-        if !prepared[slot] {
-            prepare(fib, family, &mut link_made)?;
-            prepared[slot] = true;
-        }
-        let spec = RouteSpec {
-            table,
-            dst: prefix,
-            tos: 0,
-            kind: RouteType::Unicast,
-            protocol: Protocol::BOOT,
-            scope: Scope::UNIVERSE,
-            metric: None,
-            prefsrc: None,
-            mtu: None,
-            nexthops: vec![NexthopSpec {
-                gateway: Some(gateway_for(&prefix, nexthops)),
-                dev: Some(IMPORT_LINK.into()),
-                weight: 1,
-                onlink: false,
-            }],
-            multipath: false,
-        };
-        fib.apply(&Command::Route {
-            op: RouteOp::Add,
-            spec,
-        })
-        .map_err(|err| anyhow::anyhow!("{name}:{number}: {line}: {err}"))?;
-        match family {
-            Family::V4 => summary.v4 += 1,
-            Family::V6 => summary.v6 += 1,
-        }
+        prefixes.push((prefix, number));
     }
-    if summary.v4 + summary.v6 == 0 {
+    if prefixes.is_empty() {
         bail!("{name}: no prefixes found; expected one prefix per line such as 1.0.0.0/24");
     }
-    summary.elapsed = started.elapsed();
-    Ok(summary)
+    Ok(prefixes)
 }
 
 #[cfg(test)]

@@ -89,7 +89,7 @@ fn dispatch(mut fib: Fib, globals: Globals, command: Command) -> Result<Outcome>
             }
             RouteAction::Show { words } => {
                 let filter = show::RouteFilter::parse(&words)?;
-                show::routes(&fib, family, &filter, globals.json, &mut out)?;
+                show::routes(&fib, globals.family, &filter, globals.json, &mut out)?;
                 Outcome::Success
             }
             RouteAction::Import(args) => {

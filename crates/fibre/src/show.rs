@@ -57,10 +57,11 @@ impl RouteFilter {
     }
 }
 
-/// `ip route show` of one family.
+/// `ip route show`: `family` when given; otherwise IPv4, or both families
+/// for `table all` (as `ip` does when no family is given).
 pub fn routes(
     fib: &Fib,
-    family: Family,
+    family: Option<Family>,
     filter: &RouteFilter,
     json: bool,
     out: &mut dyn Write,
@@ -68,13 +69,19 @@ pub fn routes(
     let style = RouteStyle {
         show_table: filter.table.is_none(),
     };
-    let routes = fib
-        .routes(family, filter.table)
-        .into_iter()
+    let families: &[Family] = match (family, filter.table) {
+        (Some(Family::V4), _) => &[Family::V4],
+        (Some(Family::V6), _) => &[Family::V6],
+        (None, None) => &[Family::V4, Family::V6],
+        (None, Some(_)) => &[Family::V4],
+    };
+    let routes = families
+        .iter()
+        .flat_map(|f| fib.routes(*f, filter.table))
         .filter(|r| filter.kind.is_none() || filter.kind == Some(r.kind));
     if json {
         let list: Vec<Value> = routes.map(|r| route_json(fib, r, style)).collect();
-        write!(out, "{}", Value::Array(list))?;
+        writeln!(out, "{}", Value::Array(list))?;
     } else {
         for route in routes {
             out.write_all(route_text(fib, route, style).as_bytes())?;
@@ -92,7 +99,7 @@ pub fn rules(fib: &Fib, family: Family, json: bool, out: &mut dyn Write) -> Resu
             .iter()
             .map(|r| rule_json(r, &exists))
             .collect();
-        write!(out, "{}", Value::Array(list))?;
+        writeln!(out, "{}", Value::Array(list))?;
     } else {
         for rule in fib.rules(family) {
             out.write_all(rule_text(rule, &exists).as_bytes())?;
@@ -105,7 +112,7 @@ pub fn rules(fib: &Fib, family: Family, json: bool, out: &mut dyn Write) -> Resu
 pub fn links(fib: &Fib, json: bool, out: &mut dyn Write) -> Result<()> {
     if json {
         let list: Vec<Value> = fib.links().map(|l| Value::Object(link_json(l))).collect();
-        write!(out, "{}", Value::Array(list))?;
+        writeln!(out, "{}", Value::Array(list))?;
     } else {
         for link in fib.links() {
             out.write_all(link_text(link).as_bytes())?;
@@ -134,7 +141,7 @@ pub fn addresses(fib: &Fib, family: Option<Family>, json: bool, out: &mut dyn Wr
         }
     }
     if json {
-        write!(out, "{}", Value::Array(list))?;
+        writeln!(out, "{}", Value::Array(list))?;
     }
     Ok(())
 }

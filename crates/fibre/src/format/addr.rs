@@ -10,6 +10,17 @@ use super::link::{link_header, link_json};
 /// `ip` shows infinite lifetimes as `forever` (JSON: 4294967295).
 const FOREVER: u32 = u32::MAX;
 
+/// The kernel reports IFA_RT_PRIORITY only when one was set; the FIB keeps
+/// the prefix route's metric instead, whose unset value is 0 for IPv4 and
+/// 256 for IPv6 (so an explicit `metric 256` on IPv6 is not shown).
+fn shows_metric(addr: &Address) -> bool {
+    let unset = match Family::of(&addr.local) {
+        Family::V4 => 0,
+        Family::V6 => 256,
+    };
+    addr.metric != unset
+}
+
 /// One address line pair as `ip addr show` prints it.
 pub fn address_text(link: &Link, addr: &Address) -> String {
     let mut out = String::new();
@@ -24,7 +35,7 @@ pub fn address_text(link: &Link, addr: &Address) -> String {
         let _ = write!(out, " peer {peer}");
     }
     let _ = write!(out, "/{} ", addr.prefix_len);
-    if addr.metric != 0 {
+    if shows_metric(addr) {
         let _ = write!(out, "metric {} ", addr.metric);
     }
     if let Some(brd) = addr.broadcast {
@@ -54,7 +65,7 @@ pub fn address_json(link: &Link, addr: &Address) -> Value {
         obj.insert("address".into(), json!(peer.to_string()));
     }
     obj.insert("prefixlen".into(), json!(addr.prefix_len));
-    if addr.metric != 0 {
+    if shows_metric(addr) {
         obj.insert("metric".into(), json!(addr.metric));
     }
     if let Some(brd) = addr.broadcast {
@@ -170,6 +181,7 @@ mod tests {
     fn ipv6_has_no_label() {
         let mut a = address("::1", 128);
         a.scope = Scope::HOST;
+        a.metric = 256;
         assert_eq!(
             address_text(&eth0(), &a),
             "    inet6 ::1/128 scope host \n       valid_lft forever preferred_lft forever\n"

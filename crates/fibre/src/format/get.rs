@@ -55,7 +55,12 @@ pub fn answer_text(
         let _ = write!(out, "metric {} ", answer.route.metric);
     }
     if answer.mark != 0 {
-        let _ = write!(out, "mark {} ", answer.mark);
+        // iproute2 prints marks below 16 in decimal, the rest in hex.
+        if answer.mark < 16 {
+            let _ = write!(out, "mark {} ", answer.mark);
+        } else {
+            let _ = write!(out, "mark {:#x} ", answer.mark);
+        }
     }
     if v6 {
         out.push_str("pref medium\n");
@@ -295,6 +300,10 @@ mod tests {
             answer_json(&names(), &a, 0, false).to_string(),
             r#"{"dst":"10.1.0.5","gateway":"10.0.0.2","dev":"eth0","prefsrc":"10.0.0.1","flags":[],"mark":5,"uid":0,"cache":[]}"#
         );
+        a.mark = 17;
+        assert!(answer_text(&names(), &a, 0, false).contains(" mark 0x11 uid 0 "));
+        a.mark = 10;
+        assert!(answer_text(&names(), &a, 0, false).contains(" mark 10 uid 0 "));
         let mut a = answer("10.30.0.1", None, "eth0", Some("10.0.0.1"));
         a.mtu = Some(1400);
         assert_eq!(
