@@ -425,7 +425,9 @@ impl<T: Clone> RcuCell<T> {
     /// Starts a batch: a private clone of the current version that the
     /// caller edits through `DerefMut` and publishes once with
     /// [`WriteBatch::publish`]. Other writers of this cell wait until the
-    /// batch is published or dropped; readers are never blocked.
+    /// batch is published or dropped; readers are never blocked. (The same
+    /// thread must not call another writer method of this cell while it
+    /// holds the batch: the writer mutex is not re-entrant.)
     ///
     /// ```
     /// use fibre_rcu::{Domain, RcuCell};

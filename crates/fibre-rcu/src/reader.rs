@@ -58,9 +58,17 @@ impl ReaderSlot {
     /// a pointer the writer is about to free while the writer's scan still
     /// sees this slot offline. Coming online is rare (registration, end of a
     /// parked period), so the fence costs nothing per read.
+    #[cold]
     pub(crate) fn come_online(&self, domain: &DomainShared) {
         self.observed.store(domain.current_epoch(), Release);
         fence(SeqCst);
+    }
+
+    /// Whether the reader marked itself offline. Only the reader writes its
+    /// slot, so a relaxed load reads back its own last store.
+    #[inline]
+    fn is_offline(&self) -> bool {
+        self.observed.load(Relaxed) == OFFLINE
     }
 
     /// Marks the reader offline. Release: its earlier reads happen before a
@@ -120,10 +128,16 @@ impl ReaderHandle {
         &self.slot
     }
 
-    /// Opens a read section. Costs nothing: the guard only proves, to the
-    /// compiler, that the reader is online and not reporting.
+    /// Opens a read section: the guard proves, to the compiler, that the
+    /// reader is online and not reporting. Its only cost is one relaxed load
+    /// of the reader's own slot (a cache line no other core writes), which
+    /// brings the reader back online if an [`Offline`] guard was leaked with
+    /// `mem::forget` instead of dropped.
     #[inline]
     pub fn read(&self) -> ReadGuard<'_> {
+        if self.slot.is_offline() {
+            self.slot.come_online(&self.shared);
+        }
         ReadGuard {
             domain: &self.shared,
             _not_send: PhantomData,

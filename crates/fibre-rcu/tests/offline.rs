@@ -106,3 +106,21 @@ fn a_guard_of_another_domain_is_refused() {
     let own = ours.register();
     assert_eq!(cell.try_read(&own.read()), Ok(&5));
 }
+
+#[test]
+fn a_leaked_offline_guard_cannot_leave_a_reader_reading_offline() {
+    let domain = Domain::new();
+    let cell = RcuCell::new(&domain, 1u32);
+    let reader = {
+        let mut reader = domain.register();
+        std::mem::forget(reader.offline());
+        reader
+    };
+    assert_eq!(domain.stats().readers_online, 0);
+    let guard = reader.read(); // back online before anything is read
+    assert_eq!(domain.stats().readers_online, 1);
+    let seen = cell.read(&guard);
+    cell.publish(2);
+    assert_eq!(cell.reclaim(), 0, "the reader may still hold version 1");
+    assert_eq!(*seen, 1);
+}
