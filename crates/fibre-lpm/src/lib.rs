@@ -25,12 +25,8 @@ mod poptrie;
 mod reference;
 
 pub use key::{Key, Value};
-pub use poptrie::PoptrieStats;
+pub use poptrie::{Poptrie, PoptrieStats};
 pub use reference::ReferenceLpm;
-
-/// The Poptrie engine, exported under its own name until it replaces the
-/// placeholder [`Poptrie`] alias.
-pub use poptrie::Poptrie as PoptrieEngine;
 
 /// Why an insert or remove was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,12 +38,6 @@ pub enum LpmError {
     #[error("host bits are set beyond the prefix length /{len}")]
     HostBitsSet { len: u8 },
 }
-
-/// The LPM engine used by the FIB.
-///
-/// Placeholder wiring: until the popcount-compressed trie lands this is the
-/// reference implementation.
-pub type Poptrie<K, V> = ReferenceLpm<K, V>;
 
 /// IPv4 longest-prefix match.
 pub type Lpm4<V = u32> = Poptrie<u32, V>;

@@ -361,7 +361,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     ///
     /// ```
     /// let t = fibre_lpm::Poptrie::<u32, u16>::new();
-    /// assert_eq!(t.lookup_bytes(), 4 << 16); // just the direct-pointing array
+    /// assert_eq!(t.lookup_bytes(), 4 << 18); // just the direct-pointing array
     /// ```
     pub fn lookup_bytes(&self) -> usize {
         self.arrays.bytes()
@@ -372,8 +372,8 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     /// ```
     /// let t = fibre_lpm::Poptrie::<u32, u16>::build([(0x0a00_0000, 24, 1)]).unwrap();
     /// let s = t.stats();
-    /// assert_eq!((s.direct_entries, s.free_node_slots), (1 << 16, 0));
-    /// assert!(s.node_slots >= 2 && s.leaf_slots >= 2);
+    /// assert_eq!((s.direct_entries, s.free_node_slots), (1 << 18, 0));
+    /// assert_eq!((s.node_slots, s.leaf_slots), (1, 2)); // one node, two leaf runs
     /// ```
     pub fn stats(&self) -> PoptrieStats {
         PoptrieStats {

@@ -1,7 +1,7 @@
 //! The Poptrie engine against the reference oracle: random tables, nested
 //! prefixes, interleaved inserts/removes/lookups, batch against single.
 
-use fibre_lpm::{Key, LpmError, PoptrieEngine as Poptrie, ReferenceLpm, Value};
+use fibre_lpm::{Key, LpmError, Poptrie, ReferenceLpm, Value};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -46,7 +46,7 @@ fn ops<K: Key + 'static>(
         2 => (addr.clone(), 0..=bits).prop_map(|(a, l)| Op::Remove(prefix_of(a, l), l)),
         3 => addr.prop_map(Op::Lookup),
     ];
-    prop::collection::vec(op, 1..300)
+    prop::collection::vec(op, 1..200)
 }
 
 /// Replays `ops` on both engines, comparing every answer, then compares a
@@ -108,7 +108,7 @@ where
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
     fn v4_u32_matches_reference(ops in ops(clustered_v4(), u32::MAX), probes in prop::collection::vec(any::<u32>(), 0..64)) {
