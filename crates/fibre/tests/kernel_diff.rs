@@ -204,6 +204,27 @@ fn save_to_corpus(
     Ok(Some(path))
 }
 
+/// Writes a whole failing random case, in the corpus format, to the temp
+/// directory, so that it can be read or replayed (copy it into
+/// `tests/corpus/`) without regenerating the seed.
+fn keep_for_reproduction(seed: u64, case: &generate::Case) {
+    let path = std::env::temp_dir().join(format!("fibre-diff-seed-{seed}.case"));
+    let comments = vec![format!(
+        "kernel_diff random case, seed {seed} (FIBRE_DIFF_SEED_BASE={seed} FIBRE_DIFF_SEEDS=1 FIBRE_DIFF_QUERIES={})",
+        case.queries.len()
+    )];
+    match std::fs::write(
+        &path,
+        corpus::render(&comments, &case.config, &case.queries),
+    ) {
+        Ok(()) => eprintln!("kernel_diff seed {seed}: whole case in {}", path.display()),
+        Err(e) => eprintln!(
+            "kernel_diff seed {seed}: could not write {}: {e}",
+            path.display()
+        ),
+    }
+}
+
 #[test]
 fn random_configurations_agree_with_the_kernel() {
     let settings = settings();
@@ -228,6 +249,9 @@ fn random_configurations_agree_with_the_kernel() {
             }
         };
         report::print_case(&origin, &case.config, &outcome, settings.show);
+        if !outcome.mismatches.is_empty() || !outcome.refusal_differences.is_empty() {
+            keep_for_reproduction(seed, &case);
+        }
         for mismatch in &outcome.mismatches {
             if saved < settings.new_cases && !tally.has_cause(&mismatch.cause) {
                 let deadline = Instant::now() + Duration::from_secs(20);
