@@ -14,6 +14,10 @@
 //! - IPv6: `local A` in table local (metric 0) at once, `prefix/N` in main
 //!   (proto kernel, metric 256 or the address' metric) only while the link
 //!   is up, including for /128. The list is ordered by scope, newest first.
+//! - With forwarding on, each IPv6 address of an up link (link-local too)
+//!   adds `anycast PREFIX::` (its subnet-router anycast address) in table
+//!   local, on ifb even while the link is down (DAD completes at once on
+//!   NOARP links); the model assumes forwarding on.
 
 use std::net::IpAddr;
 
@@ -238,7 +242,8 @@ impl Fib {
         }
         let mask = v4_mask(addr.prefix_len);
         let prefix = v4(&addr.peer.unwrap_or(addr.local)) & mask;
-        let is_zeronet = prefix >> 24 == 0;
+        // ipv4_is_zeronet is only 0.0.0.0 since Linux 5.3 (0/8 became unicast).
+        let is_zeronet = prefix == 0;
         if !is_zeronet && !addr.secondary && (prefix != v4(&addr.local) || addr.prefix_len < 32) {
             let dst = Prefix::containing(IpAddr::V4(prefix.into()), addr.prefix_len);
             if !addr.noprefixroute {
@@ -379,6 +384,20 @@ impl Fib {
                 index,
                 None,
                 addr.metric,
+            ));
+        }
+        // addrconf_join_anycast: with forwarding on (the model's setting) the
+        // subnet-router anycast address of each address once DAD is done,
+        // which on ifb (NOARP) is at once, even while the link is down.
+        let subnet_router = Prefix::containing(addr.local, addr.prefix_len).addr();
+        if !is_loopback && addr.prefix_len < 127 && !subnet_router.is_unspecified() {
+            out.push(kernel_route(
+                TABLE_LOCAL,
+                RouteType::Anycast,
+                Prefix::host(subnet_router),
+                index,
+                None,
+                0,
             ));
         }
         out

@@ -92,24 +92,18 @@ fn usable(nh: &Nexthop, flow: &Flow) -> bool {
     !nh.flags.dead && (flow.oif == 0 || nh.dev == Some(flow.oif))
 }
 
-/// Examines one route for `flow`: None to go on with the next route.
+/// Examines one IPv4 route for `flow`: None to go on with the next route.
 fn try_route<'a>(r: &'a Route, table: TableId, flow: &Flow) -> Option<Result<FibResult<'a>, Miss>> {
-    if r.family() == Family::V4 {
-        if r.tos != 0 && r.tos != flow.tos {
-            return None;
-        }
-        if r.scope < flow.scope {
-            return None;
-        }
+    if r.tos != 0 && r.tos != flow.tos {
+        return None;
+    }
+    if r.scope < flow.scope {
+        return None;
     }
     if r.kind == RouteType::Throw {
         return Some(Err(Miss::Again));
     }
     if let Some(e) = reject_errno(r.kind) {
-        if r.family() == Family::V6 && flow.oif != 0 {
-            // IPv6 reject routes sit on lo; a strict oif skips them.
-            return None;
-        }
         return Some(Err(Miss::Refused(e)));
     }
     let nh = r.nexthops.iter().position(|n| usable(n, flow))?;
@@ -121,13 +115,72 @@ fn try_route<'a>(r: &'a Route, table: TableId, flow: &Flow) -> Option<Result<Fib
     }))
 }
 
+/// The outcome of choosing an IPv6 route.
+fn v6_outcome<'a>(r: &'a Route, nh: usize, table: TableId) -> Result<FibResult<'a>, Miss> {
+    if r.kind == RouteType::Throw {
+        return Err(Miss::Again);
+    }
+    if let Some(e) = reject_errno(r.kind) {
+        return Err(Miss::Refused(e));
+    }
+    Ok(FibResult {
+        route: r,
+        table,
+        kind: r.kind,
+        nh: Some(nh),
+    })
+}
+
+/// `find_rr_leaf` / `rt6_score_route`: among the routes of the lowest
+/// metric the best scored (a path on the requested oif scores higher; with
+/// a strict oif, i.e. no source address given, other devices do not
+/// qualify), else the best of the remaining routes.
+fn select_v6<'a>(
+    entry: &'a PrefixEntry,
+    table: TableId,
+    flow: &Flow,
+) -> Option<Result<FibResult<'a>, Miss>> {
+    let strict = flow.oif != 0 && flow.src.is_none_or(|s| s.is_unspecified());
+    let score = |n: &Nexthop| -> Option<u8> {
+        if n.flags.dead {
+            return None;
+        }
+        let on_oif = flow.oif == 0 || n.dev == Some(flow.oif);
+        match (on_oif, strict) {
+            (true, _) => Some(2),
+            (false, true) => None,
+            (false, false) => Some(0),
+        }
+    };
+    let best_of = |routes: &mut dyn Iterator<Item = &'a Route>| -> Option<(&'a Route, usize)> {
+        let mut best: Option<(u8, &'a Route, usize)> = None;
+        for r in routes {
+            for (i, n) in r.nexthops.iter().enumerate() {
+                if let Some(s) = score(n) {
+                    if best.is_none_or(|(b, _, _)| s > b) {
+                        best = Some((s, r, i));
+                    }
+                }
+            }
+        }
+        best.map(|(_, r, i)| (r, i))
+    };
+    let first_metric = entry.routes.first()?.metric;
+    let found = best_of(&mut entry.routes.iter().filter(|r| r.metric == first_metric))
+        .or_else(|| best_of(&mut entry.routes.iter().filter(|r| r.metric != first_metric)));
+    found.map(|(r, i)| v6_outcome(r, i, table))
+}
+
 /// The routes of one prefix in order: Some when one decides the lookup.
 fn scan_entry<'a>(
     entry: &'a PrefixEntry,
     table: TableId,
     flow: &Flow,
 ) -> Option<Result<FibResult<'a>, Miss>> {
-    entry.routes.iter().find_map(|r| try_route(r, table, flow))
+    match entry.prefix.family() {
+        Family::V4 => entry.routes.iter().find_map(|r| try_route(r, table, flow)),
+        Family::V6 => select_v6(entry, table, flow),
+    }
 }
 
 /// The longest entry first, then (only if it did not decide) the shorter ones.
@@ -236,9 +289,14 @@ impl Fib {
     pub(crate) fn fib_lookup<'a>(&'a self, flow: &Flow) -> Result<FibResult<'a>, Errno> {
         let family = Family::of(&flow.dst);
         if family == Family::V4 && !self.custom_rules_v4 {
+            // Like the default rules: only "nothing here" goes on to table default.
             let mut res = self.merged_lookup(flow);
-            if res.is_err() {
-                if let Some(t) = self.tables.get(&TABLE_DEFAULT) {
+            if res.as_ref().err() == Some(&Miss::Again) {
+                if let Some(t) = self
+                    .tables
+                    .get(&TABLE_DEFAULT)
+                    .filter(|t| t.exists(Family::V4))
+                {
                     res = self.table_lookup(t, TABLE_DEFAULT, flow);
                 }
             }

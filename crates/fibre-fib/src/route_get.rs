@@ -29,8 +29,9 @@ fn v4(a: &IpAddr) -> Ipv4Addr {
     }
 }
 
+/// `ipv4_is_zeronet`: only 0.0.0.0 since Linux 5.3 made 0/8 unicast.
 fn is_zeronet(a: &Ipv4Addr) -> bool {
-    a.octets()[0] == 0
+    a.is_unspecified()
 }
 
 /// A route the kernel made up for an answer without a FIB route (on-link
@@ -90,32 +91,45 @@ fn flow_of(req: &RouteGetRequest, oif: LinkIndex) -> Flow {
 }
 
 impl Fib {
-    /// The path of a result after multipath selection (only without oif).
+    /// The gateway an IPv4 path really uses (`rt_uses_gateway`): only one
+    /// reached on link; a gateway that is one of our own addresses resolved
+    /// to a host-scope route and the kernel sends straight out.
+    fn used_gateway_v4(&self, nh: &Nexthop) -> Option<IpAddr> {
+        let gw = nh.gateway?;
+        if nh.flags.onlink {
+            return Some(gw);
+        }
+        let own = self.is_local_address(&gw)
+            || self.addr_type_v4(&gw, TABLE_LOCAL, None) == RouteType::Local;
+        (!own).then_some(gw)
+    }
+
+    /// The path of a result after multipath selection: IPv4 hashes only
+    /// without an oif (`fib_select_path`); IPv6 always hashes and keeps the
+    /// hashed path unless a strict oif rules it out (`fib6_select_path`).
     pub(crate) fn choose_path<'a>(&self, res: &FibResult<'a>, flow: &Flow) -> Option<&'a Nexthop> {
         let paths = &res.route.nexthops;
-        if paths.len() > 1 && flow.oif == 0 {
-            let policy = match res.route.family() {
+        let family = res.route.family();
+        let hashes = paths.len() > 1 && (family == Family::V6 || flow.oif == 0);
+        if hashes {
+            let policy = match family {
                 Family::V4 => self.settings.multipath_hash_policy_v4,
                 Family::V6 => self.settings.multipath_hash_policy_v6,
             };
+            let l4 = policy == MultipathHashPolicy::L4;
             let input = FlowHashInput {
-                src: flow.src.unwrap_or(res.route.family().unspecified()),
+                src: flow.src.unwrap_or(family.unspecified()),
                 dst: flow.dst,
-                proto: flow.proto,
-                sport: if policy == MultipathHashPolicy::L4 {
-                    flow.sport
-                } else {
-                    0
-                },
-                dport: if policy == MultipathHashPolicy::L4 {
-                    flow.dport
-                } else {
-                    0
-                },
+                proto: if l4 { flow.proto } else { 0 },
+                sport: if l4 { flow.sport } else { 0 },
+                dport: if l4 { flow.dport } else { 0 },
             };
             let hash = flow_hash(&input, policy, self.settings.multipath_hash_seed);
-            if let Some(i) = select_path(paths, hash) {
-                return paths.get(i);
+            if let Some(nh) = select_path(paths, hash).and_then(|i| paths.get(i)) {
+                let strict = flow.oif != 0 && flow.src.is_none();
+                if !(strict && nh.dev != Some(flow.oif)) {
+                    return Some(nh);
+                }
             }
         }
         res.nexthop()
@@ -193,10 +207,28 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         if s.is_multicast() || s.is_broadcast() || is_zeronet(&s) {
             return Err(err(Errno::Inval));
         }
-        let is_local = fib.is_local_address(&IpAddr::V4(s))
-            || fib.addr_type_v4(&IpAddr::V4(s), TABLE_LOCAL, None) == RouteType::Local;
-        if !is_local {
+        // __ip_dev_find: the device holding the source address.
+        let Some(src_dev) = fib.dev_of_local_v4(&IpAddr::V4(s)) else {
             return Err(err(Errno::NetUnreach));
+        };
+        if oif == 0 && (dst.is_multicast() || dst.is_broadcast()) {
+            // "Special hack": multicast and limited broadcast leave by the source's device.
+            let kind = if dst.is_broadcast() {
+                RouteType::Broadcast
+            } else {
+                RouteType::Multicast
+            };
+            let route = synthetic_route(req.dst, kind, src_dev);
+            let hop = Hop {
+                kind,
+                route,
+                table: TABLE_UNSPEC,
+                gateway: None,
+                dev: src_dev,
+                prefsrc: None,
+                iif: None,
+            };
+            return Ok(answer(fib, req, hop));
         }
     }
     if oif != 0 {
@@ -241,7 +273,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         } else {
             None
         };
-        let mut a = answer(
+        return Ok(answer(
             fib,
             req,
             Hop {
@@ -253,9 +285,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
                 prefsrc,
                 iif: None,
             },
-        );
-        a.dst = IpAddr::V4(s);
-        return Ok(a);
+        ));
     }
     flow.src = saddr.map(IpAddr::V4);
     let res = match fib.fib_lookup(&flow) {
@@ -289,6 +319,14 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         }
     };
     if res.kind == RouteType::Local {
+        // __mkroute_output types by destination, whatever the route said.
+        let kind = if dst.is_broadcast() {
+            RouteType::Broadcast
+        } else if dst.is_multicast() {
+            RouteType::Multicast
+        } else {
+            RouteType::Local
+        };
         let s = saddr.or(res.route.prefsrc.map(|p| v4(&p))).unwrap_or(dst);
         let prefsrc = if req.src.is_none() {
             Some(IpAddr::V4(s))
@@ -299,7 +337,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
             fib,
             req,
             Hop {
-                kind: RouteType::Local,
+                kind,
                 route: res.route.clone(),
                 table: res.table,
                 gateway: None,
@@ -333,10 +371,13 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
     } else {
         res.kind
     };
-    let gateway = if kind == RouteType::Broadcast {
+    // Broadcasts go on link; multicasts only keep a gateway of a route longer than /3.
+    let gateway = if kind == RouteType::Broadcast
+        || (kind == RouteType::Multicast && res.route.dst.len() < 4)
+    {
         None
     } else {
-        nh.gateway
+        fib.used_gateway_v4(nh)
     };
     let prefsrc = if req.src.is_none() {
         s.map(IpAddr::V4)
@@ -383,6 +424,10 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
         )
     };
     if dst.is_broadcast() || (src.is_unspecified() && dst.is_unspecified()) {
+        if !src.is_unspecified() {
+            fib.validate_source_v4(&IpAddr::V4(src), &req.dst, req.tos & 0x1c, 0, iif)
+                .map_err(err)?;
+        }
         return Ok(broadcast_answer(TABLE_UNSPEC, None));
     }
     if is_zeronet(&src) || is_zeronet(&dst) || dst.is_loopback() || src.is_loopback() {
@@ -430,7 +475,7 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
                     kind: RouteType::Unicast,
                     route: res.route.clone(),
                     table: res.table,
-                    gateway: nh.gateway,
+                    gateway: fib.used_gateway_v4(nh),
                     dev,
                     prefsrc: None,
                     iif: Some(iif),
@@ -441,11 +486,19 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
     }
 }
 
+/// IPv6 routes whose answer leaves by `lo` (`ip6_rt_get_dev_rcu`): local
+/// routes, and anycast routes made by addrconf (RTF_ANYCAST); an anycast
+/// route added by hand keeps its device.
+fn delivered_on_lo(res: &FibResult<'_>) -> bool {
+    res.kind == RouteType::Local
+        || (res.kind == RouteType::Anycast && res.route.protocol == Protocol::KERNEL)
+}
+
 /// `ip6_route_output`.
 fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let flow = flow_of(req, oif);
     let res = fib.fib_lookup(&flow).map_err(err)?;
-    if matches!(res.kind, RouteType::Local | RouteType::Anycast) {
+    if delivered_on_lo(&res) {
         let dev = res.nexthop().and_then(|n| n.dev);
         let prefsrc = res
             .route
@@ -493,7 +546,7 @@ fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
     let mut flow = flow_of(req, 0);
     flow.iif = iif;
     let res = fib.fib_lookup(&flow).map_err(err)?;
-    if matches!(res.kind, RouteType::Local | RouteType::Anycast) {
+    if delivered_on_lo(&res) {
         return Ok(answer(
             fib,
             req,

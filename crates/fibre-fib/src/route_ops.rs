@@ -405,7 +405,7 @@ impl Fib {
         let IpAddr::V4(a) = addr else {
             return RouteType::Unicast;
         };
-        if a.is_unspecified() || a.is_broadcast() || a.octets()[0] == 0 {
+        if a.is_unspecified() || a.is_broadcast() {
             return RouteType::Broadcast;
         }
         if a.is_multicast() {

@@ -27,6 +27,23 @@ fn common_prefix_len(a: &Ipv6Addr, b: &Ipv6Addr) -> u8 {
 }
 
 impl Fib {
+    /// `__ip_dev_find`: the device an IPv4 address is configured on, else
+    /// the device of the local route covering it.
+    pub(crate) fn dev_of_local_v4(&self, addr: &IpAddr) -> Option<LinkIndex> {
+        let configured = self
+            .addrs_v4
+            .iter()
+            .find(|(_, v)| v.iter().any(|a| a.local == *addr))
+            .map(|(i, _)| *i);
+        configured.or_else(|| {
+            let t = self.tables.get(&TABLE_LOCAL)?;
+            let res = self
+                .table_lookup(t, TABLE_LOCAL, &crate::lookup::Flow::output(*addr))
+                .ok()?;
+            (res.kind == RouteType::Local).then(|| res.nexthop().and_then(|n| n.dev))?
+        })
+    }
+
     /// `inet_select_addr(dev, dst, scope)`: a primary address of the device
     /// with a scope no narrower than `scope`, preferring one on `dst`'s
     /// subnet; else the first fitting address of any device.
