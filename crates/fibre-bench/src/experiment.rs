@@ -1,0 +1,242 @@
+//! The experiment registry, and one run of one or all experiments.
+
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+use serde_json::json;
+
+use crate::alloc_count;
+use crate::lookup::LookupExperiment;
+use crate::progress::Progress;
+use crate::report::{summary_table, ExperimentReport};
+use crate::BenchError;
+
+/// What the command line asks for.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Smaller query counts and shorter runs.
+    pub quick: bool,
+    /// Threads for the all-cores figures; all available cores when `None`.
+    pub threads: Option<usize>,
+    /// The directory of the RIS files; found automatically when `None`.
+    pub data_dir: Option<PathBuf>,
+    /// Draw progress bars (on stderr, only when it is a terminal).
+    pub progress: bool,
+    /// Next-hop ids to spread the prefixes over.
+    pub gateways: u16,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Run the IPv4 cases.
+    pub ipv4: bool,
+    /// Run the IPv6 cases.
+    pub ipv6: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            quick: false,
+            threads: None,
+            data_dir: None,
+            progress: true,
+            gateways: 16,
+            seed: 0x5eed_f1b7e,
+            ipv4: true,
+            ipv6: true,
+        }
+    }
+}
+
+/// What every experiment runs with.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// Quick mode.
+    pub quick: bool,
+    /// Threads for the all-cores figures (at least 1).
+    pub threads: usize,
+    /// `--data`, when given.
+    pub data_dir: Option<PathBuf>,
+    /// Progress bars.
+    pub progress: Progress,
+    /// Next-hop ids to spread prefixes over (at least 1).
+    pub gateways: u16,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Run the IPv4 cases.
+    pub ipv4: bool,
+    /// Run the IPv6 cases.
+    pub ipv6: bool,
+}
+
+impl Context {
+    /// Checks `options` and fills in the defaults.
+    pub fn from_options(options: &Options) -> Result<Self, BenchError> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = options.threads.unwrap_or(cores);
+        if threads == 0 || threads > 1024 {
+            return Err(BenchError::InvalidOption(format!(
+                "--threads {threads}: give 1 to 1024 (this machine has {cores} cores)"
+            )));
+        }
+        if options.gateways == 0 {
+            return Err(BenchError::InvalidOption(
+                "--gateways 0: give at least 1 next hop".into(),
+            ));
+        }
+        if !options.ipv4 && !options.ipv6 {
+            return Err(BenchError::InvalidOption(
+                "neither IPv4 nor IPv6 chosen: nothing to measure".into(),
+            ));
+        }
+        Ok(Self {
+            ipv4: options.ipv4,
+            ipv6: options.ipv6,
+            quick: options.quick,
+            threads,
+            data_dir: options.data_dir.clone(),
+            progress: Progress::new(options.progress),
+            gateways: options.gateways,
+            seed: options.seed,
+        })
+    }
+}
+
+/// An experiment of `fibre bench`.
+///
+/// A new experiment implements this and is added to [`registry`]; its
+/// [`ExperimentReport::measurements`] then join the summary table.
+pub trait Experiment {
+    /// The name given on the command line (`lookup`).
+    fn name(&self) -> &'static str;
+    /// One line on what it measures.
+    fn about(&self) -> &'static str;
+    /// Runs it.
+    fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError>;
+}
+
+/// Every experiment, in the order `fibre bench` runs them.
+///
+/// ```
+/// let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name()).collect();
+/// assert!(names.contains(&"lookup"));
+/// ```
+pub fn registry() -> Vec<Box<dyn Experiment>> {
+    vec![Box::new(LookupExperiment::default())]
+}
+
+/// The outcome of [`run`]: the reports, and how they were made.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// When the run started.
+    pub started: SystemTime,
+    /// Quick mode.
+    pub quick: bool,
+    /// Threads of the all-cores figures.
+    pub threads: usize,
+    /// Whether the counting allocator was installed (peers' memory figures).
+    pub counting_allocator: bool,
+    /// One per experiment run.
+    pub reports: Vec<ExperimentReport>,
+}
+
+impl RunOutcome {
+    /// Every report's text, then the summary table.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for report in &self.reports {
+            out.push_str(&report.text);
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "Summary ({} mode, {} threads, {}):\n",
+            if self.quick { "quick" } else { "full" },
+            self.threads,
+            humantime::format_rfc3339_seconds(self.started)
+        ));
+        out.push_str(&summary_table(&self.reports));
+        out
+    }
+
+    /// One JSON document: the machine, the mode, every report and the summary rows.
+    pub fn to_json(&self) -> serde_json::Value {
+        let summary: Vec<serde_json::Value> = self
+            .reports
+            .iter()
+            .flat_map(|r| {
+                r.measurements
+                    .iter()
+                    .map(move |m| json!({ "experiment": r.experiment, "measurement": m }))
+            })
+            .collect();
+        json!({
+            "fibre_bench": env!("CARGO_PKG_VERSION"),
+            "started": humantime::format_rfc3339_seconds(self.started).to_string(),
+            "mode": if self.quick { "quick" } else { "full" },
+            "threads": self.threads,
+            "machine": machine(),
+            "counting_allocator": self.counting_allocator,
+            "experiments": self.reports,
+            "summary": summary,
+        })
+    }
+}
+
+/// The cores and CPU model of this machine, as far as it tells.
+fn machine() -> serde_json::Value {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, model)| model.trim().to_string())
+        });
+    json!({ "cores": cores, "cpu": cpu, "os": std::env::consts::OS, "arch": std::env::consts::ARCH })
+}
+
+/// Runs the experiment named `which`, or all of them when `None`.
+pub fn run(options: &Options, which: Option<&str>) -> Result<RunOutcome, BenchError> {
+    run_experiments(options, which, registry())
+}
+
+/// [`run`] over a given list of experiments (tests use this with small inputs).
+pub fn run_experiments(
+    options: &Options,
+    which: Option<&str>,
+    experiments: Vec<Box<dyn Experiment>>,
+) -> Result<RunOutcome, BenchError> {
+    let ctx = Context::from_options(options)?;
+    let chosen: Vec<&dyn Experiment> = match which {
+        None => experiments.iter().map(|e| e.as_ref()).collect(),
+        Some(name) => {
+            let found = experiments.iter().find(|e| e.name() == name);
+            match found {
+                Some(e) => vec![e.as_ref()],
+                None => {
+                    let known = experiments
+                        .iter()
+                        .map(|e| format!("{} ({})", e.name(), e.about()))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    return Err(BenchError::UnknownExperiment {
+                        name: name.to_string(),
+                        known,
+                    });
+                }
+            }
+        }
+    };
+    let started = SystemTime::now();
+    let reports = chosen
+        .into_iter()
+        .map(|e| e.run(&ctx))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(RunOutcome {
+        started,
+        quick: ctx.quick,
+        threads: ctx.threads,
+        counting_allocator: alloc_count::is_installed(),
+        reports,
+    })
+}

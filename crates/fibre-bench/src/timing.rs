@@ -1,0 +1,209 @@
+//! Throughput measurement: warm up, then time several runs of whole passes
+//! over a batch of work with [`Instant`], and keep the median.
+//!
+//! A run repeats passes until it has lasted at least [`Plan::min_run`]
+//! (always at least one pass), so short passes are timed over many
+//! repetitions and clock overhead vanishes. The median of [`Plan::runs`]
+//! runs resists a run disturbed by another process.
+
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// How long and how often to measure.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Plan {
+    /// Timed runs; the median is reported.
+    pub runs: usize,
+    /// Shortest duration of one run.
+    #[serde(with = "seconds")]
+    pub min_run: Duration,
+    /// Untimed passes run first, for at least this long (at least one pass).
+    #[serde(with = "seconds")]
+    pub warm_up: Duration,
+}
+
+mod seconds {
+    use std::time::Duration;
+    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+impl Plan {
+    /// `fibre bench --quick`: 3 runs of at least 60 ms.
+    pub const QUICK: Plan = Plan {
+        runs: 3,
+        min_run: Duration::from_millis(60),
+        warm_up: Duration::from_millis(20),
+    };
+    /// The full benchmark: 7 runs of at least 300 ms.
+    pub const FULL: Plan = Plan {
+        runs: 7,
+        min_run: Duration::from_millis(300),
+        warm_up: Duration::from_millis(100),
+    };
+    /// The plan for `quick` or full mode.
+    pub fn for_mode(quick: bool) -> Plan {
+        if quick {
+            Plan::QUICK
+        } else {
+            Plan::FULL
+        }
+    }
+}
+
+/// The median of `values` (the mean of the middle two for an even count); 0 when empty.
+///
+/// ```
+/// assert_eq!(fibre_bench::timing::median(&[3.0, 1.0, 2.0]), 2.0);
+/// assert_eq!(fibre_bench::timing::median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+/// ```
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    }
+}
+
+/// Repeats `pass` for at least `min` (at least once); returns the work done
+/// (the sum of what `pass` returned) and the time it took.
+fn repeat(min: Duration, mut pass: impl FnMut() -> u64) -> (u64, Instant, Instant) {
+    let start = Instant::now();
+    let mut work = 0;
+    loop {
+        work += pass();
+        let now = Instant::now();
+        if now - start >= min {
+            return (work, start, now);
+        }
+    }
+}
+
+/// Operations per second of `pass` on this thread: `pass` does one pass and
+/// returns how many operations it did.
+///
+/// ```
+/// use fibre_bench::timing::{rate, Plan};
+/// use std::time::Duration;
+/// let plan = Plan { runs: 3, min_run: Duration::from_millis(1), warm_up: Duration::ZERO };
+/// let per_second = rate(&plan, || { std::hint::black_box((0..1000u64).sum::<u64>()); 1000 });
+/// assert!(per_second > 0.0);
+/// ```
+pub fn rate(plan: &Plan, mut pass: impl FnMut() -> u64) -> f64 {
+    repeat(plan.warm_up, &mut pass);
+    let rates: Vec<f64> = (0..plan.runs.max(1))
+        .map(|_| {
+            let (work, start, end) = repeat(plan.min_run, &mut pass);
+            work as f64 / (end - start).as_secs_f64()
+        })
+        .collect();
+    median(&rates)
+}
+
+/// Operations per second of `threads` threads working at once: thread `i`
+/// repeats `pass(i)` (one pass over its own share of the work, returning the
+/// operations done). A run's rate is all threads' work over the time from the
+/// first thread's start to the last one's end.
+pub fn rate_parallel(plan: &Plan, threads: usize, pass: impl Fn(usize) -> u64 + Sync) -> f64 {
+    let threads = threads.max(1);
+    let one_run = |min: Duration| -> f64 {
+        let barrier = Barrier::new(threads);
+        let spans: Vec<(u64, Instant, Instant)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|i| {
+                    let barrier = &barrier;
+                    let pass = &pass;
+                    scope.spawn(move || {
+                        barrier.wait();
+                        repeat(min, || pass(i))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let work: u64 = spans.iter().map(|s| s.0).sum();
+        let start = spans.iter().map(|s| s.1).min();
+        let end = spans.iter().map(|s| s.2).max();
+        match (start, end) {
+            (Some(start), Some(end)) if end > start => work as f64 / (end - start).as_secs_f64(),
+            _ => 0.0,
+        }
+    };
+    one_run(plan.warm_up);
+    let rates: Vec<f64> = (0..plan.runs.max(1))
+        .map(|_| one_run(plan.min_run))
+        .collect();
+    median(&rates)
+}
+
+/// Runs `step` once and returns how long it took.
+pub fn time<T>(step: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let value = step();
+    (value, start.elapsed())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    const TINY: Plan = Plan {
+        runs: 3,
+        min_run: Duration::from_millis(2),
+        warm_up: Duration::from_millis(1),
+    };
+
+    #[test]
+    fn a_run_lasts_at_least_min_run_and_counts_every_pass() {
+        let mut passes = 0u64;
+        let (work, start, end) = repeat(Duration::from_millis(5), || {
+            passes += 1;
+            10
+        });
+        assert!(end - start >= Duration::from_millis(5));
+        assert_eq!(work, passes * 10);
+    }
+
+    #[test]
+    fn a_slow_pass_still_runs_once() {
+        let mut passes = 0;
+        repeat(Duration::ZERO, || {
+            passes += 1;
+            1
+        });
+        assert_eq!(passes, 1);
+    }
+
+    #[test]
+    fn rates_are_work_over_time() {
+        // A pass of 1,000 operations that sleeps 1 ms cannot exceed 1,000,000/s.
+        let r = rate(&TINY, || {
+            std::thread::sleep(Duration::from_millis(1));
+            1000
+        });
+        assert!(r > 0.0 && r <= 1_000_000.0, "{r}");
+    }
+
+    #[test]
+    fn every_thread_does_its_share() {
+        let seen = [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)];
+        let r = rate_parallel(&TINY, 3, |i| {
+            seen[i].fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_micros(200));
+            1
+        });
+        assert!(r > 0.0);
+        assert!(seen.iter().all(|s| s.load(Ordering::Relaxed) > 0));
+    }
+}
