@@ -4,6 +4,7 @@
 
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use super::answer::{self, Outcome};
@@ -27,6 +28,13 @@ const SYSCTLS: &[(&str, &str)] = &[
 ];
 
 static NEXT_NAMESPACE: AtomicUsize = AtomicUsize::new(0);
+
+/// Link kinds that route alike (NOARP, always a carrier, drop what they
+/// are sent): whichever this kernel has stands in for both.
+const STAND_IN_KINDS: [&str; 2] = ["ifb", "dummy"];
+
+/// The stand-in kind, probed once per process.
+static STAND_IN_KIND: OnceLock<Result<&'static str, String>> = OnceLock::new();
 
 /// A network namespace `fibre-diff-<pid>-<n>`, deleted on drop (also
 /// when a test panics).
@@ -96,8 +104,9 @@ impl Netns {
     /// which keeps the order of the lines. `type dummy` becomes `type ifb`
     /// (this kernel has no dummy module; both route alike).
     pub fn load(&self, config: &[String]) -> Result<Vec<Refusal>, String> {
+        let kind = self.stand_in_kind()?;
         let mut refusals = Vec::new();
-        for run in family_runs(config) {
+        for run in family_runs(config, kind) {
             if run.settle_first {
                 self.settle()?;
             }
@@ -116,6 +125,31 @@ impl Netns {
             }
         }
         Ok(refusals)
+    }
+
+    /// `ifb` if this kernel can make one, else `dummy` (found by trying,
+    /// in this namespace, once per process).
+    fn stand_in_kind(&self) -> Result<&'static str, String> {
+        STAND_IN_KIND
+            .get_or_init(|| {
+                let mut why = Vec::new();
+                for kind in STAND_IN_KINDS {
+                    let made = ip(
+                        &["-n", &self.name, "link", "add", "fdprobe", "type", kind],
+                        "",
+                    )?;
+                    if made.code == Some(0) {
+                        ip(&["-n", &self.name, "link", "del", "fdprobe"], "")?;
+                        return Ok(kind);
+                    }
+                    why.push(format!("{kind}: {}", made.stderr.trim()));
+                }
+                Err(format!(
+                    "this kernel makes neither ifb nor dummy links ({})",
+                    why.join("; ")
+                ))
+            })
+            .clone()
     }
 
     /// Waits (at most a second) until no IPv6 address on an up link is
@@ -185,7 +219,8 @@ pub struct FamilyRun {
     pub settle_first: bool,
 }
 
-/// Splits a configuration into runs `ip -batch` can take: a new run at
+/// Splits a configuration into runs `ip -batch` can take (links of the
+/// kinds in [`STAND_IN_KINDS`] made as `kind`): a new run at
 /// each change of family flag, and after each block of `addr` lines.
 ///
 /// The second split is for IPv6: a new address stays tentative until the
@@ -193,7 +228,7 @@ pub struct FamilyRun {
 /// src ADDR` in the same batch is refused ("Invalid source address") or not
 /// depending on timing. Settling between the blocks makes the kernel treat
 /// addresses as usable at once, which a model can reproduce.
-pub fn family_runs(config: &[String]) -> Vec<FamilyRun> {
+pub fn family_runs(config: &[String], kind: &'static str) -> Vec<FamilyRun> {
     let mut runs: Vec<FamilyRun> = Vec::new();
     let mut after_addr = false;
     for (index, raw) in config.iter().enumerate() {
@@ -205,7 +240,7 @@ pub fn family_runs(config: &[String]) -> Vec<FamilyRun> {
         } else {
             (None, trimmed)
         };
-        let line = kernel_spelling(rest);
+        let line = kernel_spelling(rest, kind);
         let is_addr = line.split_whitespace().next() == Some("addr");
         let settle_first = after_addr && !is_addr;
         after_addr = is_addr;
@@ -222,16 +257,17 @@ pub fn family_runs(config: &[String]) -> Vec<FamilyRun> {
     runs
 }
 
-/// A line as this kernel can take it: `type dummy` links become `ifb`.
-fn kernel_spelling(line: &str) -> String {
+/// A line as this kernel can take it: `type dummy` and `type ifb` links
+/// become `type KIND`.
+fn kernel_spelling(line: &str, kind: &'static str) -> String {
     let words: Vec<&str> = line.split_whitespace().collect();
     if words.first() == Some(&"link") && words.get(1) == Some(&"add") {
         let mapped: Vec<&str> = words
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                if *w == "dummy" && i > 0 && words[i - 1] == "type" {
-                    "ifb"
+                if STAND_IN_KINDS.contains(w) && i > 0 && words[i - 1] == "type" {
+                    kind
                 } else {
                     w
                 }
@@ -244,8 +280,12 @@ fn kernel_spelling(line: &str) -> String {
 
 /// Why namespaces cannot be made here, or `None` when they can.
 pub fn unavailable_reason() -> Option<String> {
-    // The probe namespace is deleted as soon as it is made.
-    Netns::create().err()
+    // The probe namespace is deleted when it goes out of scope.
+    let ns = match Netns::create() {
+        Ok(ns) => ns,
+        Err(e) => return Some(e),
+    };
+    ns.stand_in_kind().err()
 }
 
 #[cfg(test)]
@@ -261,7 +301,7 @@ mod tests {
         let config = lines(
             "link add fd0 type dummy\nlink set fd0 up\n-4 rule add table main suppress_prefixlength 0\n-4 rule add not fwmark 51820 table 51820\n-6 rule add lookup 100\nroute add default dev fd0",
         );
-        let runs = family_runs(&config);
+        let runs = family_runs(&config, "ifb");
         assert_eq!(runs.len(), 4);
         assert_eq!(runs[0].flag, None);
         assert_eq!(
@@ -281,7 +321,7 @@ mod tests {
         let config = lines(
             "link add fd0 type ifb\naddr add 2001:db8::1/64 dev fd0\naddr add 10.0.0.1/24 dev fd0\nroute add 2001:db8:9::/48 dev fd0 src 2001:db8::1\naddr add 10.0.1.1/24 dev fd0\n-4 rule add lookup 100",
         );
-        let runs = family_runs(&config);
+        let runs = family_runs(&config, "ifb");
         let shape: Vec<(usize, usize, bool)> = runs
             .iter()
             .map(|r| (r.first_line, r.lines.len(), r.settle_first))
@@ -292,12 +332,16 @@ mod tests {
     #[test]
     fn only_link_types_are_mapped() {
         assert_eq!(
-            kernel_spelling("link add dummy type dummy"),
+            kernel_spelling("link add dummy type dummy", "ifb"),
             "link add dummy type ifb"
         );
         assert_eq!(
-            kernel_spelling("route add 10.0.0.0/8 dev dummy"),
+            kernel_spelling("route add 10.0.0.0/8 dev dummy", "ifb"),
             "route add 10.0.0.0/8 dev dummy"
+        );
+        assert_eq!(
+            kernel_spelling("link add fd0 type ifb", "dummy"),
+            "link add fd0 type dummy"
         );
     }
 }
