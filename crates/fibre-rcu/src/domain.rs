@@ -71,7 +71,9 @@ impl DomainBuilder {
 
     /// Also call `callback` for every stall report (besides the `tracing`
     /// warning and the counter in [`DomainStats::stalls_detected`]). It runs
-    /// on the writer's thread with no lock of the domain held.
+    /// on the writer's thread, which may hold the writer lock of the cell
+    /// it was reclaiming: the callback may read [`Domain::stats`] but must
+    /// not call writer methods of the domain's cells.
     pub fn on_stall(mut self, callback: impl Fn(&StallReport) + Send + Sync + 'static) -> Self {
         self.on_stall = Some(std::sync::Arc::new(callback));
         self

@@ -78,13 +78,21 @@ impl ReaderSlot {
     }
 
     /// Reports a quiescent state: copy the current epoch into the slot.
+    ///
+    /// An offline reader stays offline: going online needs the fence of
+    /// `come_online`, which its next read section issues.
     #[inline]
     fn report(&self, domain: &DomainShared) {
-        let epoch = domain.current_epoch();
         // Only this reader writes the slot, so a relaxed load reads back its
-        // own last store. Skipping an unchanged store keeps the line clean
-        // (and shared with a scanning writer) when nothing was published.
-        if self.observed.load(Relaxed) != epoch {
+        // own last store.
+        let last = self.observed.load(Relaxed);
+        if last == OFFLINE {
+            return;
+        }
+        let epoch = domain.current_epoch();
+        // Skipping an unchanged store keeps the line clean (and shared with
+        // a scanning writer) when nothing was published.
+        if last != epoch {
             self.observed.store(epoch, Release);
         }
     }

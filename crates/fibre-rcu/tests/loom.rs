@@ -105,6 +105,29 @@ fn a_reader_coming_online_is_never_missed_by_reclaim() {
     });
 }
 
+/// Like the model above, but the reader leaks its `Offline` guard and
+/// reports a quiescent state before reading: the read section must still
+/// bring it online with the fence.
+#[test]
+fn a_reader_that_leaked_its_offline_guard_is_never_missed() {
+    model(4, || {
+        let domain = Domain::new();
+        let cell = Arc::new(RcuCell::new(&domain, Probe::new(1)));
+        let mut reader = domain.register();
+        let reader_cell = Arc::clone(&cell);
+        let reading = thread::spawn(move || {
+            std::mem::forget(reader.offline());
+            reader.quiescent();
+            let guard = reader.read();
+            let seen = reader_cell.read(&guard).get();
+            assert!(seen == 1 || seen == 2, "read a freed version: {seen}");
+        });
+        cell.publish(Probe::new(2));
+        cell.reclaim();
+        reading.join().unwrap();
+    });
+}
+
 /// Two publications with deferred (polled) reclamation while the reader
 /// reports between reads.
 #[test]

@@ -111,11 +111,10 @@ fn a_guard_of_another_domain_is_refused() {
 fn a_leaked_offline_guard_cannot_leave_a_reader_reading_offline() {
     let domain = Domain::new();
     let cell = RcuCell::new(&domain, 1u32);
-    let reader = {
-        let mut reader = domain.register();
-        std::mem::forget(reader.offline());
-        reader
-    };
+    let mut reader = domain.register();
+    std::mem::forget(reader.offline());
+    assert_eq!(domain.stats().readers_online, 0);
+    reader.quiescent(); // reporting does not bring it online (that needs a fence)
     assert_eq!(domain.stats().readers_online, 0);
     let guard = reader.read(); // back online before anything is read
     assert_eq!(domain.stats().readers_online, 1);
