@@ -8,7 +8,7 @@
 //! `route_get` (`ip route get`), `multipath`, `srcsel` (source address
 //! selection), `batch` (the allocation-free data-path lookup) and `import`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::command::*;
 use crate::error::*;
@@ -79,6 +79,35 @@ pub struct Fib {
     pub(crate) custom_local_routes: bool,
     /// Sysctl-like settings.
     pub(crate) settings: FibSettings,
+    /// IPv4 paths whose gateway resolved to one of our own addresses when
+    /// the route was made (nexthop scope host): the kernel does not use
+    /// such a gateway as a gateway (`rt_uses_gateway` is 0).
+    pub(crate) host_scope_gateways: HashSet<HostGatewayKey>,
+}
+
+/// Identifies one path of one IPv4 route.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct HostGatewayKey {
+    pub table: TableId,
+    pub dst: Prefix,
+    pub tos: u8,
+    pub metric: u32,
+    pub gateway: std::net::IpAddr,
+    pub dev: Option<LinkIndex>,
+}
+
+impl HostGatewayKey {
+    /// The key of path `nh` of `route`.
+    pub(crate) fn of(route: &Route, nh: &Nexthop) -> Option<Self> {
+        Some(Self {
+            table: route.table,
+            dst: route.dst,
+            tos: route.tos,
+            metric: route.metric,
+            gateway: nh.gateway?,
+            dev: nh.dev,
+        })
+    }
 }
 
 impl Default for Fib {
@@ -124,6 +153,7 @@ impl Fib {
             custom_rules_v4: false,
             custom_local_routes: false,
             settings: FibSettings::default(),
+            host_scope_gateways: HashSet::new(),
         }
     }
 

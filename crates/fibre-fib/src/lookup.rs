@@ -38,6 +38,12 @@ pub(crate) struct Flow {
     pub sport: u16,
     /// L4 destination port.
     pub dport: u16,
+    /// IPv6: the device routes are scored against (`ip6_pol_route`'s oif:
+    /// the output device, or the input device for a link-local or
+    /// multicast destination); 0 = none.
+    pub v6_dev: LinkIndex,
+    /// IPv6: only routes through `v6_dev` qualify (RT6_LOOKUP_F_IFACE).
+    pub v6_strict: bool,
 }
 
 impl Flow {
@@ -54,7 +60,17 @@ impl Flow {
             proto: 0,
             sport: 0,
             dport: 0,
+            v6_dev: 0,
+            v6_strict: false,
         }
+    }
+
+    /// The IPv6 output rule for `oif`: strict without a source address
+    /// (`ip6_route_output_flags`), a preference otherwise.
+    pub fn with_v6_output_dev(mut self) -> Flow {
+        self.v6_dev = self.oif;
+        self.v6_strict = self.oif != 0 && self.src.is_none_or(|s| s.is_unspecified());
+        self
     }
 }
 
@@ -140,12 +156,12 @@ fn select_v6<'a>(
     table: TableId,
     flow: &Flow,
 ) -> Option<Result<FibResult<'a>, Miss>> {
-    let strict = flow.oif != 0 && flow.src.is_none_or(|s| s.is_unspecified());
+    let strict = flow.v6_strict;
     let score = |n: &Nexthop| -> Option<u8> {
         if n.flags.dead {
             return None;
         }
-        let on_oif = flow.oif == 0 || n.dev == Some(flow.oif);
+        let on_oif = flow.v6_dev == 0 || n.dev == Some(flow.v6_dev);
         match (on_oif, strict) {
             (true, _) => Some(2),
             (false, true) => None,
@@ -281,6 +297,27 @@ impl Fib {
                     return res;
                 }
             }
+        }
+    }
+
+    /// `fib_table_lookup(fib_get_table(id))`: one table by id; while the
+    /// IPv4 local and main tables are merged (no rule ever added), either id
+    /// reaches the merged table.
+    pub(crate) fn lookup_in_table<'a>(
+        &'a self,
+        table: TableId,
+        flow: &Flow,
+    ) -> Result<FibResult<'a>, Miss> {
+        let family = Family::of(&flow.dst);
+        if family == Family::V4
+            && !self.custom_rules_v4
+            && (table == TABLE_LOCAL || table == TABLE_MAIN)
+        {
+            return self.merged_lookup(flow);
+        }
+        match self.tables.get(&table).filter(|t| t.exists(family)) {
+            Some(t) => self.table_lookup(t, table, flow),
+            None => Err(Miss::Again),
         }
     }
 

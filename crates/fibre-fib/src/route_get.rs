@@ -13,7 +13,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use crate::command::{RouteAnswer, RouteGetRequest};
 use crate::error::{Errno, KernelError};
-use crate::fib::Fib;
+use crate::fib::{Fib, HostGatewayKey};
 use crate::lookup::{FibResult, Flow};
 use crate::multipath::{flow_hash, select_path, FlowHashInput, MultipathHashPolicy};
 use crate::types::*;
@@ -91,17 +91,12 @@ fn flow_of(req: &RouteGetRequest, oif: LinkIndex) -> Flow {
 }
 
 impl Fib {
-    /// The gateway an IPv4 path really uses (`rt_uses_gateway`): only one
-    /// reached on link; a gateway that is one of our own addresses resolved
-    /// to a host-scope route and the kernel sends straight out.
-    fn used_gateway_v4(&self, nh: &Nexthop) -> Option<IpAddr> {
+    /// The gateway an IPv4 path really uses (`rt_uses_gateway`): not one
+    /// that resolved to our own address when the route was made.
+    fn used_gateway_v4(&self, route: &Route, nh: &Nexthop) -> Option<IpAddr> {
         let gw = nh.gateway?;
-        if nh.flags.onlink {
-            return Some(gw);
-        }
-        let own = self.is_local_address(&gw)
-            || self.addr_type_v4(&gw, TABLE_LOCAL, None) == RouteType::Local;
-        (!own).then_some(gw)
+        let key = HostGatewayKey::of(route, nh)?;
+        (!self.host_scope_gateways.contains(&key)).then_some(gw)
     }
 
     /// The path of a result after multipath selection: IPv4 hashes only
@@ -126,8 +121,11 @@ impl Fib {
             };
             let hash = flow_hash(&input, policy, self.settings.multipath_hash_seed);
             if let Some(nh) = select_path(paths, hash).and_then(|i| paths.get(i)) {
-                let strict = flow.oif != 0 && flow.src.is_none();
-                if !(strict && nh.dev != Some(flow.oif)) {
+                let strict = match family {
+                    Family::V4 => false,
+                    Family::V6 => flow.v6_strict,
+                };
+                if !(strict && nh.dev != Some(flow.v6_dev)) {
                     return Some(nh);
                 }
             }
@@ -377,7 +375,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
     {
         None
     } else {
-        fib.used_gateway_v4(nh)
+        fib.used_gateway_v4(&res.route, nh)
     };
     let prefsrc = if req.src.is_none() {
         s.map(IpAddr::V4)
@@ -475,7 +473,7 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
                     kind: RouteType::Unicast,
                     route: res.route.clone(),
                     table: res.table,
-                    gateway: fib.used_gateway_v4(nh),
+                    gateway: fib.used_gateway_v4(&res.route, nh),
                     dev,
                     prefsrc: None,
                     iif: Some(iif),
@@ -496,7 +494,7 @@ fn delivered_on_lo(res: &FibResult<'_>) -> bool {
 
 /// `ip6_route_output`.
 fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAnswer, KernelError> {
-    let flow = flow_of(req, oif);
+    let flow = flow_of(req, oif).with_v6_output_dev();
     let res = fib.fib_lookup(&flow).map_err(err)?;
     if delivered_on_lo(&res) {
         let dev = res.nexthop().and_then(|n| n.dev);
@@ -545,6 +543,14 @@ fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
 fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let mut flow = flow_of(req, 0);
     flow.iif = iif;
+    // ip6_route_input_lookup: link-local and multicast destinations must be
+    // routed through the input device.
+    if let IpAddr::V6(d) = req.dst {
+        if d.is_multicast() || (d.segments()[0] & 0xffc0) == 0xfe80 {
+            flow.v6_dev = iif;
+            flow.v6_strict = true;
+        }
+    }
     let res = fib.fib_lookup(&flow).map_err(err)?;
     if delivered_on_lo(&res) {
         return Ok(answer(

@@ -23,7 +23,7 @@ use std::net::IpAddr;
 
 use crate::command::{NexthopSpec, RouteOp, RouteSpec};
 use crate::error::{Errno, KernelError};
-use crate::fib::Fib;
+use crate::fib::{Fib, HostGatewayKey};
 use crate::lookup::Flow;
 use crate::types::*;
 
@@ -107,7 +107,24 @@ impl Fib {
             (RouteOp::Del, Family::V6) => self.route_del_v6(&spec),
             (op, Family::V4) => {
                 let route = self.build_route_v4(&spec)?;
-                self.route_insert_v4(op, route)
+                let host_gateways: Vec<HostGatewayKey> = route
+                    .nexthops
+                    .iter()
+                    .filter(|nh| !nh.flags.onlink)
+                    .filter(|nh| nh.gateway.is_some_and(|g| self.is_own_v4(&g)))
+                    .filter_map(|nh| HostGatewayKey::of(&route, nh))
+                    .collect();
+                let keys: Vec<HostGatewayKey> = route
+                    .nexthops
+                    .iter()
+                    .filter_map(|nh| HostGatewayKey::of(&route, nh))
+                    .collect();
+                self.route_insert_v4(op, route)?;
+                for k in keys {
+                    self.host_scope_gateways.remove(&k);
+                }
+                self.host_scope_gateways.extend(host_gateways);
+                Ok(())
             }
             (op, Family::V6) => {
                 let route = self.build_route_v6(&spec)?;
@@ -350,12 +367,11 @@ impl Fib {
             oif: dev.unwrap_or(0),
             ..Flow::output(gw)
         };
-        let mut found = None;
-        if table != TABLE_MAIN {
-            if let Some(t) = self.tables.get(&table) {
-                found = self.table_lookup(t, table, &flow).ok();
-            }
-        }
+        let found = if table != TABLE_MAIN {
+            self.lookup_in_table(table, &flow).ok()
+        } else {
+            None
+        };
         let res = match found {
             Some(r) => r,
             None => self.fib_lookup(&flow).map_err(|_| {
@@ -395,6 +411,12 @@ impl Fib {
         self.addr_type_v4(addr, TABLE_LOCAL, Some(dev))
     }
 
+    /// An address the local table routes as `local` (one of ours).
+    pub(crate) fn is_own_v4(&self, addr: &IpAddr) -> bool {
+        self.is_local_address(addr)
+            || self.addr_type_v4(addr, TABLE_LOCAL, None) == RouteType::Local
+    }
+
     /// `inet_addr_type_table`: the type of the route an address hits in a table.
     pub(crate) fn addr_type_v4(
         &self,
@@ -411,11 +433,8 @@ impl Fib {
         if a.is_multicast() {
             return RouteType::Multicast;
         }
-        let Some(t) = self.tables.get(&table) else {
-            return RouteType::Unicast;
-        };
         let flow = Flow::output(*addr);
-        match self.table_lookup(t, table, &flow) {
+        match self.lookup_in_table(table, &flow) {
             Ok(res) => {
                 let nh_dev = res.route.nexthops.first().and_then(|n| n.dev);
                 if dev.is_none() || dev == nh_dev {
@@ -719,7 +738,8 @@ impl Fib {
         let flow = Flow {
             oif: dev.unwrap_or(0),
             ..Flow::output(*gw)
-        };
+        }
+        .with_v6_output_dev();
         let usable = |res: &crate::lookup::FibResult<'_>| {
             let nh = res.nexthop()?;
             if reject_errno(res.kind).is_some()
@@ -750,7 +770,8 @@ impl Fib {
         let flow = Flow {
             oif: dev,
             ..Flow::output(*gw)
-        };
+        }
+        .with_v6_output_dev();
         let Some(t) = self.tables.get(&TABLE_MAIN) else {
             return Ok(());
         };

@@ -36,9 +36,8 @@ impl Fib {
             .find(|(_, v)| v.iter().any(|a| a.local == *addr))
             .map(|(i, _)| *i);
         configured.or_else(|| {
-            let t = self.tables.get(&TABLE_LOCAL)?;
             let res = self
-                .table_lookup(t, TABLE_LOCAL, &crate::lookup::Flow::output(*addr))
+                .lookup_in_table(TABLE_LOCAL, &crate::lookup::Flow::output(*addr))
                 .ok()?;
             (res.kind == RouteType::Local).then(|| res.nexthop().and_then(|n| n.dev))?
         })
