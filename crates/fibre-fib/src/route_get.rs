@@ -375,7 +375,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
     {
         None
     } else {
-        fib.used_gateway_v4(&res.route, nh)
+        fib.used_gateway_v4(res.route, nh)
     };
     let prefsrc = if req.src.is_none() {
         s.map(IpAddr::V4)
@@ -473,7 +473,7 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
                     kind: RouteType::Unicast,
                     route: res.route.clone(),
                     table: res.table,
-                    gateway: fib.used_gateway_v4(&res.route, nh),
+                    gateway: fib.used_gateway_v4(res.route, nh),
                     dev,
                     prefsrc: None,
                     iif: Some(iif),
