@@ -52,6 +52,7 @@ pub fn for_kind<K: Family>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fibre_lpm::Key;
 
     #[test]
     fn inside_prefixes_stay_inside() {

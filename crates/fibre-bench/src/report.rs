@@ -159,16 +159,13 @@ mod tests {
         assert_eq!(lines.len(), 5, "{text}");
         assert_eq!(
             lines[0],
-            "experiment  case                 figure           ratio"
+            "experiment  case                          figure  ratio"
         );
         assert_eq!(
             lines[2],
             "lookup      IPv4 fibre 1 thread  150 M lookups/s  4.00x best peer (poptrie)"
         );
-        assert_eq!(
-            lines[3],
-            "lookup      IPv4 fibre memory       4.50 B/prefix"
-        );
-        assert_eq!(lines[4], "synflood    16 threads                   29.8 s");
+        assert_eq!(lines[3], "lookup      IPv4 fibre memory      4.50 B/prefix");
+        assert_eq!(lines[4], "synflood    16 threads                    29.8 s");
     }
 }

@@ -669,3 +669,95 @@ fn headline(f: &FamilyFigures) -> Vec<Measurement> {
     ));
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disagreements_are_counted_and_shown() {
+        let queries = [0x0a00_0001u32, 0x0a00_0002, 0x0a00_0003];
+        let same = vec![Some(1), None, Some(2)];
+        let agreeing = [("a", same.clone()), ("b", same.clone())];
+        assert_eq!(
+            disagreements("IPv4", "now", &queries, &agreeing).unwrap(),
+            0
+        );
+        assert_eq!(disagreements::<u32>("IPv4", "now", &[], &[]).unwrap(), 0);
+
+        let differing = [("a", same.clone()), ("b", vec![Some(1), Some(3), None])];
+        let error = disagreements("IPv4", "now", &queries, &differing).unwrap_err();
+        match &error {
+            BenchError::Disagreement { count, total, .. } => assert_eq!((*count, *total), (2, 3)),
+            other => panic!("{other}"),
+        }
+        let text = error.to_string();
+        assert!(text.contains("10.0.0.2: a=None b=Some(3)"), "{text}");
+    }
+
+    #[test]
+    fn headline_rows_compare_fibre_with_the_best_peer_of_each_figure() {
+        let engine = |name, fibre, rate: f64, bytes: f64, build, updates| EngineFigures {
+            engine: name,
+            fibre,
+            build_seconds: build,
+            bytes: Some(1),
+            bytes_source: "test",
+            heap_bytes: None,
+            bytes_per_prefix: Some(bytes),
+            single_1t: rate,
+            batched_1t: fibre.then_some(rate * 2.0),
+            all_threads: rate * 3.0,
+            ratio_to_best_peer: None,
+            updates_per_second: updates,
+            updates_applied: 10,
+        };
+        let family = FamilyFigures {
+            family: "IPv4",
+            prefixes: 10,
+            query_kind: QueryKind::Uniform,
+            queries: 10,
+            queries_matched: 5,
+            gateways: 16,
+            threads: 2,
+            updates: 10,
+            withdrawals: 1,
+            disagreements: 0,
+            disagreements_after_updates: 0,
+            best_peer: Some("fast"),
+            engines: vec![
+                engine("fibre", true, 100e6, 4.0, 0.5, 1e6),
+                engine("fast", false, 50e6, 20.0, 0.2, 2e6),
+                engine("small", false, 10e6, 8.0, 1.0, 4e6),
+            ],
+        };
+        let rows = headline(&family);
+        let row = |name: &str| rows.iter().find(|m| m.name == name).unwrap();
+        assert_eq!(row("IPv4 fibre 1 thread batched").value, 200.0);
+        assert_eq!(
+            row("IPv4 fibre 1 thread batched").ratio_text(),
+            "4.00x best peer (fast)"
+        );
+        assert_eq!(
+            row("IPv4 fibre 1 thread single").ratio_text(),
+            "2.00x best peer (fast)"
+        );
+        assert_eq!(
+            row("IPv4 fibre 2 threads").ratio_text(),
+            "1.50x fibre 1 thread"
+        );
+        assert_eq!(
+            row("IPv4 fibre memory").ratio_text(),
+            "0.50x best peer (small)"
+        );
+        assert_eq!(
+            row("IPv4 fibre build").ratio_text(),
+            "2.50x best peer (fast)"
+        );
+        assert_eq!(
+            row("IPv4 fibre update replay").ratio_text(),
+            "0.25x best peer (small)"
+        );
+        assert_eq!(rows.len(), 6);
+    }
+}
