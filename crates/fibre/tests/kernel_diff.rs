@@ -22,6 +22,8 @@
 //! - `FIBRE_DIFF_TIME_LIMIT` (90): seconds after which no new seed starts;
 //! - `FIBRE_DIFF_NEW_CASES` (4): new corpus cases written per run, one per
 //!   cause, minimised (0: write none);
+//! - `FIBRE_DIFF_CORPUS_DIR`: where corpus cases are written and replayed
+//!   from, instead of `tests/corpus` (e.g. to shrink one case per cause);
 //! - `FIBRE_DIFF_STRICT_PREFSRC=1`: a `prefsrc` difference fails;
 //! - `FIBRE_DIFF_SHOW` (5): mismatches shown in detail per case.
 

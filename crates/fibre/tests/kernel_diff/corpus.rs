@@ -21,11 +21,15 @@ pub struct CorpusCase {
     pub queries: Vec<String>,
 }
 
-/// The corpus directory.
+/// The corpus directory: `tests/corpus`, or `FIBRE_DIFF_CORPUS_DIR` (to
+/// collect minimised cases somewhere else, or to replay them from there).
 pub fn directory() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("corpus")
+    match std::env::var_os("FIBRE_DIFF_CORPUS_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join("corpus"),
+    }
 }
 
 /// Renders a case file.

@@ -55,12 +55,8 @@ struct Plan {
     route_lines: Vec<String>,
 }
 
-/// Generates the case for `seed` with `queries` queries.
-///
-/// ```ignore
-/// let case = generate::case(7, 300);
-/// assert_eq!(case.queries.len(), 300);
-/// ```
+/// Generates the case for `seed` with `queries` queries: the same seed
+/// always gives the same case (see the tests below for what a case holds).
 pub fn case(seed: u64, queries: usize) -> Case {
     let mut rng = Rng::new(seed);
     let mut plan = Plan::default();
