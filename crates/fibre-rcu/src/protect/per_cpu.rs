@@ -85,7 +85,9 @@ impl<T: Send + Sync> Protected<T> for PerCpuLock<T> {
     fn read<R>(&self, reader: &mut PerCpuReader, f: impl FnOnce(&T) -> R) -> R {
         // Read guards never poison; a poisoned lock means a writer panicked,
         // and the baseline keeps serving what its closure left.
-        let lock = &self.locks[reader.slot % self.locks.len()];
+        // A reader made by another `PerCpuLock` may hold a slot past the end;
+        // any one lock excludes writers, so it falls back to the first.
+        let lock = self.locks.get(reader.slot).unwrap_or(&self.locks[0]);
         let _held = lock.read().unwrap_or_else(PoisonError::into_inner);
         // SAFETY: a slot lock is held in read mode, so no writer (which holds
         // all of them in write mode) can be mutating `value`.
