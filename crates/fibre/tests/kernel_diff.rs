@@ -374,6 +374,45 @@ fn the_kernel_oracle_answers_in_order() {
     assert_eq!(route("2001:db8:1::").kind, "anycast");
 }
 
+/// `ip -force -batch` exits on some malformed lines instead of going on;
+/// the loader must refuse that line and still apply the ones after it.
+#[test]
+fn the_kernel_loader_goes_on_after_ip_gives_up() {
+    let settings = settings();
+    if !kernel_available(&settings) {
+        return;
+    }
+    let config = text_lines(
+        "link add fd0 type ifb
+         link set fd0 up
+         route add 10.7.0.0/16 dev nosuch
+         route add 10.8.0.0/16 dev fd0 metric bogus
+         route add 10.9.0.0/16 dev fd0
+         route add 10.9.0.0/16 dev fd0",
+    );
+    let queries = text_lines("10.9.1.1\n10.7.1.1");
+    let (refusals, replies) = ask_kernel(&config, &queries).unwrap_or_else(|e| panic!("{e}"));
+    let lines: Vec<(usize, &str)> = refusals
+        .iter()
+        .map(|r| (r.line, r.message.as_str()))
+        .collect();
+    assert_eq!(lines.len(), 3, "{refusals:?}");
+    assert_eq!(lines[0].0, 3);
+    assert!(lines[0].1.contains("Cannot find device"), "{refusals:?}");
+    assert_eq!(lines[1].0, 4);
+    assert!(lines[1].1.contains("metric"), "{refusals:?}");
+    assert_eq!(lines[2], (6, "File exists"));
+    assert!(
+        matches!(&replies[0].answer, answer::Outcome::Answer(a) if a.dev.as_deref() == Some("fd0")),
+        "{:?}",
+        replies[0]
+    );
+    assert_eq!(
+        replies[1].answer,
+        answer::Outcome::Error("Network is unreachable".into())
+    );
+}
+
 #[test]
 fn handwritten_configuration_agrees_with_the_kernel() {
     let settings = settings();

@@ -172,6 +172,19 @@ pub fn parse_failures(stderr: &str) -> Result<BTreeMap<usize, String>, String> {
     Ok(failures)
 }
 
+/// The message after the last `Command failed` line: what `ip` said
+/// before it gave up on a batch.
+pub fn unfinished_message(stderr: &str) -> String {
+    let tail = stderr
+        .lines()
+        .rev()
+        .take_while(|l| !l.starts_with("Command failed "))
+        .filter(|l| !l.trim().is_empty())
+        .collect::<Vec<_>>();
+    let message: Vec<&str> = tail.into_iter().rev().collect();
+    normalise_error(&message.join(" "))
+}
+
 /// Puts a batch's answers back in order: `lines` commands were run.
 pub fn parse_batch(stdout: &str, stderr: &str, lines: usize) -> Result<Vec<Outcome>, String> {
     let failures = parse_failures(stderr)?;
@@ -263,6 +276,16 @@ mod tests {
             parse_json_answer(r#"{"dst":"8.8.8.8","error":"Network is unreachable"}"#).unwrap();
         assert_eq!(err, Outcome::Error("Network is unreachable".into()));
         assert!(parse_json_answer(r#"{"dst":"8.8.8.8","gateway":"nonsense"}"#).is_err());
+    }
+
+    #[test]
+    fn the_message_ip_gave_up_with_is_found() {
+        let stderr = "Error: Device for nexthop is not up.\nCommand failed -:3\nCannot find device \"fd1\"\nError: cannot parse nexthop\n";
+        assert_eq!(
+            unfinished_message(stderr),
+            "Cannot find device \"fd1\" Error: cannot parse nexthop"
+        );
+        assert_eq!(unfinished_message("Command failed -:1\n"), "");
     }
 
     #[test]

@@ -62,6 +62,14 @@ pub struct KernelReply {
     pub route: Outcome,
 }
 
+/// What one configuration batch did.
+struct LoadedBatch {
+    /// (0-based line, message) of the lines refused.
+    failures: Vec<(usize, String)>,
+    /// Where `ip` gave up, and why: that line and the rest were not run.
+    aborted: Option<(usize, String)>,
+}
+
 fn ip(args: &[&str], input: &str) -> Result<process::Finished, String> {
     let mut command = Command::new("ip");
     command.args(args);
@@ -110,21 +118,58 @@ impl Netns {
             if run.settle_first {
                 self.settle()?;
             }
-            let text: String = run.lines.iter().map(|l| format!("{l}\n")).collect();
-            let mut args = vec!["-n", self.name.as_str()];
-            if let Some(flag) = run.flag {
-                args.push(flag);
-            }
-            args.extend(["-force", "-batch", "-"]);
-            let done = ip(&args, &text)?;
-            for (number, message) in answer::parse_failures(&done.stderr)? {
-                refusals.push(Refusal {
-                    line: run.first_line + number - 1,
-                    message,
-                });
+            let mut next = 0;
+            while next < run.lines.len() {
+                let lines = &run.lines[next..];
+                let batch = self.load_batch(run.flag, lines)?;
+                for (index, message) in batch.failures {
+                    refusals.push(Refusal {
+                        line: run.first_line + next + index,
+                        message,
+                    });
+                }
+                match batch.aborted {
+                    Some((index, message)) => {
+                        refusals.push(Refusal {
+                            line: run.first_line + next + index,
+                            message,
+                        });
+                        next += index + 1;
+                    }
+                    None => break,
+                }
             }
         }
         Ok(refusals)
+    }
+
+    /// Runs `lines` in one `ip -force -batch`, each followed by a marker
+    /// command (`link show dev lo`, one JSON line on stdout).
+    ///
+    /// iproute2 exits (status 255) on some malformed arguments even under
+    /// `-force` (`invarg()`: `Cannot find device`, `"metric" value is
+    /// invalid`, ...), without a `Command failed` line and without running
+    /// the lines after. The markers printed tell where it stopped, so the
+    /// caller can refuse that line and go on with the rest, as fibre's
+    /// `--force` does.
+    fn load_batch(&self, flag: Option<&str>, lines: &[String]) -> Result<LoadedBatch, String> {
+        let text: String = lines
+            .iter()
+            .map(|l| format!("{l}\nlink show dev lo\n"))
+            .collect();
+        let mut args = vec!["-n", self.name.as_str()];
+        args.extend(flag);
+        args.extend(["-j", "-force", "-batch", "-"]);
+        let done = ip(&args, &text)?;
+        // Batch line 2i+1 is configuration line i (0-based) of `lines`.
+        let failures = answer::parse_failures(&done.stderr)?
+            .into_iter()
+            .map(|(number, message)| ((number - 1) / 2, message))
+            .collect();
+        let markers = done.stdout.lines().filter(|l| !l.trim().is_empty()).count();
+        let aborted =
+            (markers < lines.len()).then(|| (markers, answer::unfinished_message(&done.stderr)));
+        Ok(LoadedBatch { failures, aborted })
     }
 
     /// `ifb` if this kernel can make one, else `dummy` (found by trying,
