@@ -186,3 +186,41 @@ fn a_cell_dropped_with_pending_versions_frees_them_all_once() {
     assert_eq!(domain.stats().pending_versions, 0);
     drop(reader);
 }
+
+#[test]
+fn concurrent_writers_are_serialized_and_lose_no_update() {
+    const PER_WRITER: u64 = 500;
+    let domain = Domain::new();
+    let cell = RcuCell::new(&domain, 0u64);
+    let writers_done = AtomicU32::new(0);
+    thread::scope(|s| {
+        for _ in 0..2 {
+            let (cell, writers_done) = (&cell, &writers_done);
+            s.spawn(move || {
+                for i in 0..PER_WRITER {
+                    if i % 2 == 0 {
+                        cell.update(|v| *v += 1);
+                    } else {
+                        let mut batch = cell.write();
+                        *batch += 1;
+                        batch.publish();
+                    }
+                }
+                writers_done.fetch_add(1, Ordering::Release);
+            });
+        }
+        let mut reader = domain.register();
+        let mut last = 0;
+        while writers_done.load(Ordering::Acquire) < 2 {
+            let seen = *cell.read(&reader.read());
+            assert!(seen >= last, "went back from {last} to {seen}");
+            last = seen;
+            reader.quiescent();
+        }
+    });
+    let reader = domain.register();
+    assert_eq!(*cell.read(&reader.read()), 2 * PER_WRITER);
+    drop(reader);
+    cell.synchronize();
+    assert_eq!(cell.pending().versions, 0);
+}
