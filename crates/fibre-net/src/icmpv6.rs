@@ -353,6 +353,9 @@ fn echo_words(ident: u16, seq_no: u16) -> [u8; 4] {
     [a[0], a[1], b[0], b[1]]
 }
 
+// The view is the buffer reference and nothing more: free to pass by value.
+const _: () = assert!(core::mem::size_of::<Packet<&[u8]>>() == core::mem::size_of::<&[u8]>());
+
 #[cfg(test)]
 mod tests {
     use super::*;

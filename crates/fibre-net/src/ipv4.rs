@@ -454,6 +454,9 @@ impl<'a> Repr<'a> {
     }
 }
 
+// The view is the buffer reference and nothing more: free to pass by value.
+const _: () = assert!(core::mem::size_of::<Packet<&[u8]>>() == core::mem::size_of::<&[u8]>());
+
 #[cfg(test)]
 mod tests {
     use super::*;
