@@ -154,6 +154,16 @@ impl RunOutcome {
             humantime::format_rfc3339_seconds(self.started)
         ));
         out.push_str(&summary_table(&self.reports));
+        out.push_str(
+            "ratio: the figure over the other's; above 1 is better for rates, \
+             worse for bytes and seconds.\n",
+        );
+        if let Some(load) = load_average() {
+            out.push_str(&format!(
+                "load average at the end: {load} on {} cores (other work disturbs the figures)\n",
+                cores()
+            ));
+        }
         out
     }
 
@@ -181,9 +191,19 @@ impl RunOutcome {
     }
 }
 
-/// The cores and CPU model of this machine, as far as it tells.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The 1-minute load average (Linux), to judge how busy the machine was.
+fn load_average() -> Option<String> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next().map(str::to_string)
+}
+
+/// The cores, CPU model and load of this machine, as far as it tells.
 fn machine() -> serde_json::Value {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = cores();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|info| {
@@ -192,7 +212,13 @@ fn machine() -> serde_json::Value {
                 .and_then(|l| l.split_once(':'))
                 .map(|(_, model)| model.trim().to_string())
         });
-    json!({ "cores": cores, "cpu": cpu, "os": std::env::consts::OS, "arch": std::env::consts::ARCH })
+    json!({
+        "cores": cores,
+        "cpu": cpu,
+        "os": std::env::consts::OS,
+        "arch": std::env::consts::ARCH,
+        "load_average_1min_at_end": load_average(),
+    })
 }
 
 /// Runs the experiment named `which`, or all of them when `None`.

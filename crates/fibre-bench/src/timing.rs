@@ -68,6 +68,34 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// A rate measured over several runs: the median, and the slowest and
+/// fastest run, whose distance shows how steady the machine was.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Rate {
+    /// The median run's operations per second.
+    pub median: f64,
+    /// The slowest run's.
+    pub low: f64,
+    /// The fastest run's.
+    pub high: f64,
+}
+
+impl Rate {
+    /// The rate of runs that did `rates` operations per second.
+    ///
+    /// ```
+    /// let r = fibre_bench::timing::Rate::of(&[3.0, 1.0, 2.0]);
+    /// assert_eq!((r.median, r.low, r.high), (2.0, 1.0, 3.0));
+    /// ```
+    pub fn of(rates: &[f64]) -> Rate {
+        Rate {
+            median: median(rates),
+            low: rates.iter().copied().reduce(f64::min).unwrap_or(0.0),
+            high: rates.iter().copied().reduce(f64::max).unwrap_or(0.0),
+        }
+    }
+}
+
 /// Repeats `pass` for at least `min` (at least once); returns the work done
 /// (the sum of what `pass` returned) and the time it took.
 fn repeat(min: Duration, mut pass: impl FnMut() -> u64) -> (u64, Instant, Instant) {
@@ -90,9 +118,9 @@ fn repeat(min: Duration, mut pass: impl FnMut() -> u64) -> (u64, Instant, Instan
 /// use std::time::Duration;
 /// let plan = Plan { runs: 3, min_run: Duration::from_millis(1), warm_up: Duration::ZERO };
 /// let per_second = rate(&plan, || { std::hint::black_box((0..1000u64).sum::<u64>()); 1000 });
-/// assert!(per_second > 0.0);
+/// assert!(per_second.median > 0.0);
 /// ```
-pub fn rate(plan: &Plan, mut pass: impl FnMut() -> u64) -> f64 {
+pub fn rate(plan: &Plan, mut pass: impl FnMut() -> u64) -> Rate {
     repeat(plan.warm_up, &mut pass);
     let rates: Vec<f64> = (0..plan.runs.max(1))
         .map(|_| {
@@ -100,14 +128,14 @@ pub fn rate(plan: &Plan, mut pass: impl FnMut() -> u64) -> f64 {
             work as f64 / (end - start).as_secs_f64()
         })
         .collect();
-    median(&rates)
+    Rate::of(&rates)
 }
 
 /// Operations per second of `threads` threads working at once: thread `i`
 /// repeats `pass(i)` (one pass over its own share of the work, returning the
 /// operations done). A run's rate is all threads' work over the time from the
 /// first thread's start to the last one's end.
-pub fn rate_parallel(plan: &Plan, threads: usize, pass: impl Fn(usize) -> u64 + Sync) -> f64 {
+pub fn rate_parallel(plan: &Plan, threads: usize, pass: impl Fn(usize) -> u64 + Sync) -> Rate {
     let threads = threads.max(1);
     let one_run = |min: Duration| -> f64 {
         let barrier = Barrier::new(threads);
@@ -142,7 +170,7 @@ pub fn rate_parallel(plan: &Plan, threads: usize, pass: impl Fn(usize) -> u64 + 
     let rates: Vec<f64> = (0..plan.runs.max(1))
         .map(|_| one_run(plan.min_run))
         .collect();
-    median(&rates)
+    Rate::of(&rates)
 }
 
 /// Runs `step` once and returns how long it took.
@@ -192,7 +220,8 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
             1000
         });
-        assert!(r > 0.0 && r <= 1_000_000.0, "{r}");
+        assert!(r.median > 0.0 && r.high <= 1_000_000.0, "{r:?}");
+        assert!(r.low <= r.median && r.median <= r.high, "{r:?}");
     }
 
     #[test]
@@ -203,7 +232,7 @@ mod tests {
             std::thread::sleep(Duration::from_micros(200));
             1
         });
-        assert!(r > 0.0);
+        assert!(r.median > 0.0);
         assert!(seen.iter().all(|s| s.load(Ordering::Relaxed) > 0));
     }
 }

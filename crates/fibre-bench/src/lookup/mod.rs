@@ -36,7 +36,7 @@ use crate::progress::Progress;
 use crate::queries;
 use crate::report::{format_value, ExperimentReport, Measurement};
 use crate::table::{Align, Table};
-use crate::timing::{self, Plan};
+use crate::timing::{self, Plan, Rate};
 use crate::BenchError;
 use subject::Subject;
 
@@ -84,7 +84,7 @@ impl LookupConfig {
             plan: Plan::FULL,
             build_runs: 3,
             batch: 256,
-            replay_budget: Duration::from_secs(30),
+            replay_budget: Duration::from_secs(10),
         }
     }
 }
@@ -122,11 +122,11 @@ pub struct EngineFigures {
     /// [`EngineFigures::bytes`] over the table's prefixes.
     pub bytes_per_prefix: Option<f64>,
     /// One thread, one `lookup` per address.
-    pub single_1t: f64,
+    pub single_1t: Rate,
     /// One thread, `lookup_batch`; engines with a batched lookup only.
-    pub batched_1t: Option<f64>,
+    pub batched_1t: Option<Rate>,
     /// All threads at once (batched where the engine has it).
-    pub all_threads: f64,
+    pub all_threads: Rate,
     /// The engine's best one-thread rate over the best peer's.
     pub ratio_to_best_peer: Option<f64>,
     /// Updates applied per second during the replay.
@@ -138,7 +138,9 @@ pub struct EngineFigures {
 impl EngineFigures {
     /// The better of the single and batched one-thread rates.
     pub fn best_1t(&self) -> f64 {
-        self.batched_1t.unwrap_or(0.0).max(self.single_1t)
+        self.batched_1t
+            .map_or(0.0, |r| r.median)
+            .max(self.single_1t.median)
     }
 }
 
@@ -551,9 +553,9 @@ fn render_family(f: &FamilyFigures, config: &LookupConfig) -> String {
             e.engine.to_string(),
             format_value(e.build_seconds),
             e.bytes_per_prefix.map_or("n/a".into(), format_value),
-            millions(e.single_1t),
-            e.batched_1t.map_or("-".into(), millions),
-            millions(e.all_threads),
+            millions(e.single_1t.median),
+            e.batched_1t.map_or("-".into(), |r| millions(r.median)),
+            millions(e.all_threads.median),
             e.ratio_to_best_peer
                 .map_or("-".into(), |r| format!("{r:.2}x")),
             if e.updates_applied < f.updates {
@@ -617,7 +619,7 @@ fn headline(f: &FamilyFigures) -> Vec<Measurement> {
         None => m,
     };
     let peer_1t = best_peer_by(&|p| Some(p.best_1t()), true);
-    if let Some(batched) = fibre.batched_1t {
+    if let Some(batched) = fibre.batched_1t.map(|r| r.median) {
         rows.push(with_peer(
             Measurement::new(
                 format!("{fam} fibre 1 thread batched"),
@@ -631,19 +633,19 @@ fn headline(f: &FamilyFigures) -> Vec<Measurement> {
     rows.push(with_peer(
         Measurement::new(
             format!("{fam} fibre 1 thread single"),
-            fibre.single_1t / 1e6,
+            fibre.single_1t.median / 1e6,
             "M lookups/s",
         ),
-        fibre.single_1t,
+        fibre.single_1t.median,
         peer_1t,
     ));
     let mut all = Measurement::new(
         format!("{fam} fibre {} threads", f.threads),
-        fibre.all_threads / 1e6,
+        fibre.all_threads.median / 1e6,
         "M lookups/s",
     );
     if fibre.best_1t() > 0.0 {
-        all = all.with_ratio(fibre.all_threads / fibre.best_1t(), "fibre 1 thread");
+        all = all.with_ratio(fibre.all_threads.median / fibre.best_1t(), "fibre 1 thread");
     }
     rows.push(all);
     if let Some(bpp) = fibre.bytes_per_prefix {
@@ -705,9 +707,9 @@ mod tests {
             bytes_source: "test",
             heap_bytes: None,
             bytes_per_prefix: Some(bytes),
-            single_1t: rate,
-            batched_1t: fibre.then_some(rate * 2.0),
-            all_threads: rate * 3.0,
+            single_1t: Rate::of(&[rate]),
+            batched_1t: fibre.then_some(Rate::of(&[rate * 2.0])),
+            all_threads: Rate::of(&[rate * 3.0]),
             ratio_to_best_peer: None,
             updates_per_second: updates,
             updates_applied: 10,

@@ -12,7 +12,7 @@ use crate::data::{Prefix, Update};
 use crate::engines::Engine;
 use crate::family::Family;
 use crate::nexthop::NextHop;
-use crate::timing::{self, Plan};
+use crate::timing::{self, Plan, Rate};
 use crate::BenchError;
 
 /// Prefixes inserted between two looks at the clock and the progress bar.
@@ -36,9 +36,9 @@ pub(crate) trait Subject<K: Family>: Send + Sync {
     /// The answer to every query, by `lookup_batch` over bursts of `batch`.
     fn answers_batched(&self, queries: &[K], batch: usize) -> Vec<Option<NextHop>>;
     /// Lookups per second, one `lookup` per address, this thread.
-    fn rate_single(&self, plan: &Plan, queries: &[K]) -> f64;
+    fn rate_single(&self, plan: &Plan, queries: &[K]) -> Rate;
     /// Lookups per second, `lookup_batch` over bursts of `batch`, this thread.
-    fn rate_batched(&self, plan: &Plan, queries: &[K], batch: usize) -> f64;
+    fn rate_batched(&self, plan: &Plan, queries: &[K], batch: usize) -> Rate;
     /// Lookups per second of `threads` threads, each on its own slice of
     /// `queries`; batched in bursts of `batch` when given.
     fn rate_parallel(
@@ -47,7 +47,7 @@ pub(crate) trait Subject<K: Family>: Send + Sync {
         threads: usize,
         queries: &[K],
         batch: Option<usize>,
-    ) -> f64;
+    ) -> Rate;
     /// Applies `updates` in order (an announce's next hop is in `next_hops`)
     /// until they are done or `budget` is spent; returns how many were
     /// applied and the time spent applying them, bookkeeping excluded.
@@ -149,10 +149,10 @@ impl<K: Family, E: Engine<K>> Subject<K> for E {
         }
         out
     }
-    fn rate_single(&self, plan: &Plan, queries: &[K]) -> f64 {
+    fn rate_single(&self, plan: &Plan, queries: &[K]) -> Rate {
         timing::rate(plan, || pass_single(self, queries))
     }
-    fn rate_batched(&self, plan: &Plan, queries: &[K], batch: usize) -> f64 {
+    fn rate_batched(&self, plan: &Plan, queries: &[K], batch: usize) -> Rate {
         let mut out = vec![None; batch.max(1)];
         timing::rate(plan, || pass_batched(self, queries, &mut out))
     }
@@ -162,7 +162,7 @@ impl<K: Family, E: Engine<K>> Subject<K> for E {
         threads: usize,
         queries: &[K],
         batch: Option<usize>,
-    ) -> f64 {
+    ) -> Rate {
         timing::rate_parallel(plan, threads, |i| {
             let mine = share(queries, threads, i);
             match batch {
