@@ -75,7 +75,13 @@ impl Key for u128 {
     const DIRECT_BITS: u32 = 12;
     #[inline(always)]
     fn bits_at(self, offset: u32, width: u32) -> u32 {
-        ((self << offset) >> (128 - width)) as u32
+        // Real prefixes end by /64, so nearly every read stays in the high
+        // half, where one 64-bit shift pair beats a 128-bit one.
+        if offset + width <= 64 {
+            ((((self >> 64) as u64) << offset) >> (64 - width)) as u32
+        } else {
+            ((self << offset) >> (128 - width)) as u32
+        }
     }
     #[inline]
     fn to_u128(self) -> u128 {
@@ -161,6 +167,11 @@ mod tests {
         assert_eq!(b.bits_at(0, 12), 0x200);
         assert_eq!(b.bits_at(122, 6), 0);
         assert_eq!(u128::MAX.bits_at(126, 6), 0b11_0000);
+        let c: u128 = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
+        assert_eq!(c.bits_at(58, 6), 0x2f);
+        assert_eq!(c.bits_at(60, 6), 0xf << 2 | 0x3);
+        assert_eq!(c.bits_at(62, 6), 0b11_1111);
+        assert_eq!(c.bits_at(64, 6), 0xfe >> 2);
     }
 
     #[test]
