@@ -5,8 +5,9 @@
 //! main, and the kernel reports main for local-table routes until a custom
 //! rule unmerges the tables), `gateway` and `dev`. When the kernel's
 //! matching route (`fibmatch`) is multipath, fibre's (gateway, dev) must be
-//! one of its live paths instead: the kernel hashes flows with a seed drawn
-//! at random per namespace. `prefsrc` is compared but, unless
+//! one of its live paths (or the kernel's own choice: a path whose gateway
+//! is a local address is answered without `gateway`) instead: the kernel
+//! hashes flows with a seed drawn at random per namespace. `prefsrc` is compared but, unless
 //! `FIBRE_DIFF_STRICT_PREFSRC=1`, only reported as a note: IPv6 source
 //! selection (RFC 6724) is a later piece of work. `dst` (the kernel echoes
 //! the address asked for) is only noted too. Other echoed keys (`from`,
@@ -53,9 +54,11 @@ pub fn compare(kernel: &KernelReply, fibre: &Outcome, strict_prefsrc: bool) -> V
             }
             match live_paths(&kernel.route) {
                 Some(paths) => {
-                    if !paths
-                        .iter()
-                        .any(|(gw, dev)| *gw == f.gateway && *dev == f.dev)
+                    let same_as_kernel = k.gateway == f.gateway && k.dev == f.dev;
+                    if !same_as_kernel
+                        && !paths
+                            .iter()
+                            .any(|(gw, dev)| *gw == f.gateway && *dev == f.dev)
                     {
                         verdict.fields.push("nexthop");
                     }
@@ -199,6 +202,13 @@ mod tests {
             parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd0"}"#)
                 .unwrap();
         assert_eq!(compare(&k, &crossed, false).fields, vec!["nexthop"]);
+        // The kernel drops a gateway that is one of its own addresses.
+        let k_local_gw = reply(
+            r#"[{"dst":"198.51.100.1","dev":"fd0"}]"#,
+            r#"[{"dst":"198.51.100.0/24","nexthops":[{"gateway":"10.1.0.7","dev":"fd0","flags":[]},{"gateway":"10.2.3.4","dev":"fd1","flags":[]}]}]"#,
+        );
+        let no_gateway = parse_json_answer(r#"{"dst":"198.51.100.1","dev":"fd0"}"#).unwrap();
+        assert!(compare(&k_local_gw, &no_gateway, false).agrees());
     }
 
     #[test]

@@ -62,7 +62,8 @@ impl RefusalDifference {
     }
 }
 
-/// The lines the two sides refused differently.
+/// The lines the two sides refused differently: one side only, or
+/// messages where fibre's does not contain the kernel's.
 pub fn refusal_differences(kernel: &[Refusal], fibre: &[Refusal]) -> Vec<RefusalDifference> {
     let by_line = |refusals: &[Refusal]| -> BTreeMap<usize, String> {
         refusals
@@ -75,7 +76,12 @@ pub fn refusal_differences(kernel: &[Refusal], fibre: &[Refusal]) -> Vec<Refusal
         kernel.keys().chain(fibre.keys()).copied().collect();
     lines
         .into_iter()
-        .filter(|line| kernel.get(line) != fibre.get(line))
+        .filter(|line| match (kernel.get(line), fibre.get(line)) {
+            // fibre may say more than iproute2 about a line it cannot
+            // parse, as long as it says what iproute2 says too.
+            (Some(k), Some(f)) => !f.contains(k.as_str()),
+            (k, f) => k != f,
+        })
         .map(|line| RefusalDifference {
             line,
             kernel: kernel.get(&line).cloned(),
@@ -285,10 +291,18 @@ mod tests {
 
     #[test]
     fn refusals_differ_by_line_and_by_message() {
-        let kernel = [refusal(3, "File exists"), refusal(5, "No route to host")];
+        let kernel = [
+            refusal(3, "File exists"),
+            refusal(5, "No route to host"),
+            refusal(
+                7,
+                "\"nexthop\" or end of line is expected instead of \"src\"",
+            ),
+        ];
         let fibre = [
             refusal(3, "File exists"),
             refusal(5, "Network is unreachable"),
+            refusal(7, "\"nexthop\": expected via (Error: \"nexthop\" or end of line is expected instead of \"src\")"),
             refusal(9, "Invalid argument"),
         ];
         let differences = refusal_differences(&kernel, &fibre);
