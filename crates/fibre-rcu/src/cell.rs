@@ -207,6 +207,18 @@ impl<T> RcuCell<T> {
     /// it as an error instead.
     ///
     /// [`try_read`]: RcuCell::try_read
+    ///
+    /// ```
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let cell = RcuCell::new(&domain, [1u8, 2, 3]);
+    /// let reader = domain.register();
+    /// let guard = reader.read();
+    /// let first = cell.read(&guard);
+    /// cell.publish([4, 5, 6]); // `first` stays valid: it is only retired
+    /// assert_eq!(first, &[1, 2, 3]);
+    /// assert_eq!(cell.read(&guard), &[4, 5, 6]);
+    /// ```
     #[inline]
     pub fn read<'a>(&'a self, guard: &'a ReadGuard<'_>) -> &'a T {
         match self.try_read(guard) {
@@ -217,6 +229,14 @@ impl<T> RcuCell<T> {
 
     /// The current version, or [`WrongDomain`] if `guard` belongs to a
     /// reader of another domain.
+    ///
+    /// ```
+    /// use fibre_rcu::{Domain, RcuCell, WrongDomain};
+    /// let (ours, theirs) = (Domain::new(), Domain::new());
+    /// let cell = RcuCell::new(&ours, 7);
+    /// let stranger = theirs.register();
+    /// assert_eq!(cell.try_read(&stranger.read()), Err(WrongDomain));
+    /// ```
     #[inline]
     pub fn try_read<'a>(&'a self, guard: &'a ReadGuard<'_>) -> Result<&'a T, WrongDomain> {
         if !ptr::eq(guard.domain, &*self.hot.domain) {
@@ -240,6 +260,14 @@ impl<T> RcuCell<T> {
     ///
     /// Blocks (backing off) only if the cell has a
     /// [`max_pending`](CellBuilder::max_pending) bound and is at it.
+    ///
+    /// ```
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let cell = RcuCell::new(&domain, "v1");
+    /// cell.publish("v2"); // no reader online: "v1" is freed at once
+    /// assert_eq!(cell.pending().versions, 0);
+    /// ```
     pub fn publish(&self, value: T) {
         let mut state = lock(&self.writer);
         self.wait_below_bound(&mut state);
@@ -279,6 +307,17 @@ impl<T> RcuCell<T> {
 
     /// Frees the retired versions whose grace period has ended, without
     /// waiting; returns how many. Also checks for stalled readers.
+    ///
+    /// ```
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let cell = RcuCell::new(&domain, 1);
+    /// let mut reader = domain.register();
+    /// cell.publish(2);
+    /// assert_eq!(cell.reclaim(), 0); // the reader may still hold 1
+    /// reader.quiescent();
+    /// assert_eq!(cell.reclaim(), 1);
+    /// ```
     pub fn reclaim(&self) -> usize {
         let mut state = lock(&self.writer);
         self.reclaim_locked(&mut state)
@@ -291,6 +330,20 @@ impl<T> RcuCell<T> {
     ///
     /// Blocks forever if the calling thread holds an online reader of the
     /// domain that does not report; the stall detector reports it.
+    ///
+    /// ```
+    /// use std::thread;
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let cell = RcuCell::new(&domain, 1);
+    /// let mut reader = domain.register();
+    /// cell.publish(2);
+    /// thread::scope(|s| {
+    ///     s.spawn(|| cell.synchronize()); // waits for the report below
+    ///     reader.quiescent();
+    /// });
+    /// assert_eq!(cell.pending().versions, 0);
+    /// ```
     pub fn synchronize(&self) {
         let mut state = lock(&self.writer);
         let mut backoff = Backoff::new();
@@ -314,6 +367,14 @@ impl<T> RcuCell<T> {
 
     /// The current version, mutably: no reader can hold it while `self` is
     /// exclusively borrowed.
+    ///
+    /// ```
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let mut cell = RcuCell::new(&domain, vec![1]);
+    /// cell.get_mut().push(2); // in place, no copy
+    /// assert_eq!(cell.read(&domain.register().read()), &[1, 2]);
+    /// ```
     pub fn get_mut(&mut self) -> &mut T {
         // SAFETY: `&mut self` rules out every `&self` borrow, so no read
         // guard reference into the cell is alive, and `current` is a valid,
@@ -321,8 +382,19 @@ impl<T> RcuCell<T> {
         unsafe { &mut *self.hot.current.load(Acquire) }
     }
 
-    /// Frees every version right away: with `self` borrowed exclusively no
-    /// reader can hold a reference into the cell.
+    /// Frees every retired version right away (returns how many): with
+    /// `self` borrowed exclusively no reader can hold a reference into the
+    /// cell.
+    ///
+    /// ```
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let mut cell = RcuCell::new(&domain, 1);
+    /// let stuck = domain.register(); // never reports
+    /// cell.publish(2);
+    /// assert_eq!(cell.reclaim_all(), 1);
+    /// # drop(stuck);
+    /// ```
     pub fn reclaim_all(&mut self) -> usize {
         let mut state = lock(&self.writer);
         let freed = state.retired.len();

@@ -181,6 +181,15 @@ impl Domain {
     ///
     /// The handle may be moved to the thread that will use it; its label (in
     /// stall reports) is the name of the thread that registered it.
+    ///
+    /// ```
+    /// use fibre_rcu::Domain;
+    /// let domain = Domain::new();
+    /// let reader = domain.register();
+    /// assert_eq!(domain.stats().readers_online, 1);
+    /// drop(reader); // unregisters
+    /// assert_eq!(domain.stats().readers_registered, 0);
+    /// ```
     pub fn register(&self) -> ReaderHandle {
         let label = std::thread::current().name().map(str::to_owned);
         let slot = Arc::new(ReaderSlot::new());
@@ -207,6 +216,19 @@ impl Domain {
     /// Must not be called while the calling thread holds an online
     /// [`ReaderHandle`] of this domain that it does not report on: that
     /// reader would wait for itself (the stall detector reports it).
+    ///
+    /// ```
+    /// use std::thread;
+    /// use fibre_rcu::Domain;
+    /// let domain = Domain::new();
+    /// let mut reader = domain.register();
+    /// thread::scope(|s| {
+    ///     let waiting = s.spawn(|| domain.synchronize());
+    ///     while !waiting.is_finished() {
+    ///         reader.quiescent(); // the grace period ends at a report
+    ///     }
+    /// });
+    /// ```
     pub fn synchronize(&self) {
         let needed = self.shared.advance();
         let mut backoff = Backoff::new();
@@ -248,6 +270,17 @@ impl Domain {
     }
 
     /// A snapshot of the domain's counters.
+    ///
+    /// ```
+    /// use fibre_rcu::{Domain, RcuCell};
+    /// let domain = Domain::new();
+    /// let cell = RcuCell::new(&domain, [0u8; 64]);
+    /// let _reader = domain.register();
+    /// cell.publish([1; 64]);
+    /// let stats = domain.stats();
+    /// assert_eq!((stats.readers_online, stats.pending_versions), (1, 1));
+    /// assert_eq!(stats.pending_bytes, 64);
+    /// ```
     pub fn stats(&self) -> DomainStats {
         let shared = &self.shared;
         let (registered, online) = {

@@ -247,6 +247,15 @@ impl fmt::Debug for ReaderHandle {
 ///
 /// Deliberately `!Send`: a read section belongs to the thread whose reader
 /// reports for it.
+///
+/// ```
+/// use fibre_rcu::{Domain, RcuCell};
+/// let domain = Domain::new();
+/// let (names, ports) = (RcuCell::new(&domain, "eth0"), RcuCell::new(&domain, 80u16));
+/// let reader = domain.register();
+/// let guard = reader.read(); // one section covers every cell of the domain
+/// assert_eq!((*names.read(&guard), *ports.read(&guard)), ("eth0", 80));
+/// ```
 pub struct ReadGuard<'h> {
     pub(crate) domain: &'h DomainShared,
     _not_send: PhantomData<*const ()>,

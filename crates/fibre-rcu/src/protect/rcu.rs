@@ -29,6 +29,25 @@ impl<T> Rcu<T> {
         Rcu { domain, cell }
     }
 
+    /// Protects `value` in an existing domain (its readers then serve this
+    /// value and the domain's other cells).
+    ///
+    /// ```
+    /// use fibre_rcu::protect::{Protected, Rcu};
+    /// use fibre_rcu::Domain;
+    /// let domain = Domain::new();
+    /// let shared = Rcu::in_domain(&domain, 3);
+    /// let mut reader = shared.reader();
+    /// assert_eq!(shared.read(&mut reader, |v| *v), 3);
+    /// assert_eq!(domain.stats().readers_registered, 1);
+    /// ```
+    pub fn in_domain(domain: &Domain, value: T) -> Self {
+        Rcu {
+            domain: domain.clone(),
+            cell: RcuCell::new(domain, value),
+        }
+    }
+
     /// The domain, e.g. for its statistics.
     pub fn domain(&self) -> &Domain {
         &self.domain
