@@ -12,8 +12,6 @@
 //! `apt-get install tshark`).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use fibre_net::ethernet::{self, EtherType};
@@ -21,6 +19,9 @@ use fibre_net::ip::{Protocol, PseudoHeader};
 use fibre_net::pcap::{LinkType, PcapWriter};
 use fibre_net::{gre, ipv4, ipv6, udp, Error};
 use serde_json::Value;
+
+mod common;
+use common::{field, ip_layers, layer, must, temp_pcap, tshark_json};
 
 /// What one frame was built from, and so what a decoder must report.
 #[derive(Debug, Clone)]
@@ -231,86 +232,6 @@ fn our_decode(frame: &[u8]) -> (Result<gre::Repr, Error>, Option<Result<udp::Rep
     (Ok(repr), Some(udp::Repr::parse(&u, &ph)))
 }
 
-/// Runs tshark on `path`; `None` (with the reason printed) if it is absent.
-fn tshark_json(path: &Path) -> Option<Vec<Value>> {
-    let output = Command::new("tshark")
-        .arg("-r")
-        .arg(path)
-        .args(["-T", "json", "--no-duplicate-keys"])
-        .args([
-            "-o",
-            "udp.check_checksum:TRUE",
-            "-o",
-            "ip.check_checksum:TRUE",
-        ])
-        .output();
-    let output = match output {
-        Ok(o) => o,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!("SKIPPED: tshark is not installed (apt-get install tshark); GRE frames not cross-checked");
-            return None;
-        }
-        Err(e) => panic!("could not run tshark: {e}"),
-    };
-    assert!(
-        output.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(serde_json::from_slice(&output.stdout).expect("tshark printed JSON"))
-}
-
-/// The instances of a protocol layer in a frame (tshark merges repeated
-/// layers into an array with `--no-duplicate-keys`).
-fn layer<'a>(frame: &'a Value, name: &str) -> Vec<&'a Value> {
-    match &frame["_source"]["layers"][name] {
-        Value::Array(items) => items.iter().collect(),
-        Value::Null => Vec::new(),
-        one => vec![one],
-    }
-}
-
-/// A field anywhere inside a layer (flags sit in nested `_tree` objects).
-fn field<'a>(layer: &'a Value, key: &str) -> Option<&'a str> {
-    match layer {
-        Value::Object(map) => map.get(key).and_then(Value::as_str).or_else(|| {
-            map.values().find_map(|v| match v {
-                Value::Object(_) => field(v, key),
-                _ => None,
-            })
-        }),
-        _ => None,
-    }
-}
-
-fn must<'a>(layer: &'a Value, key: &str) -> &'a str {
-    field(layer, key).unwrap_or_else(|| panic!("tshark shows no {key} in {layer}"))
-}
-
-/// The IP layers of a frame in wire order, whatever their families.
-/// (serde_json's map sorts keys, so the order comes from `frame.protocols`,
-/// e.g. `raw:ipv6:gre:ip:udp:data`.)
-fn ip_layers(frame: &Value) -> Vec<(IpAddr, IpAddr)> {
-    let frame_layer = &layer(frame, "frame")[0];
-    let stack = must(frame_layer, "frame.protocols");
-    let mut seen_v4 = 0;
-    let mut seen_v6 = 0;
-    let mut out = Vec::new();
-    for name in stack.split(':') {
-        let (prefix, seen) = match name {
-            "ip" => ("ip", &mut seen_v4),
-            "ipv6" => ("ipv6", &mut seen_v6),
-            _ => continue,
-        };
-        let item = layer(frame, prefix)[*seen];
-        *seen += 1;
-        let src = must(item, &format!("{prefix}.src")).parse().unwrap();
-        let dst = must(item, &format!("{prefix}.dst")).parse().unwrap();
-        out.push((src, dst));
-    }
-    out
-}
-
 fn bit(b: bool) -> &'static str {
     if b {
         "1"
@@ -385,10 +306,6 @@ fn check_frame(i: usize, e: &Expected, bytes: &[u8], decoded: &Value) {
     assert_eq!(ours_udp, Some(expect_udp), "{ctx}");
     let payload_hex: Vec<String> = e.payload.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(must(u, "udp.payload"), payload_hex.join(":"), "{ctx}");
-}
-
-fn temp_pcap(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("fibre-net-{name}-{}.pcap", std::process::id()))
 }
 
 #[test]
