@@ -112,7 +112,7 @@ impl Netns {
     /// which keeps the order of the lines. `type dummy` becomes `type ifb`
     /// (this kernel has no dummy module; both route alike).
     pub fn load(&self, config: &[String]) -> Result<Vec<Refusal>, String> {
-        let kind = self.stand_in_kind()?;
+        let kind = stand_in_kind()?;
         let mut refusals = Vec::new();
         for run in family_runs(config, kind) {
             if run.settle_first {
@@ -172,31 +172,6 @@ impl Netns {
         Ok(LoadedBatch { failures, aborted })
     }
 
-    /// `ifb` if this kernel can make one, else `dummy` (found by trying,
-    /// in this namespace, once per process).
-    fn stand_in_kind(&self) -> Result<&'static str, String> {
-        STAND_IN_KIND
-            .get_or_init(|| {
-                let mut why = Vec::new();
-                for kind in STAND_IN_KINDS {
-                    let made = ip(
-                        &["-n", &self.name, "link", "add", "fdprobe", "type", kind],
-                        "",
-                    )?;
-                    if made.code == Some(0) {
-                        ip(&["-n", &self.name, "link", "del", "fdprobe"], "")?;
-                        return Ok(kind);
-                    }
-                    why.push(format!("{kind}: {}", made.stderr.trim()));
-                }
-                Err(format!(
-                    "this kernel makes neither ifb nor dummy links ({})",
-                    why.join("; ")
-                ))
-            })
-            .clone()
-    }
-
     /// Waits (at most a second) until no IPv6 address on an up link is
     /// tentative. Addresses on down links stay tentative until the link
     /// comes up, so they are not waited for.
@@ -248,6 +223,32 @@ impl Drop for Netns {
             Err(e) => eprintln!("kernel_diff: ip netns del {}: {e}", self.name),
         }
     }
+}
+
+/// `ifb` if this kernel can make one, else `dummy`: found once per
+/// process by trying in a namespace of its own (a probe link made in a
+/// case's namespace would shift that case's interface indexes).
+fn stand_in_kind() -> Result<&'static str, String> {
+    STAND_IN_KIND
+        .get_or_init(|| {
+            let probe = Netns::create()?;
+            let mut why = Vec::new();
+            for kind in STAND_IN_KINDS {
+                let made = ip(
+                    &["-n", &probe.name, "link", "add", "fdprobe", "type", kind],
+                    "",
+                )?;
+                if made.code == Some(0) {
+                    return Ok(kind);
+                }
+                why.push(format!("{kind}: {}", made.stderr.trim()));
+            }
+            Err(format!(
+                "this kernel makes neither ifb nor dummy links ({})",
+                why.join("; ")
+            ))
+        })
+        .clone()
 }
 
 /// Consecutive configuration lines that share a family flag.
@@ -325,12 +326,7 @@ fn kernel_spelling(line: &str, kind: &'static str) -> String {
 
 /// Why namespaces cannot be made here, or `None` when they can.
 pub fn unavailable_reason() -> Option<String> {
-    // The probe namespace is deleted when it goes out of scope.
-    let ns = match Netns::create() {
-        Ok(ns) => ns,
-        Err(e) => return Some(e),
-    };
-    ns.stand_in_kind().err()
+    stand_in_kind().err()
 }
 
 #[cfg(test)]
