@@ -143,26 +143,27 @@ fn replay<K: Family, V: Value + TryFrom<u64>>(
 ) {
     let mut t = t.clone();
     let before = t.stats();
-    let start = Instant::now();
-    for (seq, &(announce, prefix, len)) in updates.iter().enumerate() {
-        if announce {
-            let salt = if salt_per_update { seq as u64 } else { 0 };
-            let value = V::try_from(gateway(prefix, len, salt, gateways))
-                .ok()
-                .expect("fits");
-            t.insert(prefix, len, value).expect("valid prefix");
-        } else {
-            t.remove(prefix, len).expect("valid prefix");
+    let (_, secs, cpu) = timed(|| {
+        for (seq, &(announce, prefix, len)) in updates.iter().enumerate() {
+            if announce {
+                let salt = if salt_per_update { seq as u64 } else { 0 };
+                let value = V::try_from(gateway(prefix, len, salt, gateways))
+                    .ok()
+                    .expect("fits");
+                t.insert(prefix, len, value).expect("valid prefix");
+            } else {
+                t.remove(prefix, len).expect("valid prefix");
+            }
         }
-    }
-    let secs = start.elapsed().as_secs_f64();
+    });
     let after = t.stats();
     println!(
-        "  replay ({}): {} updates in {:.3} s = {}; {} prefixes after; node slots {} -> {} ({} free), leaf slots {} -> {} ({} free), {:.2} B/prefix",
+        "  replay ({}): {} updates in {:.3} s = {} ({} on-CPU); {} prefixes after; node slots {} -> {} ({} free), leaf slots {} -> {} ({} free), {:.2} B/prefix",
         if salt_per_update { "new next hop on every announce" } else { "stable next hops" },
         updates.len(),
         secs,
         rate(updates.len(), secs),
+        rate(updates.len(), cpu),
         t.len(),
         before.node_slots,
         after.node_slots,
@@ -248,7 +249,26 @@ fn run<K: Family>(
     if std::env::args().nth(2).as_deref() != Some("lookups") {
         replay(&t16, &updates, gateways, false);
         replay(&t16, &updates, gateways, true);
+        short_prefix_updates(&t16);
     }
+}
+
+/// The worst updates: a default route, and a /8, added and withdrawn on the
+/// full table (each touches every direct-pointing slot below it).
+fn short_prefix_updates<K: Family>(t: &Poptrie<K, u16>) {
+    let mut t = t.clone();
+    let eight = K::from_u128(0x0a << (u32::from(K::BITS) - 8));
+    let mut report = Vec::new();
+    for (what, prefix, len) in [("default route", K::from_u128(0), 0u8), ("/8", eight, 8)] {
+        let (_, add, _) = timed(|| t.insert(prefix, len, 7).expect("valid"));
+        let (_, del, _) = timed(|| t.remove(prefix, len).expect("valid"));
+        report.push(format!(
+            "{what}: add {:.1} ms, withdraw {:.1} ms",
+            add * 1e3,
+            del * 1e3
+        ));
+    }
+    println!("  short prefixes on the full table: {}", report.join("; "));
 }
 
 fn main() {
