@@ -348,10 +348,11 @@ impl<T> RcuCell<T> {
         let mut state = lock(&self.writer);
         let mut backoff = Backoff::new();
         // The writer mutex is held, so nothing new is retired meanwhile.
-        while {
+        loop {
             self.reclaim_locked(&mut state);
-            !state.retired.is_empty()
-        } {
+            if state.retired.is_empty() {
+                return;
+            }
             backoff.wait();
         }
     }
