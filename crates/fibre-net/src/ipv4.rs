@@ -232,6 +232,30 @@ impl<T: AsRef<[u8]>> Packet<T> {
         checksum::sum(&self.data()[..end]) == 0xffff
     }
 
+    /// Everything [`Repr::parse`] checks beyond `new_checked` (header
+    /// checksum, options structure, fragment within 65535 bytes), without
+    /// building a `Repr`: for a forwarding path that holds the buffer
+    /// mutably and rewrites the header in place afterwards.
+    ///
+    /// ```
+    /// use fibre_net::ipv4::Packet;
+    /// let mut h = [0x45, 0, 0, 20, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+    /// let mut p = Packet::new_checked(&mut h[..]).unwrap();
+    /// p.fill_checksum();
+    /// p.validate().unwrap();
+    /// assert_eq!(p.decrement_ttl(), Some(63));
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        if !self.verify_checksum() {
+            return Err(Error::BadChecksum);
+        }
+        check_options(self.options())?;
+        if self.frag_offset() + self.total_len() > MAX_PACKET_LEN {
+            return Err(Error::BadFragment);
+        }
+        Ok(())
+    }
+
     fn payload_range(&self) -> (usize, usize) {
         let len = self.data().len();
         let end = self.total_len().min(len);
@@ -377,17 +401,11 @@ impl<'a> Repr<'a> {
     /// assert_eq!(Repr::parse(&Packet::new_checked(&h[..]).unwrap()).unwrap().ttl, 64);
     /// ```
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&'a T>) -> Result<Repr<'a>> {
-        if !packet.verify_checksum() {
-            return Err(Error::BadChecksum);
-        }
+        packet.validate()?;
         // Borrow the options from the underlying buffer, not from `packet`.
         let data: &'a [u8] = packet.buffer.as_ref();
         let options = &data[MIN_HEADER_LEN..packet.header_len()];
-        check_options(options)?;
         let payload_len = packet.total_len() - packet.header_len();
-        if packet.frag_offset() + packet.total_len() > MAX_PACKET_LEN {
-            return Err(Error::BadFragment);
-        }
         Ok(Repr {
             src_addr: packet.src_addr(),
             dst_addr: packet.dst_addr(),
