@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::lookup::Flow;
+use crate::lookup::{Flow, LOOPBACK_IFINDEX};
 use crate::types::*;
 
 /// One IPv4 flow to route, as a forwarding plane has it: addresses in host
@@ -98,9 +98,21 @@ impl Fib {
         }
     }
 
-    /// One key of [`Fib::lookup_output_batch_v4`].
+    /// One key of [`Fib::lookup_output_batch_v4`]: `ip route get`'s
+    /// output path, except that a source address only feeds rules and the
+    /// multipath hash (it is not checked to be one of ours).
     pub fn lookup_output_v4(&self, key: &FlowKeyV4) -> Result<Forward, Errno> {
-        let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
+        let dst4 = Ipv4Addr::from(key.dst);
+        if key.dst == 0 {
+            // A lookup for 0.0.0.0 is local delivery on lo.
+            return Ok(Forward {
+                gateway: 0,
+                dev: LOOPBACK_IFINDEX,
+                table: TABLE_UNSPEC,
+                kind: RouteType::Local,
+            });
+        }
+        let dst = IpAddr::V4(dst4);
         let flow = Flow {
             src: (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src))),
             oif: key.oif,
@@ -111,25 +123,51 @@ impl Fib {
             dport: key.dport,
             ..Flow::output(dst)
         };
-        let res = self.fib_lookup(&flow)?;
+        if key.oif != 0 && !self.links.get(&key.oif).is_some_and(|l| l.up) {
+            return Err(Errno::NetUnreach);
+        }
+        // __mkroute_output types limited broadcast and multicast by destination.
+        let by_dst = if dst4.is_broadcast() {
+            Some(RouteType::Broadcast)
+        } else if dst4.is_multicast() {
+            Some(RouteType::Multicast)
+        } else {
+            None
+        };
+        let res = match self.fib_lookup(&flow) {
+            Ok(res) => res,
+            // With an oif and no route the kernel assumes the destination on link.
+            Err(_) if key.oif != 0 => {
+                return Ok(Forward {
+                    gateway: 0,
+                    dev: key.oif,
+                    table: TABLE_UNSPEC,
+                    kind: by_dst.unwrap_or(RouteType::Unicast),
+                })
+            }
+            Err(e) => return Err(e),
+        };
         if res.kind == RouteType::Local {
             return Ok(Forward {
                 gateway: 0,
-                dev: crate::lookup::LOOPBACK_IFINDEX,
+                dev: LOOPBACK_IFINDEX,
                 table: res.table,
-                kind: RouteType::Local,
+                kind: by_dst.unwrap_or(RouteType::Local),
             });
         }
         let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
-        let gateway = match nh.gateway {
-            Some(IpAddr::V4(g)) => u32::from(g),
+        let kind = by_dst.unwrap_or(res.kind);
+        let on_link = kind == RouteType::Broadcast
+            || (kind == RouteType::Multicast && res.route.dst.len() < 4);
+        let gateway = match self.used_gateway_v4(res.route, nh) {
+            Some(IpAddr::V4(g)) if !on_link => u32::from(g),
             _ => 0,
         };
         Ok(Forward {
             gateway,
             dev: nh.dev.ok_or(Errno::NetUnreach)?,
             table: res.table,
-            kind: res.kind,
+            kind,
         })
     }
 }

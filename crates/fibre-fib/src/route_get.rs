@@ -93,8 +93,11 @@ fn flow_of(req: &RouteGetRequest, oif: LinkIndex) -> Flow {
 impl Fib {
     /// The gateway an IPv4 path really uses (`rt_uses_gateway`): not one
     /// that resolved to our own address when the route was made.
-    fn used_gateway_v4(&self, route: &Route, nh: &Nexthop) -> Option<IpAddr> {
+    pub(crate) fn used_gateway_v4(&self, route: &Route, nh: &Nexthop) -> Option<IpAddr> {
         let gw = nh.gateway?;
+        if self.host_scope_gateways.is_empty() {
+            return Some(gw);
+        }
         let key = HostGatewayKey::of(route, nh)?;
         (!self.host_scope_gateways.contains(&key)).then_some(gw)
     }
