@@ -59,16 +59,17 @@
 //! * Quiescent report: one acquire load of the domain epoch and, when it
 //!   changed, one release store to the reader's own cache line.
 //! * Publication latency, measured by `examples/publish_latency.rs` (one
-//!   reader reporting every 32 reads, 5,000 rounds, release build, on a
-//!   2-core development VM shared with other builds; the maxima, tens of
-//!   milliseconds, are the reader being descheduled):
+//!   reader reporting every 32 reads, 5,000 rounds, release build; four runs
+//!   on a 2-core development VM with a load average of 5-6 from other
+//!   builds, so ranges; the maxima, tens of milliseconds, are the reader
+//!   being descheduled):
 //!
 //!   | step | p50 | p99 |
 //!   |---|---|---|
-//!   | `publish` (swap, epoch advance, fence, one reclaim poll) | 0.23-0.31 us | 0.38-0.47 us |
-//!   | publish until the reader has read the new version | 0.32-0.40 us | 0.6-7 us |
-//!   | publish until `synchronize` freed the old version | 0.49-0.58 us | 2.5-16 us |
-//!   | `write` + 10,000 edits + `publish`, 100,000 x `u64` (the clone dominates) | 48-52 us | - |
+//!   | `publish` (swap, epoch advance, fence, one reclaim poll) | 0.23-0.61 us | 0.38-0.87 us |
+//!   | publish until the reader has read the new version | 0.32-0.90 us | 0.6-7 us |
+//!   | publish until `synchronize` freed the old version | 0.49-1.54 us | 2.5-16 us |
+//!   | `write` + 10,000 edits + `publish`, 100,000 x `u64` (the clone dominates) | 48-59 us | - |
 //!
 //!   Readers see a publication at their next pointer load; the grace
 //!   period lasts until the slowest online reader finishes its batch.
