@@ -54,8 +54,9 @@
 //! # Costs
 //!
 //! * Read: one acquire load of the cell's pointer (a plain load on x86-64)
-//!   per [`RcuCell::read`]; one relaxed load of the reader's own slot per
-//!   read section.
+//!   and a comparison of the guard's domain with the cell's (both on
+//!   read-only lines) per [`RcuCell::read`]; one relaxed load of the
+//!   reader's own slot per read section. Nothing is written.
 //! * Quiescent report: one acquire load of the domain epoch and, when it
 //!   changed, one release store to the reader's own cache line.
 //! * Publication latency, measured by `examples/publish_latency.rs` (one
