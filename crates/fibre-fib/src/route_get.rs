@@ -546,10 +546,10 @@ fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
 fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let mut flow = flow_of(req, 0);
     flow.iif = iif;
-    // ip6_route_input_lookup: link-local and multicast destinations must be
-    // routed through the input device.
+    // ip6_route_input_lookup (rt6_need_strict): link-local, loopback and
+    // multicast destinations must be routed through the input device.
     if let IpAddr::V6(d) = req.dst {
-        if d.is_multicast() || (d.segments()[0] & 0xffc0) == 0xfe80 {
+        if d.is_multicast() || d.is_loopback() || (d.segments()[0] & 0xffc0) == 0xfe80 {
             flow.v6_dev = iif;
             flow.v6_strict = true;
         }

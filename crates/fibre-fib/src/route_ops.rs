@@ -767,11 +767,14 @@ impl Fib {
 
     /// `ip6_route_check_nh_onlink`.
     fn check_gateway_onlink_v6(&self, gw: &IpAddr, dev: LinkIndex) -> Result<(), KernelError> {
+        // ip6_nh_lookup_table without RT6_LOOKUP_F_IFACE: the device is a
+        // preference, the lowest metric still wins.
         let flow = Flow {
             oif: dev,
+            v6_dev: dev,
+            v6_strict: false,
             ..Flow::output(*gw)
-        }
-        .with_v6_output_dev();
+        };
         let Some(t) = self.tables.get(&TABLE_MAIN) else {
             return Ok(());
         };
@@ -997,7 +1000,9 @@ impl Fib {
                 // Host-scope IPv4 routes (local addresses) outlive a down link;
                 // IPv6 local routes go with their addresses, not here.
                 let v4_host = r.family() == Family::V4 && r.scope == Scope::HOST;
-                let v6_local = r.family() == Family::V6 && r.kind == RouteType::Local;
+                let v6_local = r.family() == Family::V6
+                    && r.kind == RouteType::Local
+                    && r.protocol == Protocol::KERNEL;
                 if v4_host || v6_local {
                     return true;
                 }
