@@ -98,3 +98,37 @@ pub fn ip_layers(frame: &Value) -> Vec<(IpAddr, IpAddr)> {
 pub fn temp_pcap(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("fibre-net-{name}-{}.pcap", std::process::id()))
 }
+
+/// The link type and records of a classic pcap file (little- or
+/// big-endian, micro- or nanosecond timestamps), as dumpcap `-P` writes.
+pub fn read_pcap(bytes: &[u8]) -> (u32, Vec<Vec<u8>>) {
+    assert!(bytes.len() >= 24, "pcap shorter than its global header");
+    let magic = [bytes[0], bytes[1], bytes[2], bytes[3]];
+    let little = match magic {
+        [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1] => true,
+        [0xa1, 0xb2, 0xc3, 0xd4] | [0xa1, 0xb2, 0x3c, 0x4d] => false,
+        other => panic!("not a classic pcap file (magic {other:02x?}); pcapng?"),
+    };
+    let u32_at = |at: usize| {
+        let b = [bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]];
+        if little {
+            u32::from_le_bytes(b)
+        } else {
+            u32::from_be_bytes(b)
+        }
+    };
+    let link_type = u32_at(20);
+    let mut records = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let kept = u32_at(at + 8) as usize;
+        let start = at + 16;
+        assert!(
+            start + kept <= bytes.len(),
+            "pcap record runs past the file"
+        );
+        records.push(bytes[start..start + kept].to_vec());
+        at = start + kept;
+    }
+    (link_type, records)
+}
