@@ -161,12 +161,15 @@ fn save_to_corpus(
     deadline: Instant,
 ) -> Result<Option<std::path::PathBuf>, String> {
     let queries = vec![mismatch.query.clone()];
+    // The same cause (fields and both outcome classes, e.g. the same error
+    // text), so that shrinking cannot drift to another bug, such as the
+    // one a removed `link add` would make.
     let fails_the_same_way =
         |candidate: &[String]| match run_case(candidate, &queries, strict_prefsrc) {
             Ok(outcome) => outcome
                 .mismatches
                 .first()
-                .is_some_and(|m| m.verdict.fields == mismatch.verdict.fields),
+                .is_some_and(|m| m.cause == mismatch.cause),
             Err(_) => false,
         };
     let alone = fails_the_same_way(config);
