@@ -542,7 +542,8 @@ fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
     ))
 }
 
-/// `ip6_route_input`.
+/// `ip6_route_input`. The answer shows a preferred source only when the
+/// route has one (`src` on the route).
 fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let mut flow = flow_of(req, 0);
     flow.iif = iif;
@@ -565,7 +566,7 @@ fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
                 table: res.table,
                 gateway: None,
                 dev: 1,
-                prefsrc: None,
+                prefsrc: res.route.prefsrc,
                 iif: Some(iif),
             },
         ));
@@ -583,7 +584,7 @@ fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
             table: res.table,
             gateway: nh.gateway,
             dev,
-            prefsrc: None,
+            prefsrc: res.route.prefsrc,
             iif: Some(iif),
         },
     ))
