@@ -433,9 +433,15 @@ impl<'a> Repr<'a> {
 
     /// Writes the header (checksum filled) into the front of `buf`; the
     /// payload must already follow it, so `buf` must hold at least
-    /// [`Repr::total_len`] bytes.
+    /// [`Repr::total_len`] bytes. Options must be a multiple of 4 bytes, at
+    /// most 40, and structurally valid, or the result is
+    /// [`Error::Unencodable`].
     pub fn emit(&self, buf: &mut [u8]) -> Result<()> {
-        if self.options.len() % 4 != 0 || self.options.len() > MAX_HEADER_LEN - MIN_HEADER_LEN {
+        if self.options.len() % 4 != 0
+            || self.options.len() > MAX_HEADER_LEN - MIN_HEADER_LEN
+            || check_options(self.options).is_err()
+        {
+            // Refuse what our own parse (and Linux) would drop.
             return Err(Error::Unencodable);
         }
         if self.total_len() > MAX_PACKET_LEN
