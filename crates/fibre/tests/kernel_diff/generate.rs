@@ -40,7 +40,10 @@ pub struct Case {
 /// queries at it.
 #[derive(Debug, Default)]
 struct Plan {
+    /// (name, admin up) of every link.
     links: Vec<(String, bool)>,
+    /// Links that are veth ends (their carrier follows the peer).
+    veths: Vec<String>,
     /// (local address, prefix length, link index) per family.
     addrs: Vec<(IpAddr, u32, usize)>,
     /// Prefixes worth aiming queries at (subnets, routes, rule selectors).
@@ -96,6 +99,15 @@ fn links(rng: &mut Rng, plan: &mut Plan, config: &mut Vec<String>) {
         let up = index == 0 || rng.chance(80);
         plan.links.push((name, up));
     }
+    if rng.chance(15) {
+        // A veth pair: up with the peer down is up without carrier, so
+        // its routes are `linkdown` but still used.
+        config.push("link add fdv0 type veth peer name fdv1".to_string());
+        let peer_up = rng.chance(50);
+        plan.links.push(("fdv0".to_string(), true));
+        plan.links.push(("fdv1".to_string(), peer_up));
+        plan.veths.extend(["fdv0".to_string(), "fdv1".to_string()]);
+    }
     for (name, up) in &plan.links {
         if *up {
             config.push(format!("link set {name} up"));
@@ -110,7 +122,14 @@ fn addresses(rng: &mut Rng, plan: &mut Plan, config: &mut Vec<String>) {
             let (addr, len) = ipv4_address(rng, index, plan);
             push_address(rng, plan, config, &name, index, addr, len);
         }
-        for _ in 0..rng.range(1, 3) {
+        // No IPv6 on veths: without carrier their addresses stay
+        // tentative (DAD waits for the link), a timing matter.
+        let v6_count = if plan.veths.contains(&name) {
+            0
+        } else {
+            rng.range(1, 3)
+        };
+        for _ in 0..v6_count {
             let (addr, len) = ipv6_address(rng, index, plan);
             push_address(rng, plan, config, &name, index, addr, len);
         }
@@ -660,6 +679,7 @@ mod tests {
             " not",
             "link set fd",
             " down",
+            "type veth peer name fdv1",
             " mark ",
         ] {
             assert!(text.contains(needle), "no {needle:?} in 60 seeds");
