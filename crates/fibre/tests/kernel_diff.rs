@@ -258,8 +258,10 @@ fn random_configurations_agree_with_the_kernel() {
             keep_for_reproduction(seed, &case);
         }
         for mismatch in &outcome.mismatches {
-            if saved < settings.new_cases && !tally.has_cause(&mismatch.cause) {
-                let deadline = Instant::now() + Duration::from_secs(20);
+            let in_time = started.elapsed() < settings.time_limit;
+            if in_time && saved < settings.new_cases && !tally.has_cause(&mismatch.cause) {
+                // Shrinking is bounded too: 10 s a case, within the run's limit.
+                let deadline = Instant::now() + Duration::from_secs(10);
                 match save_to_corpus(
                     &origin,
                     &case.config,
