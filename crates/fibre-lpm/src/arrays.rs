@@ -7,6 +7,9 @@ use crate::node::{mask_through, Node, DIRECT_LEAF, INLINE_NO_ROUTE, STRIDE};
 use crate::pool::BlockPool;
 use crate::{Key, Value};
 
+/// The direct-pointing entry for "no route".
+pub(crate) const NO_ROUTE_ENTRY: u32 = DIRECT_LEAF | INLINE_NO_ROUTE;
+
 /// A prefix as the builders see it.
 pub(crate) type Entry<K, V> = (K, u8, V);
 
@@ -15,6 +18,8 @@ pub(crate) type Entry<K, V> = (K, u8, V);
 pub(crate) struct LookupArrays<K: Key, V: Value> {
     /// One entry per value of the top `K::DIRECT_BITS` bits: either
     /// `DIRECT_LEAF | value` (31-bit inline leaf) or the index of a root node.
+    /// Empty until the first prefix arrives (reads then see "no route"), so
+    /// that an unused table costs nothing.
     pub dir: Vec<u32>,
     pub nodes: BlockPool<Node>,
     /// Control plane, parallel to `nodes`: the value a node's range inherits
@@ -57,7 +62,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// Arrays that answer "no route" everywhere.
     pub fn new() -> Self {
         Self {
-            dir: vec![DIRECT_LEAF | INLINE_NO_ROUTE; 1usize << K::DIRECT_BITS],
+            dir: Vec::new(),
             nodes: BlockPool::new(Node::default()),
             node_default: Vec::new(),
             leaves: BlockPool::new(V::NO_ROUTE),
@@ -65,6 +70,31 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             retired_leaves: Vec::new(),
             has_popcnt: detect_popcnt(),
             _key: PhantomData,
+        }
+    }
+
+    /// Allocates the direct-pointing array ("no route" everywhere) if the
+    /// table has not had one yet.
+    pub fn ensure_dir(&mut self) {
+        if self.dir.is_empty() {
+            self.dir = vec![NO_ROUTE_ENTRY; 1usize << K::DIRECT_BITS];
+        }
+    }
+
+    /// The direct-pointing entry of `slot` ("no route" before the array
+    /// exists).
+    #[inline(always)]
+    pub fn entry(&self, slot: usize) -> u32 {
+        self.dir.get(slot).copied().unwrap_or(NO_ROUTE_ENTRY)
+    }
+
+    /// The value `slot` inherits from prefixes of at most `DIRECT_BITS`.
+    pub fn slot_default(&self, slot: usize) -> V {
+        let entry = self.entry(slot);
+        if entry & DIRECT_LEAF != 0 {
+            V::from_inline(entry & !DIRECT_LEAF)
+        } else {
+            self.node_default[entry as usize]
         }
     }
 
@@ -252,7 +282,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// bits: `(node index, node offset, parent index or u32::MAX)`.
     pub fn path_to(&self, slot: usize, key: K, len: u32, path: &mut Vec<(u32, u32, u32)>) {
         path.clear();
-        let entry = self.dir[slot];
+        let entry = self.entry(slot);
         if entry & DIRECT_LEAF != 0 {
             return;
         }

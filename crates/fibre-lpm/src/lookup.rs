@@ -5,7 +5,7 @@
 //! per round, prefetching every lane's next node before reading any of them,
 //! so the cache misses of the lanes overlap instead of queueing.
 
-use crate::arrays::LookupArrays;
+use crate::arrays::{LookupArrays, NO_ROUTE_ENTRY};
 use crate::node::{mask_through, DIRECT_LEAF, STRIDE};
 use crate::{Key, Value};
 
@@ -50,7 +50,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// `count_ones` becomes one `popcnt` where the CPU has it.
     #[inline(always)]
     fn walk(&self, addr: K) -> V {
-        let entry = self.dir[addr.bits_at(0, K::DIRECT_BITS) as usize];
+        let entry = self.entry(addr.bits_at(0, K::DIRECT_BITS) as usize);
         if entry & DIRECT_LEAF != 0 {
             return V::from_inline(entry & !DIRECT_LEAF);
         }
@@ -112,7 +112,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
 
         let mut walking = 0u64;
         for (lane, (at, out)) in at.iter_mut().zip(out.iter_mut()).enumerate() {
-            let entry = dir[*at as usize];
+            let entry = dir.get(*at as usize).copied().unwrap_or(NO_ROUTE_ENTRY);
             if entry & DIRECT_LEAF != 0 {
                 *out = V::from_inline(entry & !DIRECT_LEAF);
             } else {

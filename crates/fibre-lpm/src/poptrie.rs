@@ -44,8 +44,10 @@ use crate::arrays::{left_aligned, Entry, LookupArrays};
 use crate::reference::check_prefix;
 use crate::{Key, LpmError, Value};
 
-/// `slot_len` for a slot that no prefix of `DIRECT_BITS` or less covers.
-const NO_LEN: u8 = u8::MAX;
+/// The host bits of a `len`-bit prefix of `K`, as a plain `u128`.
+fn host_mask<K: Key>(len: u32) -> u128 {
+    !left_aligned(K::prefix_mask(len as u8)) >> (128 - u32::from(K::BITS))
+}
 
 /// Longest-prefix match table: a Poptrie over a `BTreeMap` RIB.
 ///
@@ -67,10 +69,6 @@ pub struct Poptrie<K: Key, V: Value> {
     count_by_len: Vec<u32>,
     /// Prefixes whose value equals the arrays' "no route" mark.
     no_route_valued: usize,
-    /// Per direct-pointing slot: the value of the longest prefix of at most
-    /// `DIRECT_BITS` that covers it, and that prefix's length.
-    slot_value: Vec<V>,
-    slot_len: Vec<u8>,
     arrays: LookupArrays<K, V>,
     scratch: Vec<Entry<K, V>>,
     path: Vec<(u32, u32, u32)>,
@@ -106,13 +104,10 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     /// assert_eq!(t.lookup(1), None);
     /// ```
     pub fn new() -> Self {
-        let slots = 1usize << K::DIRECT_BITS;
         Self {
             rib: BTreeMap::new(),
             count_by_len: vec![0; usize::from(K::BITS) + 1],
             no_route_valued: 0,
-            slot_value: vec![V::NO_ROUTE; slots],
-            slot_len: vec![NO_LEN; slots],
             arrays: LookupArrays::new(),
             scratch: Vec::new(),
             path: Vec::new(),
@@ -158,6 +153,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
 
         // Paint the slot defaults, shorter prefixes first.
         let direct = K::DIRECT_BITS;
+        let mut slot_default = vec![V::NO_ROUTE; 1usize << direct];
         let mut short: Vec<Entry<K, V>> = all
             .iter()
             .copied()
@@ -167,8 +163,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
         for (prefix, len, value) in short {
             let first = prefix.bits_at(0, direct) as usize;
             let count = 1usize << (direct - u32::from(len));
-            table.slot_value[first..first + count].fill(value);
-            table.slot_len[first..first + count].fill(len);
+            slot_default[first..first + count].fill(value);
         }
 
         // Slot by slot, from the prefixes longer than the direct bits.
@@ -177,15 +172,14 @@ impl<K: Key, V: Value> Poptrie<K, V> {
             .copied()
             .filter(|&(_, l, _)| u32::from(l) > direct)
             .collect();
+        table.arrays.ensure_dir();
         let mut start = 0;
-        for slot in 0..table.arrays.dir.len() {
+        for (slot, &default) in slot_default.iter().enumerate() {
             let mut end = start;
             while end < long.len() && long[end].0.bits_at(0, direct) as usize == slot {
                 end += 1;
             }
-            let entry = table
-                .arrays
-                .build_slot_entry(&long[start..end], table.slot_value[slot]);
+            let entry = table.arrays.build_slot_entry(&long[start..end], default);
             table.arrays.dir[slot] = entry;
             start = end;
         }
@@ -216,7 +210,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
         if value == V::NO_ROUTE {
             self.no_route_valued += 1;
         }
-        self.refresh(prefix, len);
+        self.refresh(prefix, len, old, Some(value));
         Ok(old)
     }
 
@@ -237,7 +231,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
             if old_value == V::NO_ROUTE {
                 self.no_route_valued -= 1;
             }
-            self.refresh(prefix, len);
+            self.refresh(prefix, len, old, None);
         }
         Ok(old)
     }
@@ -361,6 +355,8 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     ///
     /// ```
     /// let t = fibre_lpm::Poptrie::<u32, u16>::new();
+    /// assert_eq!(t.lookup_bytes(), 0); // nothing until the first prefix
+    /// let t = fibre_lpm::Poptrie::<u32, u16>::build([(0, 0, 1)]).unwrap();
     /// assert_eq!(t.lookup_bytes(), 4 << 18); // just the direct-pointing array
     /// ```
     pub fn lookup_bytes(&self) -> usize {
@@ -386,45 +382,55 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     }
 
     /// Brings the lookup arrays in line with the RIB after `prefix/len`
-    /// changed there.
-    fn refresh(&mut self, prefix: K, len: u8) {
+    /// changed there from `before` to `after` (its values, if stored).
+    fn refresh(&mut self, prefix: K, len: u8, before: Option<V>, after: Option<V>) {
+        self.arrays.ensure_dir();
         if u32::from(len) <= K::DIRECT_BITS {
-            self.refresh_slots(prefix, len);
+            self.refresh_slots(prefix, len, before, after);
         } else {
             self.refresh_node(prefix, u32::from(len));
         }
     }
 
-    /// A prefix of at most `DIRECT_BITS` changed: every slot it covers whose
-    /// inherited prefix is no longer than it now inherits the longest prefix
-    /// covering it (the changed one, or after a removal its next cover).
-    fn refresh_slots(&mut self, prefix: K, len: u8) {
-        let (value, cover_len) = self
+    /// A prefix of at most `DIRECT_BITS` changed. The slots it covers that no
+    /// longer prefix of at most `DIRECT_BITS` shadows inherited its value
+    /// (or, when absent, that of the next shorter prefix covering it); they
+    /// inherit the new one now.
+    fn refresh_slots(&mut self, prefix: K, len: u8, before: Option<V>, after: Option<V>) {
+        let shorter = self
             .matches(prefix)
-            .find(|&(_, l, _)| l <= len)
-            .map_or((V::NO_ROUTE, NO_LEN), |(_, l, v)| (v, l));
-        let first = prefix.bits_at(0, K::DIRECT_BITS) as usize;
-        let count = 1usize << (K::DIRECT_BITS - u32::from(len));
-        for slot in first..first + count {
-            let current = self.slot_len[slot];
-            if current != NO_LEN && current > len {
-                continue;
+            .find(|&(_, l, _)| l < len)
+            .map(|(_, _, v)| v);
+        let old = before.or(shorter).unwrap_or(V::NO_ROUTE);
+        let new = after.or(shorter).unwrap_or(V::NO_ROUTE);
+        if old == new {
+            return;
+        }
+        let direct = K::DIRECT_BITS;
+        let first = prefix.bits_at(0, direct) as usize;
+        let count = 1usize << (direct - u32::from(len));
+        let mut shadowed = vec![0u64; count.div_ceil(64)];
+        let end = K::from_u128(prefix.to_u128() | host_mask::<K>(u32::from(len)));
+        for (&(key, l), _) in self.rib.range((prefix, len + 1)..=(end, direct as u8)) {
+            if u32::from(l) <= direct {
+                let from = key.bits_at(0, direct) as usize - first;
+                for slot in from..from + (1usize << (direct - u32::from(l))) {
+                    shadowed[slot / 64] |= 1u64 << (slot % 64);
+                }
             }
-            self.slot_len[slot] = cover_len;
-            if self.slot_value[slot] != value {
-                self.slot_value[slot] = value;
-                self.rebuild_slot(slot);
+        }
+        for offset in 0..count {
+            if shadowed[offset / 64] & (1u64 << (offset % 64)) == 0 {
+                self.rebuild_slot(first + offset, new);
             }
         }
     }
 
-    /// Rebuilds one direct-pointing slot from the RIB.
-    fn rebuild_slot(&mut self, slot: usize) {
+    /// Rebuilds one direct-pointing slot from the RIB, under `default`.
+    fn rebuild_slot(&mut self, slot: usize, default: V) {
         let start = K::from_u128((slot as u128) << (u32::from(K::BITS) - K::DIRECT_BITS));
         self.collect_below(start, K::DIRECT_BITS);
-        let entry = self
-            .arrays
-            .build_slot_entry(&self.scratch, self.slot_value[slot]);
+        let entry = self.arrays.build_slot_entry(&self.scratch, default);
         self.arrays.publish_slot(slot, entry);
     }
 
@@ -441,9 +447,8 @@ impl<K: Key, V: Value> Poptrie<K, V> {
                 continue;
             }
             if parent == u32::MAX {
-                let entry = self
-                    .arrays
-                    .build_slot_entry(&self.scratch, self.slot_value[slot]);
+                let default = self.arrays.slot_default(slot);
+                let entry = self.arrays.build_slot_entry(&self.scratch, default);
                 self.arrays.publish_slot(slot, entry);
             } else {
                 let default = self.arrays.node_default[index as usize];
@@ -455,7 +460,8 @@ impl<K: Key, V: Value> Poptrie<K, V> {
         }
         self.path = path;
         if !done {
-            self.rebuild_slot(slot);
+            let default = self.arrays.slot_default(slot);
+            self.rebuild_slot(slot, default);
         }
     }
 
@@ -463,8 +469,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     /// longer than `offset`, in (address, length) order.
     fn collect_below(&mut self, start: K, offset: u32) {
         self.scratch.clear();
-        let host = !left_aligned(K::prefix_mask(offset as u8)) >> (128 - u32::from(K::BITS));
-        let end = K::from_u128(start.to_u128() | host);
+        let end = K::from_u128(start.to_u128() | host_mask::<K>(offset));
         let low = (start, offset as u8 + 1);
         let high = (end, K::BITS);
         self.scratch
