@@ -60,17 +60,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let both = !args.ipv4 && !args.ipv6;
-    let options = Options {
-        quick: args.quick || args.experiment.is_none(),
-        threads: args.threads,
-        data_dir: args.data,
-        progress: true,
-        gateways: args.gateways,
-        seed: args.seed,
-        ipv4: args.ipv4 || both,
-        ipv6: args.ipv6 || both,
-    };
+    let options = options_of(&args);
     let outcome = fibre_bench::run(&options, args.experiment.as_deref()).context("fibre bench")?;
     if args.json {
         serde_json::to_writer_pretty(&mut stdout, &outcome.to_json())?;
@@ -79,4 +69,91 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         write!(stdout, "{}", outcome.to_text())?;
     }
     Ok(())
+}
+
+/// The run's options: quick when no experiment is named; both families
+/// unless `-4` or `-6` picks one.
+fn options_of(args: &BenchArgs) -> Options {
+    let both = !args.ipv4 && !args.ipv6;
+    Options {
+        quick: args.quick || args.experiment.is_none(),
+        threads: args.threads,
+        data_dir: args.data.clone(),
+        progress: true,
+        gateways: args.gateways,
+        seed: args.seed,
+        ipv4: args.ipv4 || both,
+        ipv6: args.ipv6 || both,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    /// The globals `fibre` defines that `bench` reads, around `BenchArgs`.
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[arg(short = 'j', long = "json", global = true)]
+        json: bool,
+        #[arg(short = '4', global = true)]
+        ipv4: bool,
+        #[arg(short = '6', global = true)]
+        ipv6: bool,
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    #[derive(Debug, clap::Subcommand)]
+    enum Command {
+        Bench(BenchArgs),
+    }
+
+    fn parse(line: &[&str]) -> BenchArgs {
+        let cli = Cli::try_parse_from(std::iter::once("fibre").chain(line.iter().copied()))
+            .unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        let Command::Bench(args) = cli.command;
+        args
+    }
+
+    #[test]
+    fn no_experiment_means_everything_quick_on_both_families() {
+        let options = options_of(&parse(&["bench"]));
+        assert!(options.quick && options.ipv4 && options.ipv6);
+        assert_eq!(options.gateways, Options::default().gateways);
+    }
+
+    #[test]
+    fn a_named_experiment_runs_in_full_unless_quick() {
+        assert!(!options_of(&parse(&["bench", "lookup"])).quick);
+        assert!(options_of(&parse(&["bench", "lookup", "--quick"])).quick);
+    }
+
+    #[test]
+    fn globals_before_or_after_bench_reach_it() {
+        let args = parse(&["-j", "bench", "lookup", "-4"]);
+        assert!(args.json);
+        let options = options_of(&args);
+        assert!(options.ipv4 && !options.ipv6);
+        let args = parse(&[
+            "bench",
+            "-6",
+            "--threads",
+            "3",
+            "--data",
+            "/d",
+            "--gateways",
+            "64",
+        ]);
+        let options = options_of(&args);
+        assert!(!options.ipv4 && options.ipv6);
+        assert_eq!(options.threads, Some(3));
+        assert_eq!(
+            options.data_dir.as_deref(),
+            Some(std::path::Path::new("/d"))
+        );
+        assert_eq!(options.gateways, 64);
+    }
 }
