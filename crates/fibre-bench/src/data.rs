@@ -185,6 +185,12 @@ pub fn updates_path<K: Family>(dir: &Path) -> PathBuf {
 /// Finds the data directory: `explicit` when given (it must hold the IPv4
 /// table), else the workspace's `data/` as compiled in, else `data/` under
 /// the current directory.
+///
+/// ```
+/// use fibre_bench::data::resolve_data_dir;
+/// let error = resolve_data_dir(Some(std::path::Path::new("/nonexistent"))).unwrap_err();
+/// assert!(error.to_string().contains("--data"));
+/// ```
 pub fn resolve_data_dir(explicit: Option<&Path>) -> Result<PathBuf, BenchError> {
     let candidates: Vec<PathBuf> = match explicit {
         Some(dir) => vec![dir.to_path_buf()],

@@ -70,6 +70,13 @@ pub struct Context {
 
 impl Context {
     /// Checks `options` and fills in the defaults.
+    ///
+    /// ```
+    /// use fibre_bench::{Context, Options};
+    /// let ctx = Context::from_options(&Options { threads: Some(3), ..Options::default() }).unwrap();
+    /// assert_eq!(ctx.threads, 3);
+    /// assert!(Context::from_options(&Options { gateways: 0, ..Options::default() }).is_err());
+    /// ```
     pub fn from_options(options: &Options) -> Result<Self, BenchError> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let threads = options.threads.unwrap_or(cores);

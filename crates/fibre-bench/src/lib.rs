@@ -23,6 +23,8 @@
 //! only counts once a binary installs it as its `#[global_allocator]`
 //! (the `fibre` binary does); without it those figures read "n/a".
 
+#![warn(missing_docs)]
+
 pub mod alloc_count;
 pub mod data;
 pub mod engines;

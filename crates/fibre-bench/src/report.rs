@@ -100,6 +100,19 @@ pub struct ExperimentReport {
 
 /// The summary table: one row per measurement of every report, with the
 /// columns experiment, case, figure and ratio.
+///
+/// ```
+/// use fibre_bench::report::{summary_table, ExperimentReport};
+/// use fibre_bench::Measurement;
+/// let report = ExperimentReport {
+///     experiment: "lookup".into(),
+///     text: String::new(),
+///     detail: serde_json::Value::Null,
+///     measurements: vec![Measurement::new("IPv4 fibre build", 0.12, "s")],
+/// };
+/// let text = summary_table(&[report]);
+/// assert!(text.lines().nth(2).unwrap().starts_with("lookup      IPv4 fibre build"));
+/// ```
 pub fn summary_table(reports: &[ExperimentReport]) -> String {
     let mut table = Table::new(&[
         ("experiment", Align::Left),

@@ -43,6 +43,12 @@ impl Plan {
         warm_up: Duration::from_millis(100),
     };
     /// The plan for `quick` or full mode.
+    ///
+    /// ```
+    /// use fibre_bench::timing::Plan;
+    /// assert_eq!(Plan::for_mode(true), Plan::QUICK);
+    /// assert!(Plan::FULL.runs > Plan::QUICK.runs);
+    /// ```
     pub fn for_mode(quick: bool) -> Plan {
         if quick {
             Plan::QUICK

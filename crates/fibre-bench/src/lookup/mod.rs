@@ -94,6 +94,16 @@ pub struct LookupExperiment {
 
 impl LookupExperiment {
     /// The experiment with a fixed amount of work, whatever the mode.
+    ///
+    /// ```no_run
+    /// use fibre_bench::experiment::run_experiments;
+    /// use fibre_bench::lookup::{LookupConfig, LookupExperiment};
+    /// use fibre_bench::{Experiment, Options};
+    /// let few = LookupConfig { queries: 10_000, ..LookupConfig::quick() };
+    /// let experiments: Vec<Box<dyn Experiment>> = vec![Box::new(LookupExperiment::with_config(few))];
+    /// let outcome = run_experiments(&Options::default(), Some("lookup"), experiments).unwrap();
+    /// print!("{}", outcome.to_text());
+    /// ```
     pub fn with_config(config: LookupConfig) -> Self {
         Self {
             config: Some(config),
