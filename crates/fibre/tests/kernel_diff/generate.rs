@@ -92,6 +92,10 @@ pub fn case(seed: u64, queries: usize) -> Case {
 }
 
 fn links(rng: &mut Rng, plan: &mut Plan, config: &mut Vec<String>) {
+    // A new namespace's `lo` is down; a host's is up. Mostly the latter.
+    if rng.chance(92) {
+        config.push("link set lo up".to_string());
+    }
     let count = rng.range(2, 4) as usize;
     for index in 0..count {
         let name = format!("fd{index}");
@@ -678,6 +682,7 @@ mod tests {
             " prohibit",
             " not",
             "link set fd",
+            "link set lo up",
             " down",
             "type veth peer name fdv1",
             " mark ",

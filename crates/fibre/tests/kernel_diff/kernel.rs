@@ -77,7 +77,9 @@ fn ip(args: &[&str], input: &str) -> Result<process::Finished, String> {
 }
 
 impl Netns {
-    /// Creates and prepares a namespace: sysctls, `lo` up.
+    /// Creates and prepares a namespace: the sysctls. `lo` stays down, as
+    /// in any new namespace: configurations say `link set lo up` themselves,
+    /// so that fibre is told exactly what the kernel is.
     pub fn create() -> Result<Netns, String> {
         let name = format!(
             "fibre-diff-{}-{}",
@@ -97,10 +99,6 @@ impl Netns {
         let set = ip(&["netns", "exec", &ns.name, "sh", "-c", &script], "")?;
         if set.code != Some(0) {
             return Err(format!("sysctls in {}: {}", ns.name, set.stderr.trim()));
-        }
-        let lo = ip(&["-n", &ns.name, "link", "set", "lo", "up"], "")?;
-        if lo.code != Some(0) {
-            return Err(format!("lo up in {}: {}", ns.name, lo.stderr.trim()));
         }
         Ok(ns)
     }
