@@ -15,6 +15,64 @@
 //! assert_eq!(t.lookup(0x0a02_0203), Some(1));
 //! assert_eq!(t.lookup(0x0b00_0000), None);
 //! ```
+//!
+//! # Structure
+//!
+//! After Asai & Ohara, "Poptrie: A Compressed Trie with Population Count for
+//! Fast and Scalable Software IP Routing Table Lookup" (SIGCOMM 2015), one
+//! implementation for both key widths and both value types:
+//!
+//! * a direct-pointing array indexed by the top bits of the address: 18 for
+//!   IPv4 (18 + 6 = 24, so every /19../24 of an /18 lives in one node) and 12
+//!   for IPv6 (12 + 6 * 6 = 48, so the dominant /48s end on a level boundary,
+//!   for 16 KiB instead of the 1 MiB of 18 bits). An entry holds a 31-bit leaf
+//!   value inline or the index of a root node;
+//! * internal nodes of 6 bits (`#[repr(C)]`, 24 bytes): a 64-bit `vector`
+//!   (which children are nodes), a 64-bit `leafvec` (where the leaf value
+//!   changes: leaf compression) and two `u32` bases into the node and leaf
+//!   pools, children and leaves found by population count (`popcnt`, chosen
+//!   at run time when the CPU has it);
+//! * node and leaf pools (`Vec`s addressed by `u32`) handing out blocks of
+//!   1..=64 slots, with a coalescing best-fit free list, so churn reuses
+//!   space instead of growing the pools.
+//!
+//! The RIB beside it is a `BTreeMap` keyed by (address, length): it serves
+//! [`Poptrie::get`], [`Poptrie::iter`] and [`Poptrie::matches`], and gives the
+//! prefixes below any node as one contiguous range for rebuilds.
+//! [`Poptrie::build`] builds everything from a list in one pass.
+//!
+//! [`Poptrie::lookup_batch`] walks 64 addresses in lockstep, one level per
+//! round, prefetching each lane's next node so that the cache misses of the
+//! lanes overlap.
+//!
+//! # Updates and publication
+//!
+//! An insert or remove longer than the direct-pointing bits rebuilds only the
+//! deepest existing node whose range strictly contains the prefix (a handful
+//! of prefixes for a typical /24 or /48). A shorter one rebuilds the
+//! direct-pointing slots it covers that no longer short prefix shadows, and
+//! only if the value they inherit changed.
+//!
+//! Every rebuild writes its nodes and leaves into blocks that no lookup can
+//! reach, and the result becomes visible through exactly one aligned 32-bit
+//! store: the slot's entry in the direct-pointing array, or the parent's
+//! `base1` after the parent's children were copied into a fresh block with
+//! the new child in place (the parent's bitmaps do not change, because the
+//! rebuilt node stays a node). Only after that store are the replaced blocks
+//! retired to the free lists. A concurrent (RCU) version therefore needs to
+//! (1) make those stores atomic release stores, (2) defer the reuse of
+//! retired blocks past a grace period (retiring and reusing are already two
+//! steps), (3) keep pool storage from moving while readers run (fixed or
+//! chunked pools; the `u32` indexes allow that without changing the node
+//! format), and (4) allocate the direct-pointing array, which arrives lazily
+//! with the first prefix, before readers start. A prefix shorter than the
+//! direct-pointing bits is published slot by slot, as in the paper: each
+//! lookup sees its slot either before or after the change.
+//!
+//! # The `MAX` value
+//!
+//! The arrays use `V::MAX` as "no route". Storing `MAX` is allowed: while any
+//! prefix holds it, lookups that land on the mark confirm through the RIB.
 
 mod arrays;
 mod key;

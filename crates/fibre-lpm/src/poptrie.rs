@@ -1,42 +1,6 @@
 //! The Poptrie engine: a RIB (control plane) and the lookup arrays built
-//! from it (data plane).
-//!
-//! # Structure
-//!
-//! After Asai & Ohara, "Poptrie: A Compressed Trie with Population Count for
-//! Fast and Scalable Software IP Routing Table Lookup" (SIGCOMM 2015):
-//! a direct-pointing array indexed by the top `K::DIRECT_BITS` bits (16 for
-//! IPv4, 18 for IPv6), then internal nodes of 6 bits with a 64-bit `vector`
-//! (which children are nodes) and a 64-bit `leafvec` (where the leaf value
-//! changes), children and leaves found by population count. Nodes and leaves
-//! live in pools addressed by `u32` indexes; see `node.rs` for the layout.
-//!
-//! The RIB is a `BTreeMap` keyed by (address, length): exact `get`, ordered
-//! `iter`, and the prefixes under any node as one contiguous range.
-//!
-//! # Updates and publication
-//!
-//! An insert or remove longer than the direct-pointing bits rebuilds only the
-//! deepest existing node whose range strictly contains the prefix (a
-//! handful of prefixes for a typical /24 or /48); a shorter one rebuilds
-//! the direct-pointing slots it covers whose inherited value changed.
-//!
-//! Every rebuild writes its nodes and leaves into blocks that no lookup can
-//! reach, and the result becomes visible through exactly one aligned 32-bit
-//! store: the slot's entry in the direct-pointing array, or the parent's
-//! `base1` after the parent's children were copied into a fresh block with
-//! the new child in place (the parent's bitmaps do not change, because the
-//! rebuilt node stays a node). Only after that store are the replaced blocks
-//! retired to the free lists. A concurrent (RCU) version therefore needs to
-//! (1) make those stores atomic release stores, (2) defer the reuse of
-//! retired blocks past a grace period (see `LookupArrays::reclaim`), and
-//! (3) keep pool storage from moving while readers run (fixed or chunked
-//! pools; the `u32` indexing allows that without changing the node format).
-//!
-//! # The `MAX` value
-//!
-//! The arrays use `V::MAX` as "no route". Storing `MAX` is allowed: while any
-//! prefix holds it, lookups that land on the mark confirm through the RIB.
+//! from it (data plane). The design, the update scheme and what a concurrent
+//! (RCU) reader needs from it are described in the crate documentation.
 
 use std::collections::BTreeMap;
 
