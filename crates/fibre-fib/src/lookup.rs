@@ -65,11 +65,20 @@ impl Flow {
         }
     }
 
-    /// The IPv6 output rule for `oif`: strict without a source address
-    /// (`ip6_route_output_flags`), a preference otherwise.
+    /// The IPv6 output rule for `oif` (`ip6_route_output_flags`): strict
+    /// without a source address or for a destination that needs it
+    /// (multicast, link-local, loopback), a preference otherwise.
     pub fn with_v6_output_dev(mut self) -> Flow {
         self.v6_dev = self.oif;
-        self.v6_strict = self.oif != 0 && self.src.is_none_or(|s| s.is_unspecified());
+        let need_strict = match self.dst {
+            // rt6_need_strict: multicast, link-local and loopback destinations.
+            IpAddr::V6(d) => {
+                d.is_multicast() || d.is_loopback() || (d.segments()[0] & 0xffc0) == 0xfe80
+            }
+            IpAddr::V4(_) => false,
+        };
+        self.v6_strict =
+            self.oif != 0 && (need_strict || self.src.is_none_or(|s| s.is_unspecified()));
         self
     }
 }

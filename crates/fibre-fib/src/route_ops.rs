@@ -25,6 +25,7 @@ use crate::command::{NexthopSpec, RouteOp, RouteSpec};
 use crate::error::{Errno, KernelError};
 use crate::fib::{Fib, HostGatewayKey};
 use crate::lookup::Flow;
+use crate::table::Table;
 use crate::types::*;
 
 /// IPv6's default route metric (`IP6_RT_PRIO_USER`).
@@ -522,9 +523,7 @@ impl Fib {
             return Err(KernelError::new(Errno::NoEnt));
         }
         self.note_custom_local(&route);
-        let seq = self.next_table_seq();
-        let t = self.tables.entry(route.table).or_default();
-        t.create(Family::V4, seq);
+        let t = self.create_table(route.table, Family::V4);
         t.routes_mut(&route.dst).insert(at, route);
         Ok(())
     }
@@ -945,12 +944,33 @@ impl Fib {
         Ok(())
     }
 
+    /// `fib_new_table`: the table of `id` for `family`, created if needed.
+    /// While IPv4 has no rules, creating table local creates main first
+    /// (local is merged into it), so a delete in main then finds a table.
+    fn create_table(&mut self, id: TableId, family: Family) -> &mut Table {
+        if family == Family::V4 && id == TABLE_LOCAL && !self.custom_rules_v4 {
+            let exists = self
+                .tables
+                .get(&TABLE_MAIN)
+                .is_some_and(|t| t.exists(Family::V4));
+            if !exists {
+                let seq = self.next_table_seq();
+                self.tables
+                    .entry(TABLE_MAIN)
+                    .or_default()
+                    .create(Family::V4, seq);
+            }
+        }
+        let seq = self.next_table_seq();
+        let t = self.tables.entry(id).or_default();
+        t.create(family, seq);
+        t
+    }
+
     /// `fib_magic(RTM_NEWROUTE)` with NLM_F_CREATE|NLM_F_APPEND: adds a
     /// route the kernel makes unless an identical one is there.
     pub(crate) fn add_kernel_route(&mut self, route: Route) {
-        let seq = self.next_table_seq();
-        let t = self.tables.entry(route.table).or_default();
-        t.create(route.family(), seq);
+        let t = self.create_table(route.table, route.family());
         let routes = t.routes_mut(&route.dst);
         if routes.iter().any(|r| same_route(r, &route)) {
             return;

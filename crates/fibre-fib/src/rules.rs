@@ -60,6 +60,16 @@ fn prefix_holds(p: &Option<Prefix>, addr: Option<IpAddr>, family: Family) -> boo
     }
 }
 
+/// The `from` selector. IPv6 (`fib6_rule_match`): a rule with a source
+/// prefix never matches a flow without a source address.
+fn source_matches(rule: &Rule, flow: &Flow, family: Family) -> bool {
+    let no_source = flow.src.is_none_or(|s| s.is_unspecified());
+    if family == Family::V6 && no_source && rule.from.is_some_and(|p| p.len() > 0) {
+        return false;
+    }
+    prefix_holds(&rule.from, flow.src, family)
+}
+
 fn iface_matches(fib: &Fib, name: &Option<String>, index: LinkIndex) -> bool {
     match name {
         None => true,
@@ -76,7 +86,7 @@ pub(crate) fn rule_matches(fib: &Fib, rule: &Rule, flow: &Flow) -> bool {
         && rule
             .fwmark
             .is_none_or(|(mark, mask)| (mark ^ flow.mark) & mask == 0)
-        && prefix_holds(&rule.from, flow.src, family)
+        && source_matches(rule, flow, family)
         && prefix_holds(&rule.to, Some(flow.dst), family)
         && (rule.tos == 0 || rule.tos == flow.tos);
     matched != rule.invert
