@@ -74,8 +74,16 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// A rate measured over several runs: the median, and the slowest and
-/// fastest run, whose distance shows how steady the machine was.
+/// A rate measured over several runs: the median, the slowest and fastest
+/// run (their distance shows how steady the machine was), and the median
+/// rate per second the measuring threads spent on a CPU.
+///
+/// Wall-clock rates are what a user sees; on a machine shared with other
+/// work they also count the time the threads waited for a core. The on-CPU
+/// rate leaves that out: work over the thread's CPU time
+/// (`CLOCK_THREAD_CPUTIME_ID`), summed over threads for a parallel run, so
+/// it estimates the rate with a core per thread. It still pays for caches
+/// other processes evict.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Rate {
     /// The median run's operations per second.
@@ -84,34 +92,73 @@ pub struct Rate {
     pub low: f64,
     /// The fastest run's.
     pub high: f64,
+    /// The median run's operations per on-CPU second.
+    pub on_cpu: f64,
 }
 
 impl Rate {
-    /// The rate of runs that did `rates` operations per second.
+    /// The rate of runs that did `rates` operations per second, and
+    /// `on_cpu` per on-CPU second.
     ///
     /// ```
-    /// let r = fibre_bench::timing::Rate::of(&[3.0, 1.0, 2.0]);
-    /// assert_eq!((r.median, r.low, r.high), (2.0, 1.0, 3.0));
+    /// let r = fibre_bench::timing::Rate::of(&[3.0, 1.0, 2.0], &[4.0, 6.0, 5.0]);
+    /// assert_eq!((r.median, r.low, r.high, r.on_cpu), (2.0, 1.0, 3.0, 5.0));
     /// ```
-    pub fn of(rates: &[f64]) -> Rate {
+    pub fn of(rates: &[f64], on_cpu: &[f64]) -> Rate {
         Rate {
             median: median(rates),
             low: rates.iter().copied().reduce(f64::min).unwrap_or(0.0),
             high: rates.iter().copied().reduce(f64::max).unwrap_or(0.0),
+            on_cpu: median(on_cpu),
         }
     }
 }
 
+/// What one thread did in one run.
+struct Span {
+    work: u64,
+    start: Instant,
+    end: Instant,
+    on_cpu: Duration,
+}
+
+impl Span {
+    fn per_second(&self) -> f64 {
+        self.work as f64 / (self.end - self.start).as_secs_f64().max(1e-12)
+    }
+    fn per_cpu_second(&self) -> f64 {
+        self.work as f64 / self.on_cpu.as_secs_f64().max(1e-12)
+    }
+}
+
+/// This thread's CPU time, when the system tells it.
+fn thread_cpu_time() -> Option<Duration> {
+    cpu_time::ThreadTime::try_now()
+        .ok()
+        .map(|t| t.as_duration())
+}
+
 /// Repeats `pass` for at least `min` (at least once); returns the work done
-/// (the sum of what `pass` returned) and the time it took.
-fn repeat(min: Duration, mut pass: impl FnMut() -> u64) -> (u64, Instant, Instant) {
+/// (the sum of what `pass` returned), when it started and ended, and the CPU
+/// time it took (the wall time where CPU time is not available).
+fn repeat(min: Duration, mut pass: impl FnMut() -> u64) -> Span {
+    let cpu_start = thread_cpu_time();
     let start = Instant::now();
     let mut work = 0;
     loop {
         work += pass();
-        let now = Instant::now();
-        if now - start >= min {
-            return (work, start, now);
+        let end = Instant::now();
+        if end - start >= min {
+            let on_cpu = match (cpu_start, thread_cpu_time()) {
+                (Some(a), Some(b)) if b > a => b - a,
+                _ => end - start,
+            };
+            return Span {
+                work,
+                start,
+                end,
+                on_cpu,
+            };
         }
     }
 }
@@ -124,28 +171,28 @@ fn repeat(min: Duration, mut pass: impl FnMut() -> u64) -> (u64, Instant, Instan
 /// use std::time::Duration;
 /// let plan = Plan { runs: 3, min_run: Duration::from_millis(1), warm_up: Duration::ZERO };
 /// let per_second = rate(&plan, || { std::hint::black_box((0..1000u64).sum::<u64>()); 1000 });
-/// assert!(per_second.median > 0.0);
+/// assert!(per_second.median > 0.0 && per_second.on_cpu > 0.0);
 /// ```
 pub fn rate(plan: &Plan, mut pass: impl FnMut() -> u64) -> Rate {
     repeat(plan.warm_up, &mut pass);
-    let rates: Vec<f64> = (0..plan.runs.max(1))
-        .map(|_| {
-            let (work, start, end) = repeat(plan.min_run, &mut pass);
-            work as f64 / (end - start).as_secs_f64()
-        })
+    let spans: Vec<Span> = (0..plan.runs.max(1))
+        .map(|_| repeat(plan.min_run, &mut pass))
         .collect();
-    Rate::of(&rates)
+    let wall: Vec<f64> = spans.iter().map(Span::per_second).collect();
+    let cpu: Vec<f64> = spans.iter().map(Span::per_cpu_second).collect();
+    Rate::of(&wall, &cpu)
 }
 
 /// Operations per second of `threads` threads working at once: thread `i`
 /// repeats `pass(i)` (one pass over its own share of the work, returning the
 /// operations done). A run's rate is all threads' work over the time from the
-/// first thread's start to the last one's end.
+/// first thread's start to the last one's end; its on-CPU rate is the sum of
+/// each thread's work over its own CPU time.
 pub fn rate_parallel(plan: &Plan, threads: usize, pass: impl Fn(usize) -> u64 + Sync) -> Rate {
     let threads = threads.max(1);
-    let one_run = |min: Duration| -> f64 {
+    let one_run = |min: Duration| -> (f64, f64) {
         let barrier = Barrier::new(threads);
-        let spans: Vec<(u64, Instant, Instant)> = std::thread::scope(|scope| {
+        let spans: Vec<Span> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|i| {
                     let barrier = &barrier;
@@ -164,19 +211,22 @@ pub fn rate_parallel(plan: &Plan, threads: usize, pass: impl Fn(usize) -> u64 + 
                 })
                 .collect()
         });
-        let work: u64 = spans.iter().map(|s| s.0).sum();
-        let start = spans.iter().map(|s| s.1).min();
-        let end = spans.iter().map(|s| s.2).max();
-        match (start, end) {
+        let work: u64 = spans.iter().map(|s| s.work).sum();
+        let start = spans.iter().map(|s| s.start).min();
+        let end = spans.iter().map(|s| s.end).max();
+        let wall = match (start, end) {
             (Some(start), Some(end)) if end > start => work as f64 / (end - start).as_secs_f64(),
             _ => 0.0,
-        }
+        };
+        (wall, spans.iter().map(Span::per_cpu_second).sum())
     };
     one_run(plan.warm_up);
-    let rates: Vec<f64> = (0..plan.runs.max(1))
+    let runs: Vec<(f64, f64)> = (0..plan.runs.max(1))
         .map(|_| one_run(plan.min_run))
         .collect();
-    Rate::of(&rates)
+    let wall: Vec<f64> = runs.iter().map(|r| r.0).collect();
+    let cpu: Vec<f64> = runs.iter().map(|r| r.1).collect();
+    Rate::of(&wall, &cpu)
 }
 
 /// Runs `step` once and returns how long it took.
@@ -201,12 +251,13 @@ mod tests {
     #[test]
     fn a_run_lasts_at_least_min_run_and_counts_every_pass() {
         let mut passes = 0u64;
-        let (work, start, end) = repeat(Duration::from_millis(5), || {
+        let span = repeat(Duration::from_millis(5), || {
             passes += 1;
             10
         });
-        assert!(end - start >= Duration::from_millis(5));
-        assert_eq!(work, passes * 10);
+        assert!(span.end - span.start >= Duration::from_millis(5));
+        assert_eq!(span.work, passes * 10);
+        assert!(span.on_cpu > Duration::ZERO);
     }
 
     #[test]
@@ -227,6 +278,8 @@ mod tests {
             1000
         });
         assert!(r.median > 0.0 && r.high <= 1_000_000.0, "{r:?}");
+        // Sleeping takes no CPU: the on-CPU rate is far above the wall one.
+        assert!(r.on_cpu > r.high, "{r:?}");
         assert!(r.low <= r.median && r.median <= r.high, "{r:?}");
     }
 

@@ -141,8 +141,8 @@ fn the_lookup_experiment_runs_on_a_small_table() {
     // IPv6 queries are drawn inside table prefixes: every one matches.
     assert_eq!(families[1]["queries_matched"], 4_000);
 
-    // Seven headline rows per family, all of them in the summary table.
-    assert_eq!(report.measurements.len(), 14);
+    // Nine headline rows per family, all of them in the summary table.
+    assert_eq!(report.measurements.len(), 18);
     let text = outcome.to_text();
     assert!(text.contains("RIPE NCC RIS"));
     assert!(text.contains("Summary (quick mode, 2 threads"));
@@ -150,7 +150,7 @@ fn the_lookup_experiment_runs_on_a_small_table() {
         assert!(text.contains(&m.name), "{} missing from\n{text}", m.name);
     }
     let json = outcome.to_json();
-    assert_eq!(json["summary"].as_array().unwrap().len(), 14);
+    assert_eq!(json["summary"].as_array().unwrap().len(), 18);
     assert_eq!(json["counting_allocator"], true);
     assert_eq!(json["experiments"][0]["experiment"], "lookup");
 }

@@ -43,6 +43,13 @@ impl EngineFigures {
             .map_or(0.0, |r| r.median)
             .max(self.single_1t.median)
     }
+
+    /// The same per on-CPU second.
+    pub fn best_1t_on_cpu(&self) -> f64 {
+        self.batched_1t
+            .map_or(0.0, |r| r.on_cpu)
+            .max(self.single_1t.on_cpu)
+    }
 }
 
 /// The figures of one family.

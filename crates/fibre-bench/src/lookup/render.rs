@@ -4,12 +4,18 @@ use std::fmt::Write as _;
 
 use crate::report::{format_value, Measurement};
 use crate::table::{Align, Table};
+use crate::timing::Rate;
 
 use super::figures::{EngineFigures, FamilyFigures};
 use super::LookupConfig;
 
 fn millions(per_second: f64) -> String {
     format_value(per_second / 1e6)
+}
+
+/// "wall / on-CPU" in millions per second.
+fn both(rate: &Rate) -> String {
+    format!("{} / {}", millions(rate.median), millions(rate.on_cpu))
 }
 
 pub(super) fn render_family(f: &FamilyFigures, config: &LookupConfig) -> String {
@@ -45,9 +51,9 @@ pub(super) fn render_family(f: &FamilyFigures, config: &LookupConfig) -> String 
             e.engine.to_string(),
             format_value(e.build_seconds),
             e.bytes_per_prefix.map_or("n/a".into(), format_value),
-            millions(e.single_1t.median),
-            e.batched_1t.map_or("-".into(), |r| millions(r.median)),
-            millions(e.all_threads.median),
+            both(&e.single_1t),
+            e.batched_1t.as_ref().map_or("-".into(), both),
+            both(&e.all_threads),
             e.ratio_to_best_peer
                 .map_or("-".into(), |r| format!("{r:.2}x")),
             if e.updates_applied < f.updates {
@@ -76,8 +82,9 @@ pub(super) fn render_family(f: &FamilyFigures, config: &LookupConfig) -> String 
         let _ = writeln!(
             out,
             "B/prefix: fibre = lookup_bytes() (its whole heap: {heap} B/prefix); peers = heap \
-             their build left allocated (counting allocator). vs best peer: best 1-thread rate \
-             over {}'s.",
+             their build left allocated (counting allocator). Rates: wall clock / per on-CPU \
+             second (leaves out waiting for a core on a busy machine). vs best peer: best \
+             1-thread wall-clock rate over {}'s.",
             f.best_peer.unwrap_or("the best peer")
         );
     }
@@ -140,6 +147,31 @@ pub(super) fn headline(f: &FamilyFigures) -> Vec<Measurement> {
         all = all.with_ratio(fibre.all_threads.median / fibre.best_1t(), "fibre 1 thread");
     }
     rows.push(all);
+    // The same per on-CPU second: what the engines do when they have the core.
+    let peer_1t_cpu = best_peer_by(&|p| Some(p.best_1t_on_cpu()), true);
+    if let Some(batched) = fibre.batched_1t.map(|r| r.on_cpu) {
+        rows.push(with_peer(
+            Measurement::new(
+                format!("{fam} fibre 1 thread batched, on-CPU"),
+                batched / 1e6,
+                "M lookups/s",
+            ),
+            batched,
+            peer_1t_cpu,
+        ));
+    }
+    let mut all_cpu = Measurement::new(
+        format!("{fam} fibre {} threads, on-CPU", f.threads),
+        fibre.all_threads.on_cpu / 1e6,
+        "M lookups/s",
+    );
+    if fibre.best_1t_on_cpu() > 0.0 {
+        all_cpu = all_cpu.with_ratio(
+            fibre.all_threads.on_cpu / fibre.best_1t_on_cpu(),
+            "fibre 1 thread on-CPU",
+        );
+    }
+    rows.push(all_cpu);
     if let Some(bpp) = fibre.bytes_per_prefix {
         rows.push(with_peer(
             Measurement::new(format!("{fam} fibre memory"), bpp, "B/prefix"),
@@ -182,7 +214,6 @@ pub(super) fn headline(f: &FamilyFigures) -> Vec<Measurement> {
 mod tests {
     use super::*;
     use crate::family::QueryKind;
-    use crate::timing::Rate;
 
     #[test]
     fn headline_rows_compare_fibre_with_the_best_peer_of_each_figure() {
@@ -194,9 +225,9 @@ mod tests {
             bytes_source: "test",
             heap_bytes: Some((bytes * 20.0) as usize),
             bytes_per_prefix: Some(bytes),
-            single_1t: Rate::of(&[rate]),
-            batched_1t: fibre.then_some(Rate::of(&[rate * 2.0])),
-            all_threads: Rate::of(&[rate * 3.0]),
+            single_1t: Rate::of(&[rate], &[rate * 2.0]),
+            batched_1t: fibre.then_some(Rate::of(&[rate * 2.0], &[rate * 4.0])),
+            all_threads: Rate::of(&[rate * 3.0], &[rate * 7.0]),
             ratio_to_best_peer: None,
             updates_per_second: updates,
             updates_applied: 10,
@@ -253,6 +284,16 @@ mod tests {
             row("IPv4 fibre heap, RIB included").ratio_text(),
             "0.50x best peer (small)"
         );
-        assert_eq!(rows.len(), 7);
+        // On-CPU: fibre batched 400 M/s against the fast peer's 100.
+        assert_eq!(row("IPv4 fibre 1 thread batched, on-CPU").value, 400.0);
+        assert_eq!(
+            row("IPv4 fibre 1 thread batched, on-CPU").ratio_text(),
+            "4.00x best peer (fast)"
+        );
+        assert_eq!(
+            row("IPv4 fibre 2 threads, on-CPU").ratio_text(),
+            "1.75x fibre 1 thread on-CPU"
+        );
+        assert_eq!(rows.len(), 9);
     }
 }
