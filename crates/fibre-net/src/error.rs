@@ -43,8 +43,9 @@ pub enum Error {
     /// A UDP datagram over IPv6 carries checksum 0, which RFC 8200 forbids.
     #[error("UDP over IPv6 with a zero checksum")]
     ZeroUdpChecksum,
-    /// An ICMP message type (or code) this parser does not model.
-    #[error("unrecognized ICMP message type")]
+    /// An ICMP message type (or code), or an ARP hardware/protocol pair,
+    /// that this parser does not model.
+    #[error("unrecognized message type")]
     Unrecognized,
     /// A `Repr` cannot be emitted as given (e.g. IPv4 options not a multiple of 4).
     #[error("value cannot be encoded in this header")]

@@ -9,6 +9,10 @@
 //! is already in the buffer). Nothing here allocates; every failure is an
 //! [`Error`] variant, never a panic.
 //!
+//! Modules: [`ethernet`], [`arp`], [`ipv4`], [`ipv6`], [`udp`],
+//! [`icmpv4`], [`icmpv6`], [`gre`], plus [`checksum`], [`ip`] (protocol
+//! numbers, pseudo-headers) and [`pcap`].
+//!
 //! ```
 //! use fibre_net::{gre, ip::Protocol, ipv4, ethernet::EtherType};
 //! // An IPv4 packet carrying GRE (key 7) around a 4-byte payload.
@@ -44,6 +48,7 @@
 //!   inputs with `FIBRE_NET_SOAK_INPUTS`) run one shared harness;
 //! * `examples/wire_bench.rs` measures the checksum against its baseline.
 
+pub mod arp;
 pub mod checksum;
 mod error;
 pub mod ethernet;

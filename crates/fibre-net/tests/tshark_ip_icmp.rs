@@ -1,4 +1,5 @@
-//! IPv4 (options, fragments, a forwarded TTL), ICMPv4 and ICMPv6 messages
+//! IPv4 (options, fragments, a forwarded TTL), ICMPv4 and ICMPv6 messages,
+//! and an Ethernet/ARP frame,
 //! built by fibre-net, decoded by tshark, field by field; one corrupted
 //! ICMP checksum per family must be flagged by both decoders.
 //!
@@ -376,5 +377,51 @@ fn tshark_decodes_ip_and_icmp_as_built() {
         offset == "185" || offset == "1480",
         "fragment offset {offset}"
     );
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn tshark_decodes_arp_as_built() {
+    use fibre_net::{arp, ethernet};
+    let mac = |last| ethernet::Address([0x02, 0, 0, 0, 0, last]);
+    let mut frame = vec![0u8; ethernet::HEADER_LEN + arp::ETHERNET_IPV4_LEN];
+    ethernet::Repr {
+        dst_addr: ethernet::Address::BROADCAST,
+        src_addr: mac(1),
+        ethertype: ethernet::EtherType::Arp,
+    }
+    .emit(&mut frame)
+    .unwrap();
+    arp::Repr {
+        operation: arp::Operation::Reply,
+        source_hardware_addr: mac(1),
+        source_protocol_addr: Ipv4Addr::new(192, 0, 2, 2),
+        target_hardware_addr: mac(9),
+        target_protocol_addr: Ipv4Addr::new(192, 0, 2, 1),
+    }
+    .emit(&mut frame[ethernet::HEADER_LEN..])
+    .unwrap();
+    let path = temp_pcap("arp");
+    let mut w = PcapWriter::new(Vec::new(), LinkType::Ethernet).unwrap();
+    w.write_packet(Duration::ZERO, &frame).unwrap();
+    std::fs::write(&path, w.into_inner()).unwrap();
+    let Some(decoded) = tshark_json(&path) else {
+        return;
+    };
+    let eth = first(&decoded[0], "eth");
+    assert_eq!(must(eth, "eth.dst"), "ff:ff:ff:ff:ff:ff");
+    assert_eq!(must(eth, "eth.type"), "0x0806");
+    let a = first(&decoded[0], "arp");
+    for (key, value) in [
+        ("arp.hw.type", "1"),
+        ("arp.proto.type", "0x0800"),
+        ("arp.opcode", "2"),
+        ("arp.src.hw_mac", "02:00:00:00:00:01"),
+        ("arp.src.proto_ipv4", "192.0.2.2"),
+        ("arp.dst.hw_mac", "02:00:00:00:00:09"),
+        ("arp.dst.proto_ipv4", "192.0.2.1"),
+    ] {
+        assert_eq!(must(a, key), value, "{key}");
+    }
     std::fs::remove_file(&path).unwrap();
 }
