@@ -158,7 +158,9 @@ impl Fib {
     }
 
     /// Carries out one request as the kernel would, or refuses it with the
-    /// kernel's error and changes nothing.
+    /// kernel's error and changes nothing visible. (As in the kernel, an
+    /// IPv4 route add creates its table before validating the route; an
+    /// empty table shows only in a later delete's error.)
     ///
     /// ```
     /// use fibre_fib::*;

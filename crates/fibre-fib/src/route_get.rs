@@ -547,13 +547,13 @@ fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
 fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let mut flow = flow_of(req, 0);
     flow.iif = iif;
-    // ip6_route_input_lookup (rt6_need_strict): link-local, loopback and
-    // multicast destinations must be routed through the input device.
+    // ip6_pol_route_input scores routes against the input device (a path
+    // there is preferred); rt6_need_strict destinations (link-local,
+    // loopback, multicast) must use it.
+    flow.v6_dev = iif;
     if let IpAddr::V6(d) = req.dst {
-        if d.is_multicast() || d.is_loopback() || (d.segments()[0] & 0xffc0) == 0xfe80 {
-            flow.v6_dev = iif;
-            flow.v6_strict = true;
-        }
+        flow.v6_strict =
+            d.is_multicast() || d.is_loopback() || (d.segments()[0] & 0xffc0) == 0xfe80;
     }
     let res = fib.fib_lookup(&flow).map_err(err)?;
     if delivered_on_lo(&res) {

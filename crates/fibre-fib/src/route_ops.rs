@@ -107,6 +107,10 @@ impl Fib {
             (RouteOp::Del, Family::V4) => self.route_del_v4(&spec),
             (RouteOp::Del, Family::V6) => self.route_del_v6(&spec),
             (op, Family::V4) => {
+                // inet_rtm_newroute creates the table before validating the
+                // route, so even a refused add leaves it behind (a later
+                // delete then answers "No such process").
+                self.create_table(spec.table, Family::V4);
                 let route = self.build_route_v4(&spec)?;
                 let host_gateways: Vec<HostGatewayKey> = route
                     .nexthops
@@ -407,9 +411,11 @@ impl Fib {
         })
     }
 
-    /// `__inet_dev_addr_type` for the local table, restricted to one device.
-    pub(crate) fn addr_type_v4_on_dev(&self, addr: &IpAddr, dev: LinkIndex) -> RouteType {
-        self.addr_type_v4(addr, TABLE_LOCAL, Some(dev))
+    /// `inet_addr_type_dev_table`: the type of an address in the device's
+    /// local table. The kernel passes no device down, so one of our
+    /// addresses on any link counts (an onlink gateway may not be ours).
+    pub(crate) fn addr_type_v4_on_dev(&self, addr: &IpAddr, _dev: LinkIndex) -> RouteType {
+        self.addr_type_v4(addr, TABLE_LOCAL, None)
     }
 
     /// An address the local table routes as `local` (one of ours).
