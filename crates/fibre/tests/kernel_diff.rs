@@ -129,9 +129,11 @@ fn run_case(
         refusals,
         ..CaseOutcome::default()
     };
+    let refused: Vec<usize> = outcome.refusals.iter().map(|r| r.line).collect();
+    let locals = compare::local_addresses(config, &refused);
     let answers = queries.iter().zip(replies).zip(fibre.outcomes);
     for (index, ((query, kernel), fibre)) in answers.enumerate() {
-        let verdict = compare::compare(&kernel, &fibre, strict_prefsrc);
+        let verdict = compare::compare(&kernel, &fibre, strict_prefsrc, &locals);
         outcome.compared += 1;
         for note in &verdict.notes {
             *outcome.notes.entry((*note).to_string()).or_default() += 1;

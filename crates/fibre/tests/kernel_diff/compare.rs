@@ -14,6 +14,9 @@
 //! `iif`, `mark`) and details (`uid`, `cache`, `flags`, `metric`, `pref`,
 //! `protocol`) are not compared.
 
+use std::collections::HashSet;
+use std::net::IpAddr;
+
 use super::answer::{Answer, Outcome};
 use super::kernel::KernelReply;
 
@@ -34,7 +37,15 @@ impl Verdict {
 }
 
 /// Compares fibre's outcome with the kernel's reply.
-pub fn compare(kernel: &KernelReply, fibre: &Outcome, strict_prefsrc: bool) -> Verdict {
+///
+/// `locals` are the addresses the configuration put on links: an ECMP path
+/// whose gateway is one of them is answered without `gateway`.
+pub fn compare(
+    kernel: &KernelReply,
+    fibre: &Outcome,
+    strict_prefsrc: bool,
+    locals: &HashSet<IpAddr>,
+) -> Verdict {
     let mut verdict = Verdict::default();
     match (&kernel.answer, fibre) {
         (Outcome::Error(k), Outcome::Error(f)) => {
@@ -52,7 +63,7 @@ pub fn compare(kernel: &KernelReply, fibre: &Outcome, strict_prefsrc: bool) -> V
             if k.table != f.table {
                 verdict.fields.push("table");
             }
-            match live_paths(&kernel.route) {
+            match live_paths(&kernel.route, locals) {
                 Some(paths) => {
                     let same_as_kernel = k.gateway == f.gateway && k.dev == f.dev;
                     if !same_as_kernel
@@ -88,17 +99,57 @@ pub fn compare(kernel: &KernelReply, fibre: &Outcome, strict_prefsrc: bool) -> V
 }
 
 /// The live (gateway, dev) paths of a multipath `fibmatch` route.
-fn live_paths(route: &Outcome) -> Option<Vec<(Option<std::net::IpAddr>, Option<String>)>> {
+/// (A gateway that is a local address is dropped, as the kernel's answer
+/// drops it: the path's scope is host, so it "uses no gateway".)
+fn live_paths(
+    route: &Outcome,
+    locals: &HashSet<IpAddr>,
+) -> Option<Vec<(Option<IpAddr>, Option<String>)>> {
     match route {
         Outcome::Answer(Answer { paths, .. }) if paths.len() > 1 => Some(
             paths
                 .iter()
                 .filter(|p| !p.dead)
-                .map(|p| (p.gateway, p.dev.clone()))
+                .map(|p| {
+                    let gateway = p.gateway.filter(|g| !locals.contains(g));
+                    (gateway, p.dev.clone())
+                })
                 .collect(),
         ),
         _ => None,
     }
+}
+
+/// The addresses `addr add` lines the kernel took put on links (less those
+/// `addr del` took away): `refused` holds the 1-based lines it refused.
+pub fn local_addresses(config: &[String], refused: &[usize]) -> HashSet<IpAddr> {
+    let mut locals = HashSet::new();
+    for (index, line) in config.iter().enumerate() {
+        if refused.contains(&(index + 1)) {
+            continue;
+        }
+        let words: Vec<&str> = line
+            .split_whitespace()
+            .skip_while(|w| *w == "-4" || *w == "-6")
+            .collect();
+        if !matches!(words.first(), Some(&"addr" | &"address" | &"a")) {
+            continue;
+        }
+        let address = words
+            .get(2)
+            .and_then(|w| w.split('/').next())
+            .and_then(|a| a.parse::<IpAddr>().ok());
+        match (words.get(1), address) {
+            (Some(&"add" | &"replace"), Some(a)) => {
+                locals.insert(a);
+            }
+            (Some(&"del" | &"delete"), Some(a)) => {
+                locals.remove(&a);
+            }
+            _ => {}
+        }
+    }
+    locals
 }
 
 /// A short name for a mismatch, for file names: `v4-input-gateway+dev`.
@@ -161,12 +212,15 @@ mod tests {
             PLAIN_ROUTE,
         );
         let same = parse_json_answer(r#"{"dst":"10.9.0.5","gateway":"10.1.0.7","dev":"fd0","table":"100","prefsrc":"10.1.0.1"}"#).unwrap();
-        assert!(compare(&k, &same, true).agrees());
+        assert!(compare(&k, &same, true, &HashSet::new()).agrees());
         let other = parse_json_answer(r#"{"dst":"10.9.0.5","type":"local","gateway":"10.1.0.8","dev":"fd1","prefsrc":"10.1.0.2"}"#).unwrap();
-        let v = compare(&k, &other, false);
+        let v = compare(&k, &other, false, &HashSet::new());
         assert_eq!(v.fields, vec!["type", "table", "gateway", "dev"]);
         assert_eq!(v.notes, vec!["prefsrc"]);
-        assert_eq!(compare(&k, &other, true).fields.last(), Some(&"prefsrc"));
+        assert_eq!(
+            compare(&k, &other, true, &HashSet::new()).fields.last(),
+            Some(&"prefsrc")
+        );
     }
 
     #[test]
@@ -175,13 +229,28 @@ mod tests {
             answer: Outcome::Error("No route to host".into()),
             route: Outcome::Error("No route to host".into()),
         };
-        assert!(compare(&k, &Outcome::Error("No route to host".into()), false).agrees());
+        assert!(compare(
+            &k,
+            &Outcome::Error("No route to host".into()),
+            false,
+            &HashSet::new()
+        )
+        .agrees());
         assert_eq!(
-            compare(&k, &Outcome::Error("Network is unreachable".into()), false).fields,
+            compare(
+                &k,
+                &Outcome::Error("Network is unreachable".into()),
+                false,
+                &HashSet::new()
+            )
+            .fields,
             vec!["error"]
         );
         let answer = parse_json_answer(r#"{"dst":"1.2.3.4","dev":"fd0"}"#).unwrap();
-        assert_eq!(compare(&k, &answer, false).fields, vec!["outcome"]);
+        assert_eq!(
+            compare(&k, &answer, false, &HashSet::new()).fields,
+            vec!["outcome"]
+        );
     }
 
     #[test]
@@ -193,22 +262,57 @@ mod tests {
         let other_path =
             parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd1"}"#)
                 .unwrap();
-        assert!(compare(&k, &other_path, false).agrees());
+        assert!(compare(&k, &other_path, false, &HashSet::new()).agrees());
         let dead_path =
             parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.3.0.9","dev":"fd2"}"#)
                 .unwrap();
-        assert_eq!(compare(&k, &dead_path, false).fields, vec!["nexthop"]);
+        assert_eq!(
+            compare(&k, &dead_path, false, &HashSet::new()).fields,
+            vec!["nexthop"]
+        );
         let crossed =
             parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd0"}"#)
                 .unwrap();
-        assert_eq!(compare(&k, &crossed, false).fields, vec!["nexthop"]);
+        assert_eq!(
+            compare(&k, &crossed, false, &HashSet::new()).fields,
+            vec!["nexthop"]
+        );
         // The kernel drops a gateway that is one of its own addresses.
         let k_local_gw = reply(
             r#"[{"dst":"198.51.100.1","dev":"fd0"}]"#,
             r#"[{"dst":"198.51.100.0/24","nexthops":[{"gateway":"10.1.0.7","dev":"fd0","flags":[]},{"gateway":"10.2.3.4","dev":"fd1","flags":[]}]}]"#,
         );
         let no_gateway = parse_json_answer(r#"{"dst":"198.51.100.1","dev":"fd0"}"#).unwrap();
-        assert!(compare(&k_local_gw, &no_gateway, false).agrees());
+        assert!(compare(&k_local_gw, &no_gateway, false, &HashSet::new()).agrees());
+        // ... and fibre may choose the other path with a local gateway.
+        let k_other = reply(
+            r#"[{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd1"}]"#,
+            r#"[{"dst":"198.51.100.0/24","nexthops":[{"gateway":"10.1.0.7","dev":"fd0","flags":[]},{"gateway":"10.2.3.4","dev":"fd1","flags":[]}]}]"#,
+        );
+        let locals: HashSet<IpAddr> = ["10.1.0.7".parse().unwrap()].into();
+        assert!(compare(&k_other, &no_gateway, false, &locals).agrees());
+        assert!(!compare(&k_other, &no_gateway, false, &HashSet::new()).agrees());
+    }
+
+    #[test]
+    fn local_addresses_follow_the_lines_the_kernel_took() {
+        let config: Vec<String> = [
+            "link add fd0 type ifb",
+            "addr add 10.0.0.1/24 dev fd0",
+            "addr add 10.0.0.2/24 dev fd0",
+            "-6 addr add 2001:db8::1/64 dev fd0",
+            "addr add 10.0.0.3/24 dev fd0",
+            "addr del 10.0.0.2/24 dev fd0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let locals = local_addresses(&config, &[5]);
+        let expected: HashSet<IpAddr> = ["10.0.0.1", "2001:db8::1"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        assert_eq!(locals, expected);
     }
 
     #[test]
@@ -218,7 +322,7 @@ mod tests {
             route: Outcome::Error("Invalid argument".into()),
         };
         let f = Outcome::Error("Network is unreachable".into());
-        let v = compare(&k, &f, false);
+        let v = compare(&k, &f, false, &HashSet::new());
         assert_eq!(
             cause("2001:db8::1 from 2001:db8::2 iif fd0", &k, &f, &v),
             "v6 input: error differs; kernel error(Invalid argument) / fibre error(Network is unreachable)"
