@@ -25,6 +25,11 @@ use crate::{Error, Result};
 /// Length of the ICMP header (type, code, checksum, four type-specific bytes).
 pub const HEADER_LEN: usize = 8;
 
+/// The most of the invoking packet an error message should quote: the
+/// whole ICMP datagram stays within 576 bytes (RFC 1812 §4.3.2.3), as
+/// Linux's `icmp_send` does: 576 - 20 (IPv4 header) - 8 (ICMP header).
+pub const MAX_ERROR_QUOTE: usize = 576 - 20 - HEADER_LEN;
+
 /// Message types handled here.
 pub mod msg_type {
     /// Echo reply.

@@ -29,6 +29,11 @@ use crate::{Error, Result};
 /// Length of the ICMPv6 header (type, code, checksum, four type-specific bytes).
 pub const HEADER_LEN: usize = 8;
 
+/// The most of the invoking packet an error message may quote: the whole
+/// ICMPv6 packet must not exceed the minimum IPv6 MTU (RFC 4443 §2.4(c)):
+/// 1280 - 40 (IPv6 header) - 8 (ICMPv6 header).
+pub const MAX_ERROR_QUOTE: usize = 1280 - 40 - HEADER_LEN;
+
 /// Message types handled here.
 pub mod msg_type {
     /// Destination unreachable.

@@ -296,6 +296,8 @@ fn decode(frame: &[u8], found: &mut Found) {
                         } => {
                             assert_eq!(repr.src_addr, R_V4);
                             assert_eq!(quoted_dst(data), IpAddr::V4(B_V4));
+                            // A 1478-byte datagram is quoted up to the limit.
+                            assert_eq!(data.len(), icmpv4::MAX_ERROR_QUOTE);
                             found.frag_needed_mtu = Some(next_hop_mtu);
                         }
                         icmpv4::Repr::DstUnreachable {
@@ -341,6 +343,7 @@ fn decode(frame: &[u8], found: &mut Found) {
                         Ok(icmpv6::Repr::PacketTooBig { mtu, data }) => {
                             assert_eq!(repr.src_addr, R_V6);
                             assert_eq!(quoted_dst(data), IpAddr::V6(B_V6));
+                            assert_eq!(data.len(), icmpv6::MAX_ERROR_QUOTE);
                             found.packet_too_big_mtu = Some(mtu);
                         }
                         Ok(icmpv6::Repr::TimeExceeded {
