@@ -89,16 +89,22 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
 
     #[inline(always)]
     fn batch(&self, addrs: &[K], out: &mut [V]) {
-        for (a, o) in addrs.chunks(LANES).zip(out.chunks_mut(LANES)) {
-            self.lockstep(a, o);
+        let mut start = 0;
+        while start < addrs.len() {
+            let end = addrs.len().min(start + LANES);
+            let next = &addrs[end..addrs.len().min(end + LANES)];
+            self.lockstep(&addrs[start..end], &mut out[start..end], next);
+            start = end;
         }
     }
 
     /// Up to [`LANES`] lookups, advanced together one level at a time.
     /// Lanes still walking and lanes waiting on their leaf are bit masks, so
-    /// each round visits only live lanes without a list to maintain.
+    /// each round visits only live lanes without a list to maintain. The
+    /// direct-pointing entries of the `next` chunk are prefetched while this
+    /// one walks, and a lane's leaf is read a round after it was prefetched.
     #[inline(always)]
-    fn lockstep(&self, addrs: &[K], out: &mut [V]) {
+    fn lockstep(&self, addrs: &[K], out: &mut [V], next: &[K]) {
         debug_assert!(addrs.len() <= LANES && out.len() == addrs.len());
         let dir = &self.dir;
         let nodes = self.nodes.slots();
@@ -121,10 +127,19 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
                 walking |= 1u64 << lane;
             }
         }
+        for addr in next {
+            let slot = addr.bits_at(0, K::DIRECT_BITS) as usize;
+            prefetch(dir.as_ptr().wrapping_add(slot));
+        }
 
         let mut leafed = 0u64;
         let mut offset = K::DIRECT_BITS;
         while walking != 0 {
+            while leafed != 0 {
+                let lane = leafed.trailing_zeros() as usize;
+                leafed &= leafed - 1;
+                out[lane] = leaves[at[lane] as usize];
+            }
             let mut lanes = walking;
             while lanes != 0 {
                 let lane = lanes.trailing_zeros() as usize;
