@@ -1,16 +1,20 @@
 //! The kernel differential test: the Linux kernel is the oracle for
 //! `fibre lookup`.
 //!
-//! Each case is a configuration (`ip -batch` syntax) and a list of
-//! `ip route get` queries. The kernel side loads the configuration into a
-//! fresh network namespace with `ip -force -batch` and asks every query in
-//! one `ip -j -batch` process; the fibre side runs
-//! `fibre lookup --config FILE -j` with the queries on stdin. Answers are
-//! compared one by one (see `kernel_diff/compare.rs` for the fields).
+//! Each case is a configuration (`ip -batch` syntax, `-4`/`-6` allowed
+//! first on a line) and a list of `ip route get` queries. The kernel side
+//! loads the configuration into a new network namespace (`lo` down until
+//! the configuration says `link set lo up`; forwarding on, rp_filter off,
+//! no IPv6 link-local addresses) with `ip -force -batch` and asks every
+//! query in one `ip -j -batch` process, each also as `fibmatch`; the fibre
+//! side runs `fibre lookup --config FILE --force -j` with the queries on
+//! stdin. Both the lines each side refused and the answers are compared
+//! (see `kernel_diff/compare.rs` for which fields, and why).
 //!
-//! Three tests: seeded random cases, a handwritten configuration covering
-//! every route type and wg-quick's rules, and the corpus of cases that once
-//! failed (`tests/corpus/*.case`), replayed against the kernel every time.
+//! Tests: seeded random cases; a handwritten configuration covering every
+//! route type and wg-quick's rules; the corpus of cases that once failed
+//! (`tests/corpus/*.case`), replayed against the kernel every time; and two
+//! checks of the oracle itself that need no fibre.
 //!
 //! They need root and `ip` (iproute2). Without them they print why and
 //! return; `FIBRE_DIFF_REQUIRE=1` turns that into a failure (for CI).
