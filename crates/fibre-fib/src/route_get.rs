@@ -199,6 +199,22 @@ fn answer(fib: &Fib, req: &RouteGetRequest, hop: Hop) -> RouteAnswer {
     }
 }
 
+/// `__mkroute_output`: a loopback source may only leave by a loopback device.
+fn loopback_source_check(
+    fib: &Fib,
+    src: Option<Ipv4Addr>,
+    dev: LinkIndex,
+) -> Result<(), KernelError> {
+    let to_lo = fib
+        .links
+        .get(&dev)
+        .is_some_and(|l| matches!(l.kind, LinkKind::Loopback));
+    if src.is_some_and(|s| s.is_loopback()) && !to_lo {
+        return Err(err(Errno::Inval));
+    }
+    Ok(())
+}
+
 /// `ip_route_output_key_hash_rcu` + `__mkroute_output`.
 fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let dst = v4(&req.dst);
@@ -240,6 +256,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         let local_mc = (u32::from(dst) & 0xffff_ff00) == 0xe000_0000;
         if local_mc || dst.is_broadcast() {
             let s = saddr.or_else(|| fib.select_addr_v4(oif, None, Scope::LINK).map(|a| v4(&a)));
+            loopback_source_check(fib, s, oif)?;
             let kind = if dst.is_broadcast() {
                 RouteType::Broadcast
             } else {
@@ -296,6 +313,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
                 // "Apparently, routing tables are wrong. Assume, that the destination is on link."
                 let s =
                     saddr.or_else(|| fib.select_addr_v4(oif, None, Scope::LINK).map(|a| v4(&a)));
+                loopback_source_check(fib, s, oif)?;
                 let route = synthetic_route(req.dst, RouteType::Unicast, oif);
                 let prefsrc = if req.src.is_none() {
                     s.map(IpAddr::V4)
@@ -359,10 +377,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
                 .map(|a| v4(&a))
         }),
     };
-    // __mkroute_output
-    if s.is_some_and(|s| s.is_loopback()) && !matches!(fib.links[&dev].kind, LinkKind::Loopback) {
-        return Err(err(Errno::Inval));
-    }
+    loopback_source_check(fib, s, dev)?;
     let kind = if dst.is_broadcast() {
         RouteType::Broadcast
     } else if dst.is_multicast() {

@@ -116,7 +116,14 @@ impl Fib {
                     .nexthops
                     .iter()
                     .filter(|nh| !nh.flags.onlink)
-                    .filter(|nh| nh.gateway.is_some_and(|g| self.is_own_v4(&g)))
+                    .filter(|nh| {
+                        // The path's scope is that of the route its gateway
+                        // resolved through: host for one of our addresses.
+                        nh.gateway.is_some_and(|g| {
+                            self.resolve_gateway_v4(g, nh.dev, route.table, route.scope)
+                                .is_ok_and(|res| res.route.scope >= Scope::HOST)
+                        })
+                    })
                     .filter_map(|nh| HostGatewayKey::of(&route, nh))
                     .collect();
                 let keys: Vec<HostGatewayKey> = route
@@ -289,6 +296,35 @@ impl Fib {
         Ok(route)
     }
 
+    /// The route a gateway resolves through (`fib_check_nh_v4_gw`): the
+    /// route's own table first unless it is main, then the full lookup,
+    /// only routes of scope link or narrower, restricted to `dev`.
+    fn resolve_gateway_v4(
+        &self,
+        gw: IpAddr,
+        dev: Option<LinkIndex>,
+        table: TableId,
+        scope: Scope,
+    ) -> Result<crate::lookup::FibResult<'_>, KernelError> {
+        let flow = Flow {
+            dst: gw,
+            scope: Scope(scope.0.saturating_add(1).max(Scope::LINK.0)),
+            oif: dev.unwrap_or(0),
+            ..Flow::output(gw)
+        };
+        let found = if table != TABLE_MAIN {
+            self.lookup_in_table(table, &flow).ok()
+        } else {
+            None
+        };
+        match found {
+            Some(r) => Ok(r),
+            None => self
+                .fib_lookup(&flow)
+                .map_err(|_| KernelError::with_extack(Errno::Inval, "Nexthop has invalid gateway")),
+        }
+    }
+
     /// `fib_check_nh`: the gateway must be reachable on link (or `onlink`),
     /// the device up.
     fn check_nexthop_v4(
@@ -366,23 +402,7 @@ impl Fib {
                 },
             });
         }
-        let flow = Flow {
-            dst: gw,
-            scope: Scope(scope.0.saturating_add(1).max(Scope::LINK.0)),
-            oif: dev.unwrap_or(0),
-            ..Flow::output(gw)
-        };
-        let found = if table != TABLE_MAIN {
-            self.lookup_in_table(table, &flow).ok()
-        } else {
-            None
-        };
-        let res = match found {
-            Some(r) => r,
-            None => self.fib_lookup(&flow).map_err(|_| {
-                KernelError::with_extack(Errno::Inval, "Nexthop has invalid gateway")
-            })?,
-        };
+        let res = self.resolve_gateway_v4(gw, dev, table, scope)?;
         if res.kind != RouteType::Unicast && res.kind != RouteType::Local {
             return Err(KernelError::with_extack(
                 Errno::Inval,
@@ -416,12 +436,6 @@ impl Fib {
     /// addresses on any link counts (an onlink gateway may not be ours).
     pub(crate) fn addr_type_v4_on_dev(&self, addr: &IpAddr, _dev: LinkIndex) -> RouteType {
         self.addr_type_v4(addr, TABLE_LOCAL, None)
-    }
-
-    /// An address the local table routes as `local` (one of ours).
-    pub(crate) fn is_own_v4(&self, addr: &IpAddr) -> bool {
-        self.is_local_address(addr)
-            || self.addr_type_v4(addr, TABLE_LOCAL, None) == RouteType::Local
     }
 
     /// `inet_addr_type_table`: the type of the route an address hits in a table.
