@@ -63,10 +63,12 @@ where
             Op::Insert(p, l, v) => {
                 let v = V::try_from(v).unwrap();
                 prop_assert_eq!(fast.insert(p, l, v), oracle.insert(p, l, v));
+                prop_assert_eq!(fast.get(p, l), Some(v));
                 addrs.push(p);
             }
             Op::Remove(p, l) => {
                 prop_assert_eq!(fast.remove(p, l), oracle.remove(p, l));
+                prop_assert_eq!(fast.get(p, l), None);
                 addrs.push(p);
             }
             Op::Lookup(a) => {
@@ -95,10 +97,23 @@ where
         prop_assert_eq!(m1, m2);
     }
     prop_assert_eq!(fast.len(), oracle.len());
+    prop_assert_eq!(fast.is_empty(), oracle.is_empty());
     prop_assert_eq!(
         fast.iter().collect::<Vec<_>>(),
         oracle.iter().collect::<Vec<_>>()
     );
+    for (p, l, v) in oracle.iter() {
+        prop_assert_eq!(fast.get(p, l), Some(v));
+    }
+    // Batches of lengths around the lane count agree with single lookups.
+    for n in [0, 1, 63, 64, 65, 130] {
+        let addrs: Vec<K> = around.iter().copied().cycle().take(n).collect();
+        let mut out = vec![None; addrs.len()];
+        fast.lookup_batch(&addrs, &mut out);
+        for (&a, &o) in addrs.iter().zip(&out) {
+            prop_assert_eq!(o, fast.lookup(a));
+        }
+    }
     // A bulk build of the final contents answers the same.
     let built = Poptrie::<K, V>::build(oracle.iter()).unwrap();
     for &a in &around {
