@@ -116,6 +116,14 @@ pub fn measure<T>(build: impl FnOnce() -> T) -> (T, Option<usize>) {
     if !is_installed() {
         return (build(), None);
     }
+    if COUNTING_HERE.with(Cell::get) {
+        // A window inside an open one on this thread: the outer window holds
+        // the lock and keeps counting; read the counter around `build`.
+        let before = NET_BYTES.load(Ordering::Relaxed);
+        let value = build();
+        let after = NET_BYTES.load(Ordering::Relaxed);
+        return (value, Some(after.saturating_sub(before).max(0) as usize));
+    }
     let _window = WINDOW
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -149,6 +157,18 @@ mod tests {
         // so other tests allocating meanwhile do not show.
         assert_eq!(bytes, 1 << 20);
         assert_eq!(kept.len(), 1 << 17);
+    }
+
+    #[test]
+    fn windows_nest() {
+        let ((inner, inner_bytes), outer_bytes) = measure(|| {
+            let first = vec![0u8; 1000];
+            let (second, bytes) = measure(|| vec![0u8; 3000]);
+            ((first, second), bytes)
+        });
+        assert_eq!(inner_bytes, Some(3000));
+        assert_eq!(outer_bytes, Some(4000));
+        assert_eq!(inner.0.len() + inner.1.len(), 4000);
     }
 
     #[test]
