@@ -336,6 +336,7 @@ fn tshark_decodes_ip_and_icmp_as_built() {
     }
     std::fs::write(&path, w.into_inner()).unwrap();
     let Some(decoded) = tshark_json(&path) else {
+        std::fs::remove_file(&path).unwrap();
         return;
     };
     assert_eq!(decoded.len(), cases.len());
@@ -406,6 +407,7 @@ fn tshark_decodes_arp_as_built() {
     w.write_packet(Duration::ZERO, &frame).unwrap();
     std::fs::write(&path, w.into_inner()).unwrap();
     let Some(decoded) = tshark_json(&path) else {
+        std::fs::remove_file(&path).unwrap();
         return;
     };
     let eth = first(&decoded[0], "eth");

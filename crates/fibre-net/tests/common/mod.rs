@@ -94,7 +94,9 @@ pub fn ip_layers(frame: &Value) -> Vec<(IpAddr, IpAddr)> {
     out
 }
 
-/// A pcap path in the temp directory, unique to this process.
+/// A pcap path in the temp directory, unique to this process. Tests
+/// remove it when they pass or skip, and leave it for inspection when
+/// they fail.
 pub fn temp_pcap(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("fibre-net-{name}-{}.pcap", std::process::id()))
 }
