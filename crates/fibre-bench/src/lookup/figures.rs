@@ -81,4 +81,15 @@ pub struct FamilyFigures {
     pub best_peer: Option<&'static str>,
     /// Per engine.
     pub engines: Vec<EngineFigures>,
+    /// Peers that could not be measured, and why.
+    pub unavailable: Vec<Unavailable>,
+}
+
+/// A peer engine left out of the comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unavailable {
+    /// The engine.
+    pub engine: &'static str,
+    /// Why: its build's error, or its panic message.
+    pub reason: String,
 }

@@ -35,7 +35,7 @@ use crate::report::ExperimentReport;
 use crate::timing::Plan;
 use crate::BenchError;
 
-pub use figures::{EngineFigures, FamilyFigures};
+pub use figures::{EngineFigures, FamilyFigures, Unavailable};
 
 /// How much work the lookup experiment does.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -64,6 +64,9 @@ pub(super) fn render_family(f: &FamilyFigures, config: &LookupConfig) -> String 
         ]);
     }
     out.push_str(&table.render());
+    for u in &f.unavailable {
+        let _ = writeln!(out, "{}: not measured: {}", u.engine, u.reason);
+    }
     for e in f.engines.iter().filter(|e| e.updates_applied < f.updates) {
         let _ = writeln!(
             out,
@@ -245,6 +248,7 @@ mod tests {
             disagreements: 0,
             disagreements_after_updates: 0,
             best_peer: Some("fast"),
+            unavailable: Vec::new(),
             engines: vec![
                 engine("fibre", true, 100e6, 4.0, 0.5, 1e6),
                 engine("fast", false, 50e6, 20.0, 0.2, 2e6),

@@ -12,7 +12,7 @@ use crate::queries;
 use crate::timing;
 use crate::BenchError;
 
-use super::figures::{EngineFigures, FamilyFigures};
+use super::figures::{EngineFigures, FamilyFigures, Unavailable};
 use super::subject::{self, Subject};
 use super::LookupConfig;
 
@@ -153,11 +153,43 @@ fn all_answers<'a, K: Family>(
 /// key types by their own traits, which `u32` and `u128` meet but a generic
 /// key does not, so the list is spelled out once per key type.
 pub(super) trait Compared: Family {
+    /// Every engine built; a peer whose build failed or panicked is left out
+    /// and listed with the reason (fibre's failure is an error).
     fn build_all(
         inputs: &Inputs<Self>,
         config: &LookupConfig,
         progress: &Progress,
-    ) -> Result<Vec<Built<Self>>, BenchError>;
+    ) -> Result<(Vec<Built<Self>>, Vec<Unavailable>), BenchError>;
+}
+
+/// Builds the peer `E`, or says why it could not be built: a peer crate's
+/// error or panic must not stop the comparison of the others.
+fn build_peer<K: Family, E: Engine<K> + 'static>(
+    inputs: &Inputs<K>,
+    config: &LookupConfig,
+    progress: &Progress,
+    built: &mut Vec<Built<K>>,
+    unavailable: &mut Vec<Unavailable>,
+) {
+    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        build_engine::<K, E>(inputs, config, progress)
+    }));
+    let reason = match attempt {
+        Ok(Ok(engine)) => return built.push(engine),
+        Ok(Err(error)) => error.to_string(),
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".into());
+            format!("its build panicked: {message}")
+        }
+    };
+    unavailable.push(Unavailable {
+        engine: E::NAME,
+        reason,
+    });
 }
 
 macro_rules! compared {
@@ -167,13 +199,14 @@ macro_rules! compared {
                 inputs: &Inputs<Self>,
                 config: &LookupConfig,
                 progress: &Progress,
-            ) -> Result<Vec<Built<Self>>, BenchError> {
-                Ok(vec![
-                    build_engine::<$key, FibreEngine<$key>>(inputs, config, progress)?,
-                    build_engine::<$key, PrefixTrieEngine<$key>>(inputs, config, progress)?,
-                    build_engine::<$key, PoptrieCrateEngine<$key>>(inputs, config, progress)?,
-                    build_engine::<$key, TreeBitmapEngine<$key>>(inputs, config, progress)?,
-                ])
+            ) -> Result<(Vec<Built<Self>>, Vec<Unavailable>), BenchError> {
+                let mut built = vec![build_engine::<$key, FibreEngine<$key>>(inputs, config, progress)?];
+                let mut unavailable = Vec::new();
+                let (b, u) = (&mut built, &mut unavailable);
+                build_peer::<$key, PrefixTrieEngine<$key>>(inputs, config, progress, b, u);
+                build_peer::<$key, PoptrieCrateEngine<$key>>(inputs, config, progress, b, u);
+                build_peer::<$key, TreeBitmapEngine<$key>>(inputs, config, progress, b, u);
+                Ok((built, unavailable))
             }
         }
     )*};
@@ -188,7 +221,7 @@ pub(super) fn run_family<K: Compared>(
 ) -> Result<FamilyFigures, BenchError> {
     let inputs = load::<K>(ctx, config, dir)?;
     let progress = &ctx.progress;
-    let mut engines = K::build_all(&inputs, config, progress)?;
+    let (mut engines, unavailable) = K::build_all(&inputs, config, progress)?;
 
     let answers = all_answers(
         engines.iter().map(|e| e.subject.as_ref()),
@@ -309,12 +342,76 @@ pub(super) fn run_family<K: Compared>(
         disagreements_after_updates: disagreed_after,
         best_peer: best_peer.map(|(name, _)| name),
         engines: figures,
+        unavailable,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A peer whose insert panics or fails, as a broken crate might.
+    struct Broken<const PANICS: bool>;
+
+    impl<const PANICS: bool> Engine<u32> for Broken<PANICS> {
+        const NAME: &'static str = "broken";
+        fn empty() -> Self {
+            Broken
+        }
+        fn insert(&mut self, _: Prefix<u32>, _: NextHop) -> Result<(), String> {
+            if PANICS {
+                panic!("deliberately broken");
+            }
+            Err("refuses everything".into())
+        }
+        fn remove(&mut self, _: Prefix<u32>) -> Result<(), String> {
+            Ok(())
+        }
+        fn lookup(&self, _: u32) -> Option<NextHop> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_broken_peer_is_left_out_with_its_reason() {
+        let inputs = Inputs {
+            table: vec![Prefix {
+                addr: 0x0a00_0000u32,
+                len: 8,
+            }],
+            next_hops: vec![1],
+            updates: Vec::new(),
+            update_hops: Vec::new(),
+            queries: vec![0x0a01_0101],
+        };
+        let config = LookupConfig::quick();
+        let progress = Progress::new(false);
+        let (mut built, mut unavailable) = (Vec::new(), Vec::new());
+        build_peer::<u32, Broken<true>>(&inputs, &config, &progress, &mut built, &mut unavailable);
+        build_peer::<u32, Broken<false>>(&inputs, &config, &progress, &mut built, &mut unavailable);
+        build_peer::<u32, PrefixTrieEngine<u32>>(
+            &inputs,
+            &config,
+            &progress,
+            &mut built,
+            &mut unavailable,
+        );
+        assert_eq!(built.len(), 1);
+        assert_eq!(built[0].subject.name(), "prefix-trie");
+        assert_eq!(unavailable.len(), 2);
+        assert!(
+            unavailable[0]
+                .reason
+                .contains("panicked: deliberately broken"),
+            "{:?}",
+            unavailable[0]
+        );
+        assert!(
+            unavailable[1].reason.contains("refuses everything"),
+            "{:?}",
+            unavailable[1]
+        );
+    }
 
     #[test]
     fn disagreements_are_counted_and_shown() {
