@@ -22,7 +22,8 @@ pub struct Plan {
     pub warm_up: Duration,
 }
 
-mod seconds {
+/// Durations in JSON as seconds (`serde(with = ...)`).
+pub(crate) mod seconds {
     use std::time::Duration;
     pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())

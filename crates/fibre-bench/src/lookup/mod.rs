@@ -18,6 +18,7 @@
 //! peers give no comparable figure, so theirs is the heap their build left
 //! allocated, counted by [`crate::alloc_count`] (fibre's heap total is
 //! reported beside it).
+
 mod figures;
 mod render;
 mod run;
@@ -52,12 +53,8 @@ pub struct LookupConfig {
     pub batch: usize,
     /// Time an engine may spend on the update replay; a slower engine's
     /// rate is taken over the updates it applied by then.
-    #[serde(serialize_with = "seconds")]
+    #[serde(with = "crate::timing::seconds")]
     pub replay_budget: Duration,
-}
-
-fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 impl LookupConfig {
