@@ -230,7 +230,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     }
 
     /// Looks up every address of `addrs` into the same position of `out`,
-    /// overlapping the memory accesses of up to 16 lookups at a time.
+    /// overlapping the memory accesses of up to 64 lookups at a time.
     ///
     /// ```
     /// let t = fibre_lpm::Poptrie::<u32, u32>::build([(0x0a00_0000, 8, 3)]).unwrap();
@@ -265,13 +265,20 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     }
 
     /// The arrays said "no route": true unless some prefix holds the mark.
-    #[cold]
+    #[inline(always)]
     fn confirm_no_route(&self, addr: K) -> Option<V> {
         if self.no_route_valued == 0 {
             None
         } else {
-            self.matches(addr).next().map(|(_, _, v)| v)
+            self.lookup_in_rib(addr)
         }
+    }
+
+    /// The longest match from the RIB, for when a prefix holds `V::MAX`.
+    #[cold]
+    #[inline(never)]
+    fn lookup_in_rib(&self, addr: K) -> Option<V> {
+        self.matches(addr).next().map(|(_, _, v)| v)
     }
 
     /// Every stored prefix containing `addr`, longest first.
