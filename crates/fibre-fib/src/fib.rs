@@ -7,6 +7,25 @@
 //! refusals), `rules`, `lookup` (`fib_lookup`/`fib_table_lookup`),
 //! `route_get` (`ip route get`), `multipath`, `srcsel` (source address
 //! selection), `batch` (the allocation-free data-path lookup) and `import`.
+//!
+//! Settings the model assumes (as the kernel differential test sets them):
+//! `ip_forward` and IPv6 `forwarding` on, `rp_filter` 0, `promote_secondaries`
+//! 0, `keep_addr_on_down` 0, `ignore_routes_with_linkdown` 0, every link in
+//! group 0.
+//!
+//! Kernel behaviours not modelled:
+//! - `fib_select_default`: with several equal-metric IPv4 default routes the
+//!   kernel rotates between them by neighbour state; the model takes the first;
+//! - neighbour reachability (IPv6 `rt6_check_neigh`, router preference),
+//!   route caches, PMTU exceptions, redirects, nexthop objects (`ip nexthop`),
+//!   VRF/l3mdev, uid/ipproto/port rule selectors;
+//! - IPv6 source selection is reduced to RFC 6724 rules 1, 2, 5 and 8 (no
+//!   labels, preferences, privacy or deprecated addresses), so a `prefsrc`
+//!   may differ from the kernel's when several global addresses compete;
+//! - the multipath hash uses its own function (the kernel seeds its hash
+//!   randomly per boot, so only the set of paths is comparable);
+//! - MAC addresses: the model derives `02:fb:<ifindex>` per link (the kernel's
+//!   are random), so IPv6 link-local addresses differ, their routes do not.
 
 use std::collections::{BTreeMap, HashSet};
 

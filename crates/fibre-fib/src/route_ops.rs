@@ -267,7 +267,7 @@ impl Fib {
             let Some(dev) = dev else {
                 return Err(KernelError::new(Errno::NoDev));
             };
-            let carrier = self.links[dev].carrier;
+            // A host-scope path is never LINKDOWN (fib_create_info skips the check).
             route.nexthops.push(Nexthop {
                 gateway: None,
                 dev: Some(*dev),
@@ -275,7 +275,7 @@ impl Fib {
                 flags: NexthopFlags {
                     onlink: nh.onlink,
                     dead: false,
-                    linkdown: !carrier,
+                    linkdown: false,
                 },
             });
         } else {
@@ -990,6 +990,22 @@ impl Fib {
     /// `fib_magic(RTM_NEWROUTE)` with NLM_F_CREATE|NLM_F_APPEND: adds a
     /// route the kernel makes unless an identical one is there.
     pub(crate) fn add_kernel_route(&mut self, route: Route) {
+        let mut route = route;
+        // fib_check_nh / fib6_nh_init: a path on a link without carrier is
+        // LINKDOWN from the start, except host-scope IPv4 routes and IPv6
+        // local and anycast routes (kernel-checked: `local A dev X` on a down
+        // link shows no linkdown).
+        let local_like = match route.family() {
+            Family::V4 => route.scope == Scope::HOST,
+            Family::V6 => matches!(route.kind, RouteType::Local | RouteType::Anycast),
+        };
+        for nh in route.nexthops.iter_mut() {
+            let carrier = nh
+                .dev
+                .and_then(|d| self.links.get(&d))
+                .is_some_and(|l| l.carrier);
+            nh.flags.linkdown = !local_like && !carrier;
+        }
         let t = self.create_table(route.table, route.family());
         let routes = t.routes_mut(&route.dst);
         if routes.iter().any(|r| same_route(r, &route)) {
@@ -1079,8 +1095,12 @@ impl Fib {
     /// Sets or clears RTNH_F_LINKDOWN on paths through a link.
     pub(crate) fn set_linkdown_flags(&mut self, index: LinkIndex, linkdown: bool) {
         self.retain_routes(|r| {
-            let local_like =
-                matches!(r.kind, RouteType::Local | RouteType::Anycast) && r.family() == Family::V6;
+            // Host-scope IPv4 paths (nh scope nowhere) and IPv6 local/anycast
+            // routes never carry LINKDOWN.
+            let local_like = match r.family() {
+                Family::V4 => r.scope == Scope::HOST,
+                Family::V6 => matches!(r.kind, RouteType::Local | RouteType::Anycast),
+            };
             for n in r.nexthops.iter_mut() {
                 if n.dev == Some(index) && !local_like {
                     n.flags.linkdown = linkdown;

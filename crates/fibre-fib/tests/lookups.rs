@@ -365,3 +365,30 @@ fn clones_are_independent() {
         "unicast dev d0 via 10.0.0.9 table main"
     );
 }
+
+#[test]
+fn veth_without_carrier_marks_paths_linkdown_but_keeps_using_them() {
+    // ignore_routes_with_linkdown is 0: a linkdown path still routes.
+    let mut fib = router(&[]);
+    fib.apply(&Command::LinkAdd {
+        name: "v0".into(),
+        kind: LinkKind::Veth { peer: "v1".into() },
+        mtu: None,
+    })
+    .unwrap();
+    set_up(&mut fib, "v0", true);
+    addr(&mut fib, "v0", "10.9.0.1/24").unwrap();
+    let connected = |fib: &Fib| {
+        fib.routes(Family::V4, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix("10.9.0.0/24"))
+            .cloned()
+            .unwrap()
+    };
+    assert!(connected(&fib).nexthops[0].flags.linkdown);
+    assert_eq!(get_to(&fib, "10.9.0.7"), "unicast dev v0 table main");
+    set_up(&mut fib, "v1", true);
+    assert!(!connected(&fib).nexthops[0].flags.linkdown);
+    set_up(&mut fib, "v1", false);
+    assert!(connected(&fib).nexthops[0].flags.linkdown);
+}
