@@ -79,8 +79,8 @@ impl Fib {
 
     /// A reduced RFC 6724 source selection: same address, then scope fit,
     /// then the outgoing device, then the longest matching prefix (capped at
-    /// the address' prefix length). Addresses of down links are tentative
-    /// and not candidates.
+    /// the address' prefix length). Addresses of down links count: on ifb
+    /// (NOARP) duplicate address detection completes at once, up or not.
     pub(crate) fn select_addr_v6(&self, dev: Option<LinkIndex>, dst: &IpAddr) -> Option<IpAddr> {
         let IpAddr::V6(d) = dst else {
             return None;
@@ -90,9 +90,6 @@ impl Fib {
         let mut best: Option<((bool, i32, bool, u8), IpAddr)> = None;
         for (index, addrs) in &self.addrs_v6 {
             if oif_only && Some(*index) != dev {
-                continue;
-            }
-            if !self.links.get(index).is_some_and(|l| l.up) {
                 continue;
             }
             for a in addrs {

@@ -392,3 +392,23 @@ fn veth_without_carrier_marks_paths_linkdown_but_keeps_using_them() {
     set_up(&mut fib, "v1", false);
     assert!(connected(&fib).nexthops[0].flags.linkdown);
 }
+
+#[test]
+fn ipv6_source_may_live_on_a_down_ifb() {
+    // Kernel-checked: 2001:db8:2:1::1924/64 on a down ifb still answers
+    // `anycast 2001:db8:2:1:: dev lo ... src 2001:db8:2:1::1924`.
+    let mut fib = router(&["d0"]);
+    fib.apply(&Command::LinkAdd {
+        name: "d2".into(),
+        kind: LinkKind::Ifb,
+        mtu: None,
+    })
+    .unwrap();
+    addr(&mut fib, "d0", "2001:db8:3::1/64").unwrap();
+    addr(&mut fib, "d2", "2001:db8:2:1::1924/64").unwrap();
+    let a = fib
+        .route_get(&RouteGetRequest::to(ip("2001:db8:2:1::")))
+        .unwrap();
+    assert_eq!((a.kind, a.dev.as_deref()), (RouteType::Anycast, Some("lo")));
+    assert_eq!(a.prefsrc, Some(ip("2001:db8:2:1::1924")));
+}
