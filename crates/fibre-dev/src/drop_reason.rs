@@ -1,0 +1,169 @@
+//! Why a device dropped a packet: one counter per reason per worker.
+
+/// Why a packet was dropped. Every drop is counted under exactly one reason.
+///
+/// ```
+/// use fibre_dev::DropReason;
+/// assert_eq!(DropReason::ALL.len(), DropReason::COUNT);
+/// assert_eq!(DropReason::ALL[DropReason::KeyMismatch.index()], DropReason::KeyMismatch);
+/// assert_eq!(DropReason::BadChecksum.name(), "bad_checksum");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    // --- receive side ---
+    /// Shorter than the headers it announces.
+    Truncated,
+    /// Outer IP header invalid (bad IHL, length or checksum, fragment).
+    BadOuterHeader,
+    /// Outer protocol is not GRE, or the addresses are not this tunnel's.
+    NotForTunnel,
+    /// GRE version other than 0 (version 1 is PPTP).
+    BadVersion,
+    /// GRE routing bit set (RFC 1701 source routes).
+    RoutingPresent,
+    /// GRE checksum present and wrong.
+    BadChecksum,
+    /// `icsum` configured and the packet carries no checksum.
+    ChecksumMissing,
+    /// Key absent, present when none is configured, or different.
+    KeyMismatch,
+    /// `iseq` configured and the packet carries no sequence number.
+    SeqMissing,
+    /// `iseq` configured and the sequence number is not after the last one.
+    OutOfOrder,
+    /// Payload protocol is not IPv4 or IPv6, or does not match its header.
+    UnknownProtocol,
+    // --- transmit side ---
+    /// The device is administratively down.
+    DeviceDown,
+    /// No underlay route to the tunnel's remote.
+    NoRoute,
+    /// The underlay route leads back into a tunnel beyond the nesting limit.
+    TunnelLoop,
+    /// Larger than the path MTU and not fragmentable (DF set, or IPv6): the
+    /// caller should send ICMP "fragmentation needed"/"packet too big".
+    TooBig,
+    /// Larger than the path MTU with DF clear: outer fragmentation is not
+    /// implemented, so the packet is dropped rather than sent too large.
+    FragmentationUnsupported,
+    /// Not enough headroom in the buffer to prepend the headers.
+    NoHeadroom,
+    /// The worker id is beyond the device's worker count.
+    InvalidWorker,
+    /// Not an IP packet (the device cannot tell what it carries).
+    BadInnerPacket,
+}
+
+/// Which `ip -s link` column a reason adds to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropClass {
+    /// RX errors (a malformed or unexpected packet).
+    RxErrors,
+    /// RX dropped (a well-formed packet refused by policy/state).
+    RxDropped,
+    /// TX errors (could not be sent: route, loop, size).
+    TxErrors,
+    /// TX dropped (refused before trying).
+    TxDropped,
+}
+
+impl DropReason {
+    /// Number of reasons: the length of a per-reason counter array.
+    pub const COUNT: usize = 19;
+
+    /// Every reason, in index order.
+    pub const ALL: [DropReason; DropReason::COUNT] = [
+        DropReason::Truncated,
+        DropReason::BadOuterHeader,
+        DropReason::NotForTunnel,
+        DropReason::BadVersion,
+        DropReason::RoutingPresent,
+        DropReason::BadChecksum,
+        DropReason::ChecksumMissing,
+        DropReason::KeyMismatch,
+        DropReason::SeqMissing,
+        DropReason::OutOfOrder,
+        DropReason::UnknownProtocol,
+        DropReason::DeviceDown,
+        DropReason::NoRoute,
+        DropReason::TunnelLoop,
+        DropReason::TooBig,
+        DropReason::FragmentationUnsupported,
+        DropReason::NoHeadroom,
+        DropReason::InvalidWorker,
+        DropReason::BadInnerPacket,
+    ];
+
+    /// Dense index in `0..COUNT`.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// A stable snake_case name for reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DropReason::Truncated => "truncated",
+            DropReason::BadOuterHeader => "bad_outer_header",
+            DropReason::NotForTunnel => "not_for_tunnel",
+            DropReason::BadVersion => "bad_version",
+            DropReason::RoutingPresent => "routing_present",
+            DropReason::BadChecksum => "bad_checksum",
+            DropReason::ChecksumMissing => "checksum_missing",
+            DropReason::KeyMismatch => "key_mismatch",
+            DropReason::SeqMissing => "seq_missing",
+            DropReason::OutOfOrder => "out_of_order",
+            DropReason::UnknownProtocol => "unknown_protocol",
+            DropReason::DeviceDown => "device_down",
+            DropReason::NoRoute => "no_route",
+            DropReason::TunnelLoop => "tunnel_loop",
+            DropReason::TooBig => "too_big",
+            DropReason::FragmentationUnsupported => "fragmentation_unsupported",
+            DropReason::NoHeadroom => "no_headroom",
+            DropReason::InvalidWorker => "invalid_worker",
+            DropReason::BadInnerPacket => "bad_inner_packet",
+        }
+    }
+
+    /// The `ip -s link` column this reason is summed into. Follows Linux's
+    /// GRE receive path where it has one (bad checksum and out-of-order are
+    /// `rx_errors`; a key with no matching tunnel never reaches the device
+    /// in Linux, here it is an error of the device that was asked).
+    pub const fn class(self) -> DropClass {
+        match self {
+            DropReason::Truncated
+            | DropReason::BadOuterHeader
+            | DropReason::BadVersion
+            | DropReason::RoutingPresent
+            | DropReason::BadChecksum
+            | DropReason::ChecksumMissing
+            | DropReason::KeyMismatch
+            | DropReason::SeqMissing
+            | DropReason::OutOfOrder => DropClass::RxErrors,
+            DropReason::NotForTunnel | DropReason::UnknownProtocol => DropClass::RxDropped,
+            DropReason::NoRoute
+            | DropReason::TunnelLoop
+            | DropReason::TooBig
+            | DropReason::FragmentationUnsupported => DropClass::TxErrors,
+            DropReason::DeviceDown
+            | DropReason::NoHeadroom
+            | DropReason::InvalidWorker
+            | DropReason::BadInnerPacket => DropClass::TxDropped,
+        }
+    }
+}
+
+const _: () = assert!(DropReason::BadInnerPacket as usize + 1 == DropReason::COUNT);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_are_dense_and_names_unique() {
+        let mut names = std::collections::HashSet::new();
+        for (i, reason) in DropReason::ALL.iter().enumerate() {
+            assert_eq!(reason.index(), i);
+            assert!(names.insert(reason.name()), "{}", reason.name());
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! GRE tunnels (RFC 2784 with RFC 2890's key and sequence number) over
+//! IPv4 (`gre`) and IPv6 (`ip6gre`) underlays, carrying IPv4 and IPv6.
+//!
+//! * [`GreConfig`]: `link add NAME type gre ...` parsed as iproute2 spells
+//!   it, and validated against the router;
+//! * [`GreTunnel`]: the device; transmit encapsulates a batch in place
+//!   (see its module docs for lockless transmit and `oseq` ordering),
+//!   receive decapsulates with key, checksum and `iseq` checks;
+//! * [`decapsulate`]: the stateless receive checks, shared with the fuzz
+//!   target.
+//!
+//! Not implemented (each is a clean drop with its own reason, never a
+//! wrong packet): outer fragmentation of DF-clear IPv4 packets larger than
+//! the path MTU ([`crate::DropReason::FragmentationUnsupported`]); gretap
+//! (Ethernet payload); IPv6 extension headers before GRE on receipt;
+//! ip6gre's default encapsulation-limit option (frames are sent as with
+//! `encaplimit none`).
+
+mod config;
+mod decap;
+mod route_cache;
+mod tunnel;
+
+pub use config::{GreConfig, GreConfigError, GreKind, Inheritable};
+pub use decap::{decapsulate, Decapsulated, RxPolicy};
+pub use tunnel::{GreTunnel, TxMode, MAX_NESTING};

@@ -1,0 +1,181 @@
+//! The underlay route, cached per worker and revalidated by generation.
+//!
+//! Each worker has its own slot on its own cache lines; a batch reads (and,
+//! after a route change, rewrites) only its worker's slot, so the transmit
+//! path never writes a shared line and never looks a route up per packet.
+
+use std::cell::UnsafeCell;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::route::{UnderlayRoute, UnderlayRoutes};
+use crate::WorkerId;
+
+#[derive(Debug, Clone, Copy)]
+struct Cached {
+    /// Generation the answer was resolved at; 0 = never resolved.
+    generation: u64,
+    /// `None`: no route at that generation (cached too, so an unreachable
+    /// remote costs no lookup per batch either).
+    route: Option<UnderlayRoute>,
+}
+
+/// One worker's slot. `busy` guards `cached`: whoever swaps it from false
+/// to true has the slot to itself until it stores false again.
+#[repr(C, align(128))]
+#[derive(Debug)]
+struct Slot {
+    busy: AtomicBool,
+    cached: UnsafeCell<Cached>,
+}
+
+// 128, not 64: x86-64 prefetches cache lines in adjacent pairs.
+const _: () = assert!(core::mem::align_of::<Slot>() == 128);
+const _: () = assert!(core::mem::size_of::<Slot>() == 128);
+
+// SAFETY: `cached` is only touched between a successful `busy` swap
+// false→true (Acquire) and the store of false (Release), so at most one
+// thread accesses it at a time and each sees the previous owner's writes.
+unsafe impl Sync for Slot {}
+
+/// Per-worker cached underlay routes to one destination.
+#[derive(Debug)]
+pub(crate) struct RouteCache {
+    slots: Box<[Slot]>,
+}
+
+impl RouteCache {
+    pub(crate) fn new(workers: usize) -> RouteCache {
+        let slots = (0..workers.max(1))
+            .map(|_| Slot {
+                busy: AtomicBool::new(false),
+                cached: UnsafeCell::new(Cached {
+                    generation: 0,
+                    route: None,
+                }),
+            })
+            .collect();
+        RouteCache { slots }
+    }
+
+    /// The route to `dst` for `worker`: the cached one while the resolver's
+    /// generation is unchanged, else resolved and cached. If the slot is
+    /// in use (two threads given one worker id), resolves without caching
+    /// rather than wait.
+    pub(crate) fn get(
+        &self,
+        worker: WorkerId,
+        routes: &dyn UnderlayRoutes,
+        dst: IpAddr,
+        src: Option<IpAddr>,
+    ) -> Option<UnderlayRoute> {
+        let generation = routes.generation();
+        let Some(slot) = self.slots.get(worker.index()) else {
+            return routes.resolve(dst, src).ok();
+        };
+        if slot.busy.swap(true, Ordering::Acquire) {
+            return routes.resolve(dst, src).ok();
+        }
+        // SAFETY: the swap above returned false, so this thread owns the
+        // slot until the store below (see `unsafe impl Sync for Slot`).
+        let cached = unsafe { &mut *slot.cached.get() };
+        if cached.generation != generation || generation == 0 {
+            cached.route = routes.resolve(dst, src).ok();
+            cached.generation = generation;
+        }
+        let route = cached.route;
+        slot.busy.store(false, Ordering::Release);
+        route
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::route::FixedRoutes;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Counts resolutions, to show the cache is used.
+    struct Counting {
+        inner: FixedRoutes,
+        resolves: AtomicUsize,
+    }
+
+    impl UnderlayRoutes for Counting {
+        fn resolve(
+            &self,
+            dst: IpAddr,
+            src: Option<IpAddr>,
+        ) -> Result<UnderlayRoute, crate::route::RouteError> {
+            self.resolves.fetch_add(1, Ordering::Relaxed);
+            self.inner.resolve(dst, src)
+        }
+        fn generation(&self) -> u64 {
+            self.inner.generation()
+        }
+    }
+
+    fn route(oif: u32) -> UnderlayRoute {
+        UnderlayRoute {
+            oif,
+            gateway: None,
+            src: None,
+            mtu: 1500,
+        }
+    }
+
+    #[test]
+    fn resolves_once_per_worker_per_generation() {
+        let dst: IpAddr = "192.0.2.2".parse().unwrap();
+        let routes = Counting {
+            inner: FixedRoutes::new(),
+            resolves: AtomicUsize::new(0),
+        };
+        routes.inner.set(dst, route(3));
+        let cache = RouteCache::new(2);
+        for _ in 0..10 {
+            assert_eq!(
+                cache.get(WorkerId::new(0), &routes, dst, None).unwrap().oif,
+                3
+            );
+            assert_eq!(
+                cache.get(WorkerId::new(1), &routes, dst, None).unwrap().oif,
+                3
+            );
+        }
+        assert_eq!(routes.resolves.load(Ordering::Relaxed), 2);
+        routes.inner.set(dst, route(4));
+        assert_eq!(
+            cache.get(WorkerId::new(0), &routes, dst, None).unwrap().oif,
+            4
+        );
+        routes.inner.remove(dst);
+        assert!(cache.get(WorkerId::new(0), &routes, dst, None).is_none());
+        assert!(cache.get(WorkerId::new(0), &routes, dst, None).is_none());
+        assert_eq!(routes.resolves.load(Ordering::Relaxed), 4);
+        // Out of range: answered, not cached.
+        assert_eq!(cache.get(WorkerId::new(9), &routes, dst, None), None);
+    }
+
+    #[test]
+    fn threads_sharing_one_worker_id_stay_correct() {
+        let dst: IpAddr = "192.0.2.2".parse().unwrap();
+        let routes = FixedRoutes::new();
+        routes.set(dst, route(7));
+        let cache = RouteCache::new(1);
+        std::thread::scope(|s| {
+            for t in 0..4u32 {
+                let (cache, routes) = (&cache, &routes);
+                s.spawn(move || {
+                    for i in 0..20_000u32 {
+                        if t == 0 && i % 1000 == 0 {
+                            routes.set(dst, route(7 + (i / 1000) % 2));
+                        }
+                        let oif = cache.get(WorkerId::new(0), routes, dst, None).unwrap().oif;
+                        assert!(oif == 7 || oif == 8);
+                    }
+                });
+            }
+        });
+    }
+}

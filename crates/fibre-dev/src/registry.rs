@@ -1,0 +1,201 @@
+//! Devices indexed by ifindex: an array of slots, not a web of pointers.
+
+use std::sync::Arc;
+
+use crate::device::{CountingDevice, Device};
+use crate::gre::{GreConfig, GreConfigError, GreTunnel, TxMode};
+use crate::packet::{PacketBatch, Verdict};
+use crate::route::UnderlayRoutes;
+use crate::stats::format_ip_s_link;
+use crate::WorkerId;
+
+/// Why a device could not be added.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// ifindex 0 is reserved (it means "none").
+    #[error("ifindex 0 is reserved")]
+    ZeroIndex,
+    /// The ifindex is taken.
+    #[error("ifindex {0} is already in use")]
+    IndexInUse(u32),
+    /// The name is taken.
+    #[error("device name `{0}` is already in use")]
+    NameInUse(String),
+    /// ifindexes are dense array slots; this one is too large.
+    #[error("ifindex {0} is above the limit of {max}", max = Registry::MAX_INDEX)]
+    IndexTooLarge(u32),
+    /// The tunnel configuration was refused.
+    #[error(transparent)]
+    Gre(#[from] GreConfigError),
+}
+
+/// What a transmit call did with a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxReport {
+    /// Packets handed to the wire (or consumed by a dummy/loopback device).
+    pub sent: usize,
+    /// Packets dropped (each counted under its reason by the device that
+    /// dropped it).
+    pub dropped: usize,
+    /// When a packet exceeded a path MTU and may not be fragmented: that
+    /// MTU, for the ICMP error the caller should send back.
+    pub path_mtu: Option<u32>,
+}
+
+/// Every device, by ifindex, sized for a fixed number of workers.
+///
+/// ```
+/// use fibre_dev::{PacketBatch, PacketBuf, Registry, WorkerId};
+/// let mut reg = Registry::new(1);
+/// reg.add_dummy(2, "d0", 1500).unwrap();
+/// let mut batch = PacketBatch::with_capacity(1);
+/// let mut p = PacketBuf::new(64, 128);
+/// p.load(&[0x45; 20]).unwrap();
+/// batch.push(p);
+/// let report = reg.transmit(2, WorkerId::new(0), &mut batch);
+/// assert_eq!(report.sent, 1);
+/// assert_eq!(reg.get(2).unwrap().stats().snapshot().tx_bytes, 20);
+/// ```
+#[derive(Debug)]
+pub struct Registry {
+    devices: Vec<Option<Device>>,
+    workers: usize,
+}
+
+impl Registry {
+    /// The largest ifindex accepted (the slot array grows to it).
+    pub const MAX_INDEX: u32 = 1 << 20;
+
+    /// An empty registry whose devices keep state for `workers` workers
+    /// (1 to [`crate::MAX_WORKERS`]; values outside are clamped).
+    pub fn new(workers: usize) -> Registry {
+        Registry {
+            devices: Vec::new(),
+            workers: workers.clamp(1, crate::MAX_WORKERS),
+        }
+    }
+
+    /// Workers every device keeps state for.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    fn check_free(&self, index: u32, name: &str) -> Result<(), RegistryError> {
+        if index == 0 {
+            return Err(RegistryError::ZeroIndex);
+        }
+        if index > Registry::MAX_INDEX {
+            return Err(RegistryError::IndexTooLarge(index));
+        }
+        if self.get(index).is_some() {
+            return Err(RegistryError::IndexInUse(index));
+        }
+        if self.by_name(name).is_some() {
+            return Err(RegistryError::NameInUse(name.into()));
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, device: Device) {
+        let at = device.index() as usize;
+        if self.devices.len() <= at {
+            self.devices.resize_with(at + 1, || None);
+        }
+        self.devices[at] = Some(device);
+    }
+
+    /// Adds a dummy device (counts and discards).
+    pub fn add_dummy(&mut self, index: u32, name: &str, mtu: u32) -> Result<(), RegistryError> {
+        self.check_free(index, name)?;
+        let device = CountingDevice::new(index, name, mtu, false, self.workers);
+        self.insert(Device::Counting(device));
+        Ok(())
+    }
+
+    /// Adds a loopback device (MTU 65536, as Linux's `lo`).
+    pub fn add_loopback(&mut self, index: u32, name: &str) -> Result<(), RegistryError> {
+        self.check_free(index, name)?;
+        let device = CountingDevice::new(index, name, 65_536, true, self.workers);
+        self.insert(Device::Counting(device));
+        Ok(())
+    }
+
+    /// Adds a GRE tunnel resolving its underlay through `routes`.
+    pub fn add_gre(
+        &mut self,
+        index: u32,
+        config: GreConfig,
+        routes: Arc<dyn UnderlayRoutes>,
+        mode: TxMode,
+    ) -> Result<(), RegistryError> {
+        self.check_free(index, &config.name)?;
+        let tunnel = GreTunnel::new(index, config, routes, mode, self.workers)?;
+        self.insert(Device::Gre(tunnel));
+        Ok(())
+    }
+
+    /// The device with ifindex `index`.
+    pub fn get(&self, index: u32) -> Option<&Device> {
+        self.devices.get(index as usize).and_then(Option::as_ref)
+    }
+
+    /// The device named `name`.
+    pub fn by_name(&self, name: &str) -> Option<&Device> {
+        self.iter().find(|d| d.name() == name)
+    }
+
+    /// Every device, by ifindex.
+    pub fn iter(&self) -> impl Iterator<Item = &Device> {
+        self.devices.iter().flatten()
+    }
+
+    /// Transmits the batch's pending packets through device `index`:
+    /// tunnels encapsulate in place and pass the batch on to their
+    /// underlay device. Every packet ends sent or dropped (and counted).
+    pub fn transmit(&self, index: u32, worker: WorkerId, batch: &mut PacketBatch) -> TxReport {
+        let path_mtu = self.transmit_nested(index, worker, batch, 0);
+        let mut report = TxReport {
+            path_mtu,
+            ..TxReport::default()
+        };
+        for p in batch.packets() {
+            match p.verdict() {
+                Verdict::Sent => report.sent += 1,
+                Verdict::Dropped(_) => report.dropped += 1,
+                Verdict::Pending => {}
+            }
+        }
+        report
+    }
+
+    pub(crate) fn transmit_nested(
+        &self,
+        index: u32,
+        worker: WorkerId,
+        batch: &mut PacketBatch,
+        depth: u8,
+    ) -> Option<u32> {
+        match self.get(index) {
+            Some(Device::Counting(d)) => {
+                d.transmit(worker, batch);
+                None
+            }
+            Some(Device::Gre(t)) => t.transmit(self, worker, batch, depth),
+            None => {
+                // The route names a device we do not have: nowhere to send.
+                // Counted nowhere but in the verdicts (there is no device).
+                for p in batch.pending_mut() {
+                    p.set_verdict(Verdict::Dropped(crate::DropReason::NoRoute));
+                }
+                None
+            }
+        }
+    }
+
+    /// `ip -s link show` of every device.
+    pub fn format_ip_s_link(&self) -> String {
+        self.iter()
+            .map(|d| format_ip_s_link(&d.summary(), &d.stats().snapshot().ip_link_stats()))
+            .collect()
+    }
+}
