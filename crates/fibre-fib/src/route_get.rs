@@ -155,7 +155,7 @@ impl Fib {
         }
         let flow = Flow {
             dst: *src,
-            src: Some(*dst),
+            src: Some(*dst).filter(|d| !d.is_unspecified()),
             iif: if oif != 0 {
                 oif
             } else {
@@ -441,7 +441,9 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
     };
     if dst.is_broadcast() || (src.is_unspecified() && dst.is_unspecified()) {
         if !src.is_unspecified() {
-            fib.validate_source_v4(&IpAddr::V4(src), &req.dst, req.tos & 0x1c, 0, iif)
+            // brd_input validates with a zero destination.
+            let zero = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+            fib.validate_source_v4(&IpAddr::V4(src), &zero, req.tos & 0x1c, 0, iif)
                 .map_err(err)?;
         }
         return Ok(broadcast_answer(TABLE_UNSPEC, None));
@@ -456,7 +458,9 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
     let src_ip = IpAddr::V4(src);
     match res.kind {
         RouteType::Broadcast => {
-            fib.validate_source_v4(&src_ip, &req.dst, flow.tos, 0, iif)
+            // brd_input validates with a zero destination.
+            let zero = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+            fib.validate_source_v4(&src_ip, &zero, flow.tos, 0, iif)
                 .map_err(err)?;
             Ok(broadcast_answer(res.table, Some(res.route.clone())))
         }

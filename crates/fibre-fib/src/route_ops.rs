@@ -816,6 +816,16 @@ impl Fib {
     /// `fib6_add_rt2node`: IPv6 routes sorted by metric; gateway routes of
     /// the same metric become ECMP siblings (one multipath route here).
     fn route_insert_v6(&mut self, op: RouteOp, route: Route) -> Result<(), KernelError> {
+        // ip6_route_multipath_add inserts the paths one by one: a path that
+        // repeats an earlier one of the same request is a duplicate.
+        let repeats = route.nexthops.iter().enumerate().any(|(i, n)| {
+            route.nexthops[..i]
+                .iter()
+                .any(|m| m.gateway == n.gateway && m.dev == n.dev)
+        });
+        if repeats {
+            return Err(KernelError::new(Errno::Exist));
+        }
         let ecmp_able = |r: &Route| {
             r.kind == RouteType::Unicast && r.nexthops.iter().all(|n| n.gateway.is_some())
         };

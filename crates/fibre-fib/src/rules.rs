@@ -120,19 +120,26 @@ fn rule_from_spec(spec: &RuleSpec, priority: u32) -> Rule {
     }
 }
 
-/// The same rule, as `rule_exists` sees it (protocol aside).
-fn same_rule(a: &Rule, b: &Rule) -> bool {
-    a.priority == b.priority
-        && a.invert == b.invert
-        && a.from == b.from
-        && a.to == b.to
-        && a.iif == b.iif
-        && a.oif == b.oif
-        && a.fwmark == b.fwmark
-        && a.tos == b.tos
-        && a.action == b.action
-        && a.suppress_prefixlength == b.suppress_prefixlength
-        && a.suppress_ifgroup == b.suppress_ifgroup
+/// `rule_exists` for an add with NLM_F_EXCL: action and table (not a
+/// goto's target), priority, interfaces, mark and mask, suppressors; the
+/// source, destination and TOS only when the new rule gives them; `not` is
+/// not compared (kernel-checked: `pref 1000 lookup local` after
+/// `pref 1000 to P lookup local` is "File exists").
+fn rule_exists(r: &Rule, new: &Rule) -> bool {
+    let same_action = match (r.action, new.action) {
+        (RuleAction::Lookup(a), RuleAction::Lookup(b)) => a == b,
+        (a, b) => std::mem::discriminant(&a) == std::mem::discriminant(&b),
+    };
+    same_action
+        && r.priority == new.priority
+        && r.iif == new.iif
+        && r.oif == new.oif
+        && r.fwmark.unwrap_or((0, 0)) == new.fwmark.unwrap_or((0, 0))
+        && r.suppress_prefixlength == new.suppress_prefixlength
+        && r.suppress_ifgroup == new.suppress_ifgroup
+        && new.from.is_none_or(|p| r.from == Some(p))
+        && new.to.is_none_or(|p| r.to == Some(p))
+        && (new.tos == 0 || r.tos == new.tos)
 }
 
 /// `rule_find`: a delete request's given fields against a rule.
@@ -204,7 +211,7 @@ impl Fib {
         if let RuleAction::Lookup(TABLE_UNSPEC) = rule.action {
             return Err(KernelError::new(Errno::Inval));
         }
-        if rules.iter().any(|r| same_rule(r, &rule)) {
+        if rules.iter().any(|r| rule_exists(r, &rule)) {
             return Err(KernelError::new(Errno::Exist));
         }
         let at = rules

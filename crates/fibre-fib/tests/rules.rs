@@ -373,3 +373,31 @@ fn ipv6_rules() {
     req.src = None;
     assert_eq!(get(&fib, req), "RTNETLINK answers: Network is unreachable");
 }
+
+#[test]
+fn duplicate_rules_compare_only_the_given_selectors() {
+    // Kernel-checked: `-6 rule add pref 1000 lookup local` after
+    // `-6 rule add pref 1000 to 2001:db8:f0:8800::/56 lookup local` is
+    // "File exists" (rule_exists ignores selectors the new rule leaves out).
+    let mut fib = fib();
+    let with_to = RuleSpec {
+        priority: Some(1000),
+        to: Some(prefix("2001:db8:f0:8800::/56")),
+        ..rule_spec(Family::V6, RuleAction::Lookup(TABLE_LOCAL))
+    };
+    rule(&mut fib, with_to).unwrap();
+    let bare = RuleSpec {
+        priority: Some(1000),
+        ..rule_spec(Family::V6, RuleAction::Lookup(TABLE_LOCAL))
+    };
+    assert_eq!(
+        rule(&mut fib, bare).unwrap_err().to_string(),
+        "RTNETLINK answers: File exists"
+    );
+    // Another table at the same priority is a different rule.
+    let other = RuleSpec {
+        priority: Some(1000),
+        ..rule_spec(Family::V6, RuleAction::Lookup(100))
+    };
+    rule(&mut fib, other).unwrap();
+}
