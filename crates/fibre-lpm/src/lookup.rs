@@ -68,34 +68,25 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         self.leaves.slots()[index as usize]
     }
 
-    /// Leaves for every address of `addrs` into `out` (same length).
-    pub fn lookup_batch_leaves(&self, addrs: &[K], out: &mut [V]) {
+    /// Leaves for up to [`LANES`] addresses of `addrs` into `out` (same
+    /// length); `next` are the addresses of the following call, whose first
+    /// reads are prefetched meanwhile.
+    pub fn lookup_batch_leaves(&self, addrs: &[K], out: &mut [V], next: &[K]) {
         debug_assert_eq!(addrs.len(), out.len());
         #[cfg(target_arch = "x86_64")]
         if self.has_popcnt {
             // SAFETY: `has_popcnt` is true only if the CPU reported the
             // feature at construction.
-            unsafe { self.lookup_batch_popcnt(addrs, out) };
+            unsafe { self.lookup_batch_popcnt(addrs, out, next) };
             return;
         }
-        self.batch(addrs, out);
+        self.lockstep(addrs, out, next);
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
-    fn lookup_batch_popcnt(&self, addrs: &[K], out: &mut [V]) {
-        self.batch(addrs, out);
-    }
-
-    #[inline(always)]
-    fn batch(&self, addrs: &[K], out: &mut [V]) {
-        let mut start = 0;
-        while start < addrs.len() {
-            let end = addrs.len().min(start + LANES);
-            let next = &addrs[end..addrs.len().min(end + LANES)];
-            self.lockstep(&addrs[start..end], &mut out[start..end], next);
-            start = end;
-        }
+    fn lookup_batch_popcnt(&self, addrs: &[K], out: &mut [V], next: &[K]) {
+        self.lockstep(addrs, out, next);
     }
 
     /// Up to [`LANES`] lookups, advanced together one level at a time.

@@ -247,13 +247,15 @@ impl<K: Key, V: Value> Poptrie<K, V> {
             out.len(),
             "lookup_batch: slices differ in length"
         );
-        let mut leaves = [V::NO_ROUTE; crate::lookup::LANES];
-        for (a, o) in addrs
-            .chunks(crate::lookup::LANES)
-            .zip(out.chunks_mut(crate::lookup::LANES))
-        {
+        use crate::lookup::LANES;
+        let mut leaves = [V::NO_ROUTE; LANES];
+        let mut start = 0;
+        while start < addrs.len() {
+            let end = addrs.len().min(start + LANES);
+            let next = &addrs[end..addrs.len().min(end + LANES)];
+            let (a, o) = (&addrs[start..end], &mut out[start..end]);
             let leaves = &mut leaves[..a.len()];
-            self.arrays.lookup_batch_leaves(a, leaves);
+            self.arrays.lookup_batch_leaves(a, leaves, next);
             for ((slot, &leaf), &addr) in o.iter_mut().zip(leaves.iter()).zip(a) {
                 *slot = if leaf != V::NO_ROUTE {
                     Some(leaf)
@@ -261,6 +263,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
                     self.confirm_no_route(addr)
                 };
             }
+            start = end;
         }
     }
 
