@@ -90,8 +90,9 @@ impl CountingDevice {
 pub enum Device {
     /// Dummy or loopback.
     Counting(CountingDevice),
-    /// GRE or ip6gre tunnel.
-    Gre(GreTunnel),
+    /// GRE or ip6gre tunnel (boxed: it is large, and registry slots
+    /// should stay small).
+    Gre(Box<GreTunnel>),
 }
 
 impl Device {

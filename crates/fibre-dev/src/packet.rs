@@ -38,7 +38,8 @@ pub struct PacketBuf {
     storage: Box<[u8]>,
     start: usize,
     end: usize,
-    headroom: usize,
+    /// Headroom reserved in front of a freshly loaded packet.
+    reserved: usize,
     verdict: Verdict,
 }
 
@@ -60,7 +61,7 @@ impl PacketBuf {
             storage: vec![0u8; headroom + room].into_boxed_slice(),
             start: headroom,
             end: headroom,
-            headroom,
+            reserved: headroom,
             verdict: Verdict::Pending,
         }
     }
@@ -68,15 +69,15 @@ impl PacketBuf {
     /// Copies `packet` in right after the reserved headroom and marks it
     /// pending (how a receive ring fills a frame).
     pub fn load(&mut self, packet: &[u8]) -> Result<(), PacketTooLong> {
-        let room = self.storage.len() - self.headroom;
+        let room = self.storage.len() - self.reserved;
         if packet.len() > room {
             return Err(PacketTooLong {
                 len: packet.len(),
                 room,
             });
         }
-        self.start = self.headroom;
-        self.end = self.headroom + packet.len();
+        self.start = self.reserved;
+        self.end = self.reserved + packet.len();
         self.storage[self.start..self.end].copy_from_slice(packet);
         self.verdict = Verdict::Pending;
         Ok(())
@@ -86,12 +87,12 @@ impl PacketBuf {
     /// touching their contents, and marks it pending: replays the same
     /// packet (benchmarks) after headers were prepended.
     pub fn rewind(&mut self, len: usize) -> Result<(), PacketTooLong> {
-        let room = self.storage.len() - self.headroom;
+        let room = self.storage.len() - self.reserved;
         if len > room {
             return Err(PacketTooLong { len, room });
         }
-        self.start = self.headroom;
-        self.end = self.headroom + len;
+        self.start = self.reserved;
+        self.end = self.reserved + len;
         self.verdict = Verdict::Pending;
         Ok(())
     }

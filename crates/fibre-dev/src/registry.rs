@@ -130,7 +130,7 @@ impl Registry {
     ) -> Result<(), RegistryError> {
         self.check_free(index, &config.name)?;
         let tunnel = GreTunnel::new(index, config, routes, mode, self.workers)?;
-        self.insert(Device::Gre(tunnel));
+        self.insert(Device::Gre(Box::new(tunnel)));
         Ok(())
     }
 
