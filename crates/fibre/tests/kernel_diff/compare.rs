@@ -86,7 +86,9 @@ pub fn compare(
             if k.dst != f.dst {
                 verdict.notes.push("dst");
             }
-            if k.prefsrc != f.prefsrc {
+            // The source follows the path: only compared on the same one.
+            let same_path = k.gateway == f.gateway && k.dev == f.dev;
+            if same_path && k.prefsrc != f.prefsrc {
                 if strict_prefsrc {
                     verdict.fields.push("prefsrc");
                 } else {
@@ -216,10 +218,14 @@ mod tests {
         let other = parse_json_answer(r#"{"dst":"10.9.0.5","type":"local","gateway":"10.1.0.8","dev":"fd1","prefsrc":"10.1.0.2"}"#).unwrap();
         let v = compare(&k, &other, false, &HashSet::new());
         assert_eq!(v.fields, vec!["type", "table", "gateway", "dev"]);
+        assert!(v.notes.is_empty(), "prefsrc is not compared across paths");
+        let other_source = parse_json_answer(r#"{"dst":"10.9.0.5","gateway":"10.1.0.7","dev":"fd0","table":"100","prefsrc":"10.1.0.2"}"#).unwrap();
+        let v = compare(&k, &other_source, false, &HashSet::new());
+        assert!(v.agrees());
         assert_eq!(v.notes, vec!["prefsrc"]);
         assert_eq!(
-            compare(&k, &other, true, &HashSet::new()).fields.last(),
-            Some(&"prefsrc")
+            compare(&k, &other_source, true, &HashSet::new()).fields,
+            vec!["prefsrc"]
         );
     }
 

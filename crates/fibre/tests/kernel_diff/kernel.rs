@@ -14,8 +14,9 @@ use super::process;
 const IP_LIMIT: Duration = Duration::from_secs(60);
 
 /// Set before any link exists, so that every link inherits them: routing
-/// between links, no reverse-path filter, and no IPv6 link-local addresses
-/// (their EUI-64 comes from a random MAC no model can know) nor DAD.
+/// between links, no reverse-path filter, no DAD. IPv6 link-local
+/// addresses stay on (EUI-64 from the MAC, which the loader sets to the
+/// model's, see [`model_mac`]).
 const SYSCTLS: &[(&str, &str)] = &[
     ("net/ipv4/ip_forward", "1"),
     ("net/ipv4/conf/all/rp_filter", "0"),
@@ -23,7 +24,6 @@ const SYSCTLS: &[(&str, &str)] = &[
     ("net/ipv4/conf/lo/rp_filter", "0"),
     ("net/ipv6/conf/all/forwarding", "1"),
     ("net/ipv6/conf/default/forwarding", "1"),
-    ("net/ipv6/conf/default/addr_gen_mode", "1"),
     ("net/ipv6/conf/default/accept_dad", "0"),
 ];
 
@@ -108,13 +108,18 @@ impl Netns {
     /// `ip -batch` takes no per-line `-4`/`-6`, so runs of consecutive lines
     /// with the same prefix go to one `ip [-4|-6] -force -batch -` each,
     /// which keeps the order of the lines. `type dummy` becomes `type ifb`
-    /// (this kernel has no dummy module; both route alike).
+    /// (this kernel has no dummy module; both route alike). New links get
+    /// the model's MAC (see [`with_model_macs`]).
     pub fn load(&self, config: &[String]) -> Result<Vec<Refusal>, String> {
         let kind = stand_in_kind()?;
         let mut refusals = Vec::new();
-        for run in family_runs(config, kind) {
+        let mut highest = self.highest_index()?;
+        for mut run in family_runs(config, kind) {
             if run.settle_first {
                 self.settle()?;
+            }
+            if let Some(last) = run.lines.last_mut() {
+                *last = with_model_macs(last, highest);
             }
             let mut next = 0;
             while next < run.lines.len() {
@@ -137,6 +142,7 @@ impl Netns {
                     None => break,
                 }
             }
+            highest = highest.max(self.highest_index()?);
         }
         Ok(refusals)
     }
@@ -168,6 +174,22 @@ impl Netns {
         let aborted =
             (markers < lines.len()).then(|| (markers, answer::unfinished_message(&done.stderr)));
         Ok(LoadedBatch { failures, aborted })
+    }
+
+    /// The highest interface index in the namespace (indexes are handed
+    /// out upwards and never reused, so the next link gets one more).
+    fn highest_index(&self) -> Result<u32, String> {
+        let shown = ip(&["-n", &self.name, "-j", "link", "show"], "")?;
+        let links: serde_json::Value = serde_json::from_str(shown.stdout.trim())
+            .map_err(|e| format!("ip -j link show: {e}"))?;
+        let highest = links
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l["ifindex"].as_u64())
+            .max()
+            .unwrap_or(1);
+        Ok(highest as u32)
     }
 
     /// Waits (at most a second) until no IPv6 address on an up link is
@@ -249,6 +271,73 @@ fn stand_in_kind() -> Result<&'static str, String> {
         .clone()
 }
 
+/// The MAC fibre's model gives the link with this ifindex: `02:fb` and
+/// the index in four bytes, big-endian (`fibre-fib/src/links.rs`).
+pub fn model_mac(index: u32) -> String {
+    let b = index.to_be_bytes();
+    format!("02:fb:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3])
+}
+
+/// A `link add` line with the model's MACs for the links it makes, given
+/// the highest interface index so far: a link gets the next index, a veth's
+/// peer (registered first) the next and the veth itself the one after.
+/// ifb and veth MACs are random otherwise, and with them the IPv6
+/// link-local addresses; a line that names its own `address` is left alone.
+pub fn with_model_macs(line: &str, highest: u32) -> String {
+    let names = links_added_by(line);
+    if names.is_empty() || line.split_whitespace().any(|w| w == "address") {
+        return line.to_string();
+    }
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let name_at = words
+        .iter()
+        .position(|w| *w == names[0])
+        .expect("the name is a word");
+    let (own, peer) = if names.len() > 1 {
+        (highest + 2, Some(highest + 1))
+    } else {
+        (highest + 1, None)
+    };
+    let mut out: Vec<String> = Vec::with_capacity(words.len() + 4);
+    for (i, word) in words.iter().enumerate() {
+        out.push((*word).to_string());
+        if i == name_at {
+            out.push(format!("address {}", model_mac(own)));
+        }
+    }
+    if let (Some(peer_index), Some(peer_name)) = (peer, names.get(1)) {
+        if let Some(at) = out.iter().rposition(|w| w == peer_name) {
+            out.insert(at + 1, format!("address {}", model_mac(peer_index)));
+        }
+    }
+    out.join(" ")
+}
+
+/// The links a `link add` line makes: its name and, for a veth, the
+/// peer's (`link add [name|dev] NAME ... peer [name] PEER`).
+pub fn links_added_by(line: &str) -> Vec<String> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    if words.len() < 3 || words[0] != "link" || words[1] != "add" {
+        return Vec::new();
+    }
+    let mut names = Vec::new();
+    let mut i = 2;
+    if matches!(words[i], "name" | "dev") && i + 1 < words.len() {
+        i += 1;
+    }
+    names.push(words[i].to_string());
+    if let Some(p) = words.iter().position(|w| *w == "peer") {
+        let mut j = p + 1;
+        if words.get(j) == Some(&"name") {
+            j += 1;
+        }
+        if let Some(peer) = words.get(j) {
+            names.push((*peer).to_string());
+        }
+    }
+    names
+}
+
 /// Consecutive configuration lines that share a family flag.
 #[derive(Debug, PartialEq, Eq)]
 pub struct FamilyRun {
@@ -265,7 +354,8 @@ pub struct FamilyRun {
 
 /// Splits a configuration into runs `ip -batch` can take (links of the
 /// kinds in [`STAND_IN_KINDS`] made as `kind`): a new run at
-/// each change of family flag, and after each block of `addr` lines.
+/// each change of family flag, after each `link add`, and after each block
+/// of `addr` lines.
 ///
 /// The second split is for IPv6: a new address stays tentative until the
 /// kernel's DAD work runs, even when DAD is skipped, so a `route add ...
@@ -275,6 +365,7 @@ pub struct FamilyRun {
 pub fn family_runs(config: &[String], kind: &'static str) -> Vec<FamilyRun> {
     let mut runs: Vec<FamilyRun> = Vec::new();
     let mut after_addr = false;
+    let mut after_link_add = false;
     for (index, raw) in config.iter().enumerate() {
         let trimmed = raw.trim();
         let (flag, rest) = if let Some(rest) = trimmed.strip_prefix("-4 ") {
@@ -288,8 +379,12 @@ pub fn family_runs(config: &[String], kind: &'static str) -> Vec<FamilyRun> {
         let is_addr = line.split_whitespace().next() == Some("addr");
         let settle_first = after_addr && !is_addr;
         after_addr = is_addr;
+        // A `link add` ends its run, so the new links get their MAC before
+        // any later line can bring them up.
+        let split = settle_first || after_link_add;
+        after_link_add = !links_added_by(&line).is_empty();
         match runs.last_mut() {
-            Some(run) if run.flag == flag && !settle_first => run.lines.push(line),
+            Some(run) if run.flag == flag && !split => run.lines.push(line),
             _ => runs.push(FamilyRun {
                 flag,
                 first_line: index + 1,
@@ -341,17 +436,15 @@ mod tests {
             "link add fd0 type dummy\nlink set fd0 up\n-4 rule add table main suppress_prefixlength 0\n-4 rule add not fwmark 51820 table 51820\n-6 rule add lookup 100\nroute add default dev fd0",
         );
         let runs = family_runs(&config, "ifb");
-        assert_eq!(runs.len(), 4);
+        assert_eq!(runs.len(), 5);
         assert_eq!(runs[0].flag, None);
-        assert_eq!(
-            runs[0].lines,
-            vec!["link add fd0 type ifb", "link set fd0 up"]
-        );
-        assert_eq!(runs[1].flag, Some("-4"));
-        assert_eq!(runs[1].first_line, 3);
-        assert_eq!(runs[1].lines[1], "rule add not fwmark 51820 table 51820");
-        assert_eq!((runs[2].flag, runs[2].first_line), (Some("-6"), 5));
-        assert_eq!((runs[3].flag, runs[3].first_line), (None, 6));
+        assert_eq!(runs[0].lines, vec!["link add fd0 type ifb"]);
+        assert_eq!((runs[1].first_line, runs[1].lines.len()), (2, 1));
+        assert_eq!(runs[2].flag, Some("-4"));
+        assert_eq!(runs[2].first_line, 3);
+        assert_eq!(runs[2].lines[1], "rule add not fwmark 51820 table 51820");
+        assert_eq!((runs[3].flag, runs[3].first_line), (Some("-6"), 5));
+        assert_eq!((runs[4].flag, runs[4].first_line), (None, 6));
         assert!(runs.iter().all(|r| !r.settle_first));
     }
 
@@ -365,7 +458,37 @@ mod tests {
             .iter()
             .map(|r| (r.first_line, r.lines.len(), r.settle_first))
             .collect();
-        assert_eq!(shape, vec![(1, 3, false), (4, 2, true), (6, 1, true)]);
+        assert_eq!(
+            shape,
+            vec![(1, 1, false), (2, 2, false), (4, 2, true), (6, 1, true)]
+        );
+    }
+
+    #[test]
+    fn link_add_lines_name_their_links_and_macs_follow_the_model() {
+        assert_eq!(links_added_by("link add fd0 type ifb"), vec!["fd0"]);
+        assert_eq!(links_added_by("link add name fd1 type dummy"), vec!["fd1"]);
+        assert_eq!(
+            links_added_by("link add fdv0 type veth peer name fdv1"),
+            vec!["fdv0", "fdv1"]
+        );
+        assert!(links_added_by("link set fd0 up").is_empty());
+        assert!(links_added_by("addr add 10.0.0.1/24 dev fd0").is_empty());
+        assert_eq!(model_mac(5), "02:fb:00:00:00:05");
+        assert_eq!(
+            with_model_macs("link add fd0 type ifb", 1),
+            "link add fd0 address 02:fb:00:00:00:02 type ifb"
+        );
+        assert_eq!(
+            with_model_macs("link add fdv0 type veth peer name fdv1", 2),
+            "link add fdv0 address 02:fb:00:00:00:04 type veth peer name fdv1 address 02:fb:00:00:00:03"
+        );
+        assert_eq!(
+            with_model_macs("link add fd0 address 02:00:00:00:00:01 type ifb", 1),
+            "link add fd0 address 02:00:00:00:00:01 type ifb"
+        );
+        assert_eq!(with_model_macs("link set fd0 up", 1), "link set fd0 up");
+        assert_eq!(model_mac(0x0102_0304), "02:fb:01:02:03:04");
     }
 
     #[test]
