@@ -142,6 +142,11 @@ impl Netns {
                     None => break,
                 }
             }
+            if let Some(last) = run.lines.last() {
+                if last.contains("address 02:fb:") {
+                    self.check_model_macs(last)?;
+                }
+            }
             highest = highest.max(self.highest_index()?);
         }
         Ok(refusals)
@@ -190,6 +195,28 @@ impl Netns {
             .max()
             .unwrap_or(1);
         Ok(highest as u32)
+    }
+
+    /// Fails loudly if a link made by `line` got another index than
+    /// predicted (its MAC, hence its link-local address, would then not be
+    /// the model's).
+    fn check_model_macs(&self, line: &str) -> Result<(), String> {
+        for name in links_added_by(line) {
+            let shown = ip(&["-n", &self.name, "-j", "link", "show", "dev", &name], "")?;
+            if shown.code != Some(0) {
+                continue; // The line was refused: no such link.
+            }
+            let links: serde_json::Value = serde_json::from_str(shown.stdout.trim())
+                .map_err(|e| format!("ip -j link show {name}: {e}"))?;
+            let index = links[0]["ifindex"].as_u64().unwrap_or(0) as u32;
+            let address = links[0]["address"].as_str().unwrap_or("");
+            if address != model_mac(index) {
+                return Err(format!(
+                    "link {name} got index {index} but MAC {address}: the index prediction was wrong"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Waits (at most a second) until no IPv6 address on an up link is
