@@ -6,7 +6,7 @@
 //! so the cache misses of the lanes overlap instead of queueing.
 
 use crate::arrays::{LookupArrays, NO_ROUTE_ENTRY};
-use crate::node::{mask_through, DIRECT_LEAF, STRIDE};
+use crate::node::{ones_through, DIRECT_LEAF, STRIDE};
 use crate::{Key, Value};
 
 /// Addresses walked together by a batch: one bit each in a `u64` mask.
@@ -59,12 +59,12 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         let mut offset = K::DIRECT_BITS;
         let mut child = addr.bits_at(offset, STRIDE);
         while node.vector & (1u64 << child) != 0 {
-            let index = node.base1 + (node.vector & mask_through(child)).count_ones() - 1;
+            let index = node.base1 + ones_through(node.vector, child) - 1;
             node = &nodes[index as usize];
             offset += STRIDE;
             child = addr.bits_at(offset, STRIDE);
         }
-        let index = node.base0 + (node.leafvec & mask_through(child)).count_ones() - 1;
+        let index = node.base0 + ones_through(node.leafvec, child) - 1;
         self.leaves.slots()[index as usize]
     }
 
@@ -138,11 +138,11 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
                 let node = &nodes[at[lane] as usize];
                 let child = addrs[lane].bits_at(offset, STRIDE);
                 if node.vector & (1u64 << child) != 0 {
-                    let index = node.base1 + (node.vector & mask_through(child)).count_ones() - 1;
+                    let index = node.base1 + ones_through(node.vector, child) - 1;
                     prefetch(nodes.as_ptr().wrapping_add(index as usize));
                     at[lane] = index;
                 } else {
-                    let index = node.base0 + (node.leafvec & mask_through(child)).count_ones() - 1;
+                    let index = node.base0 + ones_through(node.leafvec, child) - 1;
                     prefetch(leaves.as_ptr().wrapping_add(index as usize));
                     at[lane] = index;
                     walking &= !(1u64 << lane);
