@@ -1,9 +1,9 @@
-//! The data-path lookup: a batch of IPv4 flow keys resolved to
+//! The data-path lookup: a batch of IPv4 (or IPv6) flow keys resolved to
 //! (type, device, gateway, table) with no allocation, the same semantics as
 //! `ip route get` (rules, backtracking, throw, reject types, multipath),
 //! and the kernel's merged local+main fast path while no rule exists.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::error::Errno;
 use crate::fib::Fib;
@@ -170,4 +170,116 @@ impl Fib {
             kind,
         })
     }
+
+    /// The IPv6 counterpart of [`Fib::lookup_output_batch_v4`]: each key
+    /// into the same position of `out`, allocating nothing.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None }).unwrap();
+    /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
+    /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
+    ///     dev: "d0".into(), local: "2001:db8::1".parse().unwrap(), prefix_len: 64, peer: None,
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    /// let on_link: std::net::Ipv6Addr = "2001:db8::9".parse().unwrap();
+    /// let keys = [FlowKeyV6 { dst: u128::from(on_link), ..Default::default() }];
+    /// let mut out = [Err(Errno::Inval)];
+    /// fib.lookup_output_batch_v6(&keys, &mut out);
+    /// assert_eq!(out[0].unwrap().dev, 2);
+    /// ```
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn lookup_output_batch_v6(&self, keys: &[FlowKeyV6], out: &mut [Result<Forward6, Errno>]) {
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "lookup_output_batch_v6: slices differ in length"
+        );
+        for (key, slot) in keys.iter().zip(out.iter_mut()) {
+            *slot = self.lookup_output_v6(key);
+        }
+    }
+
+    /// One key of [`Fib::lookup_output_batch_v6`]: `ip -6 route get`'s
+    /// output path without the source address choice.
+    pub fn lookup_output_v6(&self, key: &FlowKeyV6) -> Result<Forward6, Errno> {
+        let flow = Flow {
+            src: (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src))),
+            oif: key.oif,
+            mark: key.mark,
+            tos: key.tos,
+            proto: key.proto,
+            sport: key.sport,
+            dport: key.dport,
+            ..Flow::output(IpAddr::V6(Ipv6Addr::from(key.dst)))
+        }
+        .with_v6_output_dev();
+        let res = self.fib_lookup(&flow)?;
+        let on_lo = res.kind == RouteType::Local
+            || (res.kind == RouteType::Anycast && res.route.protocol == Protocol::KERNEL);
+        if on_lo {
+            return Ok(Forward6 {
+                gateway: 0,
+                dev: LOOPBACK_IFINDEX,
+                table: res.table,
+                kind: res.kind,
+            });
+        }
+        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+        let gateway = match nh.gateway {
+            Some(IpAddr::V6(g)) => u128::from(g),
+            _ => 0,
+        };
+        Ok(Forward6 {
+            gateway,
+            dev: nh.dev.ok_or(Errno::NetUnreach)?,
+            table: res.table,
+            kind: res.kind,
+        })
+    }
 }
+
+/// One IPv6 flow to route: addresses as host-order integers, 0 for unset.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct FlowKeyV6 {
+    /// Destination address.
+    pub dst: u128,
+    /// Source address (0: unspecified).
+    pub src: u128,
+    /// Required output interface (0: any).
+    pub oif: LinkIndex,
+    /// Firewall mark.
+    pub mark: u32,
+    /// L4 source port.
+    pub sport: u16,
+    /// L4 destination port.
+    pub dport: u16,
+    /// Traffic class.
+    pub tos: u8,
+    /// L4 protocol.
+    pub proto: u8,
+    /// Padding; keep zero.
+    pub _pad: [u8; 2],
+}
+
+const _: () = assert!(std::mem::size_of::<FlowKeyV6>() == 48);
+const _: () = assert!(std::mem::align_of::<FlowKeyV6>() == 16);
+
+/// Where an IPv6 flow goes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Forward6 {
+    /// Gateway as a host-order integer; 0 when the destination is on link.
+    pub gateway: u128,
+    /// Output device (1, `lo`, for local delivery).
+    pub dev: LinkIndex,
+    /// Table of the matched route.
+    pub table: TableId,
+    /// Route type.
+    pub kind: RouteType,
+}
+
+const _: () = assert!(std::mem::size_of::<Forward6>() <= 32);

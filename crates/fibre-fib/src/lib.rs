@@ -44,7 +44,7 @@ mod srcsel;
 mod table;
 pub mod types;
 
-pub use batch::{FlowKeyV4, Forward};
+pub use batch::{FlowKeyV4, FlowKeyV6, Forward, Forward6};
 pub use command::*;
 pub use error::*;
 pub use fib::{Fib, FibSettings};

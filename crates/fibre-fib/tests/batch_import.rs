@@ -117,3 +117,55 @@ fn import_many_prefixes() {
     let e = fib.import(TABLE_MAIN, bad).unwrap_err();
     assert_eq!(e.error.to_string(), "Error: Nexthop has invalid gateway.");
 }
+
+proptest! {
+    #[test]
+    fn batch_v6_agrees_with_route_get(
+        routes in prop::collection::vec((any::<u64>(), 16u8..=64, any::<u8>()), 0..24),
+        dsts in prop::collection::vec(any::<u64>(), 1..48),
+    ) {
+        let mut fib = router(&["d0", "d1"]);
+        addr(&mut fib, "d0", "2001:db8::1/64").unwrap();
+        addr(&mut fib, "d1", "2001:db8:1::1/64").unwrap();
+        let base = u128::from(ip6("2001:db8::"));
+        for &(bits, len, kind) in &routes {
+            let p = Prefix::containing(std::net::Ipv6Addr::from(base | (u128::from(bits) << 32)).into(), len);
+            let dst = format!("{}/{}", p.addr(), p.len());
+            let spec = match kind % 5 {
+                0 => via(&dst, "2001:db8::9", None),
+                1 => via(&dst, "2001:db8:1::9", None),
+                2 => on(&dst, "d1"),
+                3 => typed(RouteType::Unreachable, &dst),
+                _ => RouteSpec {
+                    nexthops: vec![hop(Some("2001:db8::7"), Some("d0")), hop(Some("2001:db8:1::7"), Some("d1"))],
+                    multipath: true,
+                    ..spec(&dst)
+                },
+            };
+            let _ = route(&mut fib, RouteOp::Add, spec);
+        }
+        let keys: Vec<FlowKeyV6> = dsts
+            .iter()
+            .map(|d| FlowKeyV6 { dst: base | (u128::from(*d) << 32) | 5, ..Default::default() })
+            .collect();
+        let mut out = vec![Err(Errno::Inval); keys.len()];
+        fib.lookup_output_batch_v6(&keys, &mut out);
+        for (k, got) in keys.iter().zip(&out) {
+            let want = fib.route_get(&RouteGetRequest::to(std::net::Ipv6Addr::from(k.dst).into()));
+            match (got, want) {
+                (Ok(f), Ok(a)) => {
+                    prop_assert_eq!(Some(fib.link(f.dev).unwrap().name.clone()), a.dev);
+                    let gw = (f.gateway != 0).then(|| std::net::IpAddr::V6(f.gateway.into()));
+                    prop_assert_eq!(gw, a.gateway);
+                    prop_assert_eq!((f.table, f.kind), (a.table, a.kind));
+                }
+                (Err(e), Err(w)) => prop_assert_eq!(*e, w.errno),
+                (g, w) => prop_assert!(false, "batch {:?}, route_get {:?}", g, w),
+            }
+        }
+    }
+}
+
+fn ip6(s: &str) -> std::net::Ipv6Addr {
+    s.parse().unwrap()
+}
