@@ -86,6 +86,11 @@ pub fn inner_udp(
 /// far end (local and remote swapped, ikey/okey, icsum/ocsum, iseq/oseq
 /// swapped).
 pub fn tunnel_pair(tokens: &[&str], underlay_mtu: u32) -> (Registry, GreTunnel) {
+    tunnel_pair_mode(tokens, underlay_mtu, TxMode::Lltx)
+}
+
+/// [`tunnel_pair`] with the sending tunnel in `mode`.
+pub fn tunnel_pair_mode(tokens: &[&str], underlay_mtu: u32, mode: TxMode) -> (Registry, GreTunnel) {
     let config = GreConfig::parse(tokens).unwrap();
     let local = config.local.expect("tests give `local`");
     let routes = Arc::new(FixedRoutes::new());
