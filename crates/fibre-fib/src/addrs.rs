@@ -111,6 +111,10 @@ impl Fib {
                 self.addr_insert_v4(index, addr)
             }
             (op, Family::V6) => {
+                if !self.ipv6_enabled(index) {
+                    // No inet6_dev on a link whose MTU is under 1280.
+                    return Err(KernelError::new(Errno::Inval));
+                }
                 let addr = self.address_from_spec(index, spec);
                 let exists = self
                     .addrs_v6

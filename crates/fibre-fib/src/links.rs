@@ -12,6 +12,10 @@
 //!   MAC from the ifindex (`02:fb:00:IDX`), so the link-local address differs
 //!   from the kernel's but its routes (`fe80::/64`, `local fe80::...`,
 //!   `multicast ff00::/8`) are the same;
+//! - a link with an MTU under 1280 has no IPv6: lowering the MTU removes its
+//!   IPv6 addresses and routes (raising it brings the link-local back), an
+//!   IPv6 address add is "Invalid argument", a route through it "No such
+//!   device";
 //! - a link going down keeps its IPv4 addresses and their `local` routes,
 //!   loses every other route through it, and loses all its IPv6 addresses
 //!   (`keep_addr_on_down` is 0).
@@ -21,6 +25,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use crate::error::{Errno, KernelError};
 use crate::fib::Fib;
 use crate::types::*;
+
+/// IPV6_MIN_MTU: below it the kernel turns IPv6 off on a link.
+const IPV6_MIN_MTU: u32 = 1280;
 
 /// IFNAMSIZ - 1: the longest name the kernel takes.
 const MAX_NAME_LEN: usize = 15;
@@ -155,7 +162,14 @@ impl Fib {
         let index = self.resolve_dev(name)?;
         if let Some(mtu) = mtu {
             check_mtu(&self.links[&index].kind, mtu)?;
+            let had_ipv6 = self.ipv6_enabled(index);
             self.links.get_mut(&index).expect("resolved").mtu = mtu;
+            // NETDEV_CHANGEMTU: IPv6 goes under 1280 and comes back above it.
+            match (had_ipv6, self.ipv6_enabled(index)) {
+                (true, false) => self.ipv6_off(index),
+                (false, true) if self.links[&index].up => self.ipv6_up(index),
+                _ => {}
+            }
         }
         match up {
             Some(true) if !self.links[&index].up => self.link_up(index),
@@ -233,10 +247,23 @@ impl Fib {
         for a in &v4 {
             self.add_ifaddr_routes_v4(index, a);
         }
-        // addrconf: prefix routes of the IPv6 addresses kept while down (lo keeps ::1 only).
+        if self.ipv6_enabled(index) {
+            self.ipv6_up(index);
+        }
+    }
+
+    /// IPv6 runs on a link whose MTU is at least 1280 (IPV6_MIN_MTU); lo always.
+    pub(crate) fn ipv6_enabled(&self, index: LinkIndex) -> bool {
+        self.links
+            .get(&index)
+            .is_some_and(|l| matches!(l.kind, LinkKind::Loopback) || l.mtu >= IPV6_MIN_MTU)
+    }
+
+    /// addrconf on an up link: prefix routes of the addresses kept while
+    /// down, the link-local address (with fe80::/64) and ff00::/8.
+    fn ipv6_up(&mut self, index: LinkIndex) {
         self.add_addr_routes_v6_of(index);
-        if !is_loopback {
-            // addrconf: the link-local address (and with it fe80::/64 and ff00::/8).
+        if !matches!(self.links[&index].kind, LinkKind::Loopback) {
             let ll = link_local_of(model_mac(index));
             let _ = self.addr_insert_v6(
                 index,
@@ -255,6 +282,16 @@ impl Fib {
             );
             self.add_multicast_route_v6(index);
         }
+    }
+
+    /// addrconf_ifdown for an MTU under 1280: the link loses its IPv6
+    /// addresses and every IPv6 route through it.
+    fn ipv6_off(&mut self, index: LinkIndex) {
+        let v6: Vec<Address> = self.addrs_v6.remove(&index).unwrap_or_default();
+        for a in &v6 {
+            self.remove_addr_routes_v6(index, a);
+        }
+        self.flush_routes_of_dev_v6(index);
     }
 
     fn link_down(&mut self, index: LinkIndex) {

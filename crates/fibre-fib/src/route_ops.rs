@@ -177,6 +177,12 @@ impl Fib {
     /// `fib_create_info`: validates an IPv4 request and resolves its nexthops.
     fn build_route_v4(&self, spec: &RouteSpec) -> Result<Route, KernelError> {
         let devs = self.resolve_nexthop_devs(spec)?;
+        if spec.tos & 0x03 != 0 {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid dsfield (tos): ECN bits must be 0",
+            ));
+        }
         if let Some(IpAddr::V6(_)) = spec.prefsrc {
             return Err(KernelError::new(Errno::Inval));
         }
@@ -662,6 +668,10 @@ impl Fib {
         if nh.weight == 0 || nh.weight > 256 {
             return Err(KernelError::new(Errno::Inval));
         }
+        if dev.is_some_and(|d| !self.ipv6_enabled(d)) {
+            // fib6_nh_init: no inet6_dev on a link without IPv6.
+            return Err(KernelError::new(Errno::NoDev));
+        }
         if nh.onlink {
             let Some(d) = dev else {
                 return Err(KernelError::with_extack(
@@ -1087,6 +1097,18 @@ impl Fib {
                 }
             }
             !r.nexthops.iter().all(|n| n.flags.dead)
+        });
+    }
+
+    /// Every IPv6 route through a link goes (IPv6 turned off on it); multipath
+    /// routes lose that path.
+    pub(crate) fn flush_routes_of_dev_v6(&mut self, index: LinkIndex) {
+        self.retain_routes(|r| {
+            if r.family() != Family::V6 || !r.nexthops.iter().any(|n| n.dev == Some(index)) {
+                return true;
+            }
+            r.nexthops.retain(|n| n.dev != Some(index));
+            !r.nexthops.is_empty()
         });
     }
 

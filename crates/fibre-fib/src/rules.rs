@@ -178,6 +178,12 @@ fn del_matches(spec: &RuleSpec, r: &Rule) -> bool {
 
 impl Fib {
     pub(crate) fn rule_apply(&mut self, op: RuleOp, spec: &RuleSpec) -> Result<(), KernelError> {
+        if op == RuleOp::Add && spec.tos & 0x03 != 0 {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid dsfield (tos): ECN bits must be 0",
+            ));
+        }
         for p in [spec.from, spec.to].into_iter().flatten() {
             if p.family() != spec.family {
                 return Err(KernelError::new(Errno::Inval));

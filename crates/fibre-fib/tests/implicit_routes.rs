@@ -215,3 +215,39 @@ fn dump_order_is_by_table_hash_then_prefix_then_kernel_order() {
     assert_eq!(tables.first(), Some(&300));
     assert_eq!(tables.last(), Some(&TABLE_LOCAL));
 }
+
+#[test]
+fn mtu_under_1280_turns_ipv6_off() {
+    // Kernel-checked: `link set d0 mtu 1000` removes d0's IPv6 addresses;
+    // an IPv6 address add is "Invalid argument", a route "No such device";
+    // mtu 1500 brings fe80::/64, the link-local and ff00::/8 back.
+    let mut fib = router(&["d0"]);
+    addr(&mut fib, "d0", "2001:db8::1/64").unwrap();
+    let set_mtu = |fib: &mut Fib, mtu| {
+        fib.apply(&Command::LinkSet {
+            name: "d0".into(),
+            up: None,
+            mtu: Some(mtu),
+        })
+        .unwrap()
+    };
+    set_mtu(&mut fib, 1000);
+    assert!(fib.addresses(Some(Family::V6)).iter().all(|a| a.link == 1));
+    assert!(show(&fib, Family::V6, TABLE_MAIN).is_empty());
+    assert_eq!(
+        addr(&mut fib, "d0", "2001:db8::1/64")
+            .unwrap_err()
+            .to_string(),
+        "RTNETLINK answers: Invalid argument"
+    );
+    let e = route(&mut fib, RouteOp::Add, on("2001:db8:5::/48", "d0")).unwrap_err();
+    assert_eq!(e.to_string(), "RTNETLINK answers: No such device");
+    set_mtu(&mut fib, 1500);
+    assert_eq!(
+        show(&fib, Family::V6, TABLE_MAIN),
+        ["unicast fe80::/64 dev d0 proto kernel scope global metric 256"]
+    );
+    assert!(show(&fib, Family::V6, TABLE_LOCAL)
+        .iter()
+        .any(|r| r.starts_with("multicast ff00::/8 dev d0")));
+}

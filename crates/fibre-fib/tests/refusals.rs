@@ -264,3 +264,41 @@ fn a_refused_request_changes_nothing() {
     let after: Vec<Route> = fib.routes(Family::V4, None).into_iter().cloned().collect();
     assert_eq!(before, after);
 }
+
+#[test]
+fn tos_with_ecn_bits() {
+    // Kernel-checked: `route add 10.5.0.0/16 dev d0 tos 0x03` and `rule add tos 0x03 table 5`.
+    let mut fib = fib();
+    let e = refused(
+        &mut fib,
+        RouteOp::Add,
+        RouteSpec {
+            tos: 0x03,
+            ..on("10.5.0.0/16", "d0")
+        },
+    );
+    assert_eq!(e, "Error: Invalid dsfield (tos): ECN bits must be 0.");
+    let e = rule(
+        &mut fib,
+        RuleSpec {
+            tos: 0x03,
+            ..rule_spec(Family::V4, RuleAction::Lookup(5))
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "Error: Invalid dsfield (tos): ECN bits must be 0."
+    );
+    // tos 0x20 (CS1) is taken but never matches: lookups mask the tos with 0x1c.
+    add(
+        &mut fib,
+        RouteSpec {
+            tos: 0x20,
+            ..on("10.6.0.0/16", "d0")
+        },
+    );
+    let mut req = RouteGetRequest::to(ip("10.6.0.1"));
+    req.tos = 0x20;
+    assert_eq!(get(&fib, req), "RTNETLINK answers: Network is unreachable");
+}
