@@ -130,9 +130,7 @@ pub fn tunnel_pair_mode(tokens: &[&str], underlay_mtu: u32, mode: TxMode) -> (Re
         },
     );
     let receiver = GreTunnel::new(10, far, far_routes, TxMode::Lltx, 2).unwrap();
-    registry
-        .add_gre(TUNNEL, config, routes, mode)
-        .unwrap();
+    registry.add_gre(TUNNEL, config, routes, mode).unwrap();
     (registry, receiver)
 }
 
