@@ -149,6 +149,19 @@ pub struct GreFloodRow {
     pub cpu_seconds: f64,
 }
 
+/// One figure for a benchmark summary table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryFigure {
+    /// The case, e.g. `greflood lltx 2 thread(s)`.
+    pub name: String,
+    /// The figure.
+    pub value: f64,
+    /// Its unit.
+    pub unit: &'static str,
+    /// The ratio to another figure, and that figure's name.
+    pub ratio_to: Option<(f64, String)>,
+}
+
 /// Every row of one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GreFloodResult {
@@ -173,11 +186,47 @@ impl GreFloodResult {
         (base > 0.0).then(|| this / base)
     }
 
+    /// How many cores the senders had on average (CPU seconds over wall
+    /// seconds): below the thread count, the run was short of cores (other
+    /// load, or threads asleep on a lock) and its wall-clock rate says so.
+    pub fn parallelism(&self, strategy: Strategy, threads: usize) -> Option<f64> {
+        let r = self.row(strategy, threads)?;
+        (r.seconds > 0.0).then(|| r.cpu_seconds / r.seconds)
+    }
+
     /// Rate at `threads` over the same strategy's rate with 1 thread.
     pub fn scaling(&self, strategy: Strategy, threads: usize) -> Option<f64> {
         let one = self.row(strategy, 1)?.mpps;
         let this = self.row(strategy, threads)?.mpps;
         (one > 0.0).then(|| this / one)
+    }
+
+    /// The figures for a benchmark summary, one per row: name, Mpps, and
+    /// the ratio to `locked` at the same thread count (none for `locked`
+    /// itself). `fibre bench` maps each onto its `Measurement`.
+    ///
+    /// ```
+    /// use fibre_dev::greflood::{run, GreFloodParams, Strategy};
+    /// let r = run(&GreFloodParams { threads: 1, frames_per_thread: 1_000, batch: 8,
+    ///                               strategies: vec![Strategy::Locked, Strategy::Lltx], repeats: 1 }).unwrap();
+    /// let figures = r.summary();
+    /// assert_eq!(figures[1].name, "greflood lltx 1 thread(s)");
+    /// assert_eq!(figures[1].ratio_to.as_ref().unwrap().1, "greflood locked 1 thread(s)");
+    /// ```
+    pub fn summary(&self) -> Vec<SummaryFigure> {
+        let name = |s: Strategy, t: usize| format!("greflood {} {t} thread(s)", s.name());
+        self.rows
+            .iter()
+            .map(|r| SummaryFigure {
+                name: name(r.strategy, r.threads),
+                value: r.mpps,
+                unit: "Mpps",
+                ratio_to: (r.strategy != Strategy::Locked)
+                    .then(|| self.ratio_to_locked(r.strategy, r.threads))
+                    .flatten()
+                    .map(|ratio| (ratio, name(Strategy::Locked, r.threads))),
+            })
+            .collect()
     }
 
     /// A table: strategy, threads, seconds, Mpps, ratio to locked, scaling.
@@ -186,7 +235,7 @@ impl GreFloodResult {
             "greflood: {} frame(s) of {FRAME_LEN} bytes per thread through one GRE tunnel (key) to a dummy underlay, batches of {}\n",
             self.params.frames_per_thread, self.params.batch
         );
-        out.push_str("strategy      threads   seconds      Mpps  x locked  scaling   cpu-s\n");
+        out.push_str("strategy      threads   seconds      Mpps  x locked  scaling   cpu-s  cores  cpu-ns/frame\n");
         for r in &self.rows {
             let ratio = self
                 .ratio_to_locked(r.strategy, r.threads)
@@ -194,15 +243,19 @@ impl GreFloodResult {
             let scaling = self
                 .scaling(r.strategy, r.threads)
                 .map_or("-".to_string(), |v| format!("{v:.2}"));
+            let cores = self.parallelism(r.strategy, r.threads).unwrap_or(0.0);
+            let cpu_ns = r.cpu_seconds * 1e9 / r.packets.max(1) as f64;
             out.push_str(&format!(
-                "{:<12} {:>8} {:>9.3} {:>9.3} {:>9} {:>8} {:>7.3}\n",
+                "{:<12} {:>8} {:>9.3} {:>9.3} {:>9} {:>8} {:>7.3} {:>6.2} {:>13.1}\n",
                 r.strategy.name(),
                 r.threads,
                 r.seconds,
                 r.mpps,
                 ratio,
                 scaling,
-                r.cpu_seconds
+                r.cpu_seconds,
+                cores,
+                cpu_ns
             ));
         }
         out

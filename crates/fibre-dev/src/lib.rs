@@ -33,6 +33,8 @@
 //! assert_eq!(reg.get(1).unwrap().stats().snapshot().tx_packets, 1);
 //! ```
 
+#![deny(missing_docs)]
+
 pub mod device;
 mod drop_reason;
 mod fib_routes;

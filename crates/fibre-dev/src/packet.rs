@@ -43,6 +43,11 @@ pub struct PacketBuf {
     verdict: Verdict,
 }
 
+// A batch walks these in a loop: keep each one small (buffer pointer and
+// length, three offsets, a one-byte verdict).
+const _: () = assert!(core::mem::size_of::<Verdict>() == 1);
+const _: () = assert!(core::mem::size_of::<PacketBuf>() == 48);
+
 /// Why a packet could not be placed in a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("packet of {len} bytes does not fit the {room} bytes after the headroom")]
