@@ -50,5 +50,5 @@ pub use device::{Device, DeviceType};
 pub use drop_reason::{DropClass, DropReason};
 pub use fib_routes::FibRoutes;
 pub use packet::{PacketBatch, PacketBuf, PacketTooLong, Verdict};
-pub use registry::{Registry, RegistryError, TxReport};
+pub use registry::{Registry, RegistryError, RxReport, TxReport};
 pub use worker::{WorkerId, MAX_WORKERS};

@@ -42,6 +42,17 @@ pub struct TxReport {
     pub path_mtu: Option<u32>,
 }
 
+/// What a receive call did with a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RxReport {
+    /// Decapsulated and left pending for the next layer.
+    pub accepted: usize,
+    /// Claimed by a tunnel and dropped by it (counted there by reason).
+    pub dropped: usize,
+    /// Claimed by no tunnel.
+    pub unmatched: usize,
+}
+
 /// Every device, by ifindex, sized for a fixed number of workers.
 ///
 /// ```
@@ -190,6 +201,76 @@ impl Registry {
                 None
             }
         }
+    }
+
+    /// Receives a batch of outer IP + GRE frames (as a NIC queue delivers
+    /// them, from the IP header on): each is given to the tunnel it belongs
+    /// to (remote = outer source, local = outer destination or any, same
+    /// key; an exact local beats a wildcard, as in Linux), which checks and
+    /// strips it in place. Accepted packets stay pending, each tagged in
+    /// `tunnels` with the receiving tunnel's ifindex (same order as the
+    /// batch; 0 for a drop). Frames no tunnel claims are dropped as
+    /// [`crate::DropReason::NotForTunnel`] and counted in the report only
+    /// (Linux answers them with ICMP unreachable; no device counts them).
+    ///
+    /// Tunnels are found by a scan, fine for tens of tunnels; a hash on
+    /// (remote, key) is the step after that.
+    pub fn receive_gre(
+        &self,
+        worker: WorkerId,
+        batch: &mut PacketBatch,
+        tunnels: &mut Vec<u32>,
+    ) -> RxReport {
+        use crate::gre::{match_score, peek_tunnel_key, GreTunnel};
+        use crate::stats::BatchCounts;
+        tunnels.clear();
+        let mut report = RxReport::default();
+        // Batches usually belong to one tunnel: count per run of frames of
+        // the same tunnel, and add to its statistics once per run.
+        let mut current: Option<(&GreTunnel, crate::gre::RxPolicy)> = None;
+        let mut counts = BatchCounts::default();
+        for p in batch.packets_mut() {
+            if p.verdict() != Verdict::Pending {
+                tunnels.push(0);
+                continue;
+            }
+            let found = peek_tunnel_key(p.data()).and_then(|key| {
+                self.iter()
+                    .filter_map(|d| d.as_gre())
+                    .filter_map(|t| match_score(t, &key).map(|score| (score, t)))
+                    .max_by_key(|(score, _)| *score)
+                    .map(|(_, t)| t)
+            });
+            let Some(tunnel) = found else {
+                p.set_verdict(Verdict::Dropped(crate::DropReason::NotForTunnel));
+                report.unmatched += 1;
+                tunnels.push(0);
+                continue;
+            };
+            let policy = match current {
+                Some((t, policy)) if std::ptr::eq(t, tunnel) => policy,
+                _ => {
+                    if let Some((previous, _)) = current {
+                        previous.stats().add(worker, &counts);
+                    }
+                    counts = BatchCounts::default();
+                    let policy = tunnel.rx_policy();
+                    current = Some((tunnel, policy));
+                    policy
+                }
+            };
+            if tunnel.receive_one(&policy, p, &mut counts) {
+                report.accepted += 1;
+                tunnels.push(tunnel.index());
+            } else {
+                report.dropped += 1;
+                tunnels.push(0);
+            }
+        }
+        if let Some((t, _)) = current {
+            t.stats().add(worker, &counts);
+        }
+        report
     }
 
     /// `ip -s link show` of every device.

@@ -7,7 +7,9 @@
 //!   (see its module docs for lockless transmit and `oseq` ordering),
 //!   receive decapsulates with key, checksum and `iseq` checks;
 //! * [`decapsulate`]: the stateless receive checks, shared with the fuzz
-//!   target.
+//!   target;
+//! * [`peek_tunnel_key`]: what [`crate::Registry::receive_gre`] uses to
+//!   find the tunnel a frame belongs to.
 //!
 //! Not implemented (each is a clean drop with its own reason, never a
 //! wrong packet): outer fragmentation of DF-clear IPv4 packets larger than
@@ -18,9 +20,12 @@
 
 mod config;
 mod decap;
+mod demux;
 mod route_cache;
 mod tunnel;
 
 pub use config::{GreConfig, GreConfigError, GreKind, Inheritable};
 pub use decap::{decapsulate, Decapsulated, RxPolicy};
+pub(crate) use demux::match_score;
+pub use demux::{peek_tunnel_key, TunnelKey};
 pub use tunnel::{GreTunnel, TxMode, MAX_NESTING};

@@ -387,35 +387,46 @@ impl GreTunnel {
     pub fn receive(&self, worker: WorkerId, batch: &mut PacketBatch) -> usize {
         let mut counts = BatchCounts::default();
         let policy = self.rx_policy();
-        let up = self.is_up();
         let mut accepted = 0;
         for p in batch.pending_mut() {
-            let result = if up {
-                decapsulate(&policy, p.data())
-            } else {
-                // Linux's tunnel lookup skips devices that are down.
-                Err(DropReason::NotForTunnel)
-            };
-            let result = result.and_then(|d| match d.seq {
-                Some(seq) if policy.iseq && !self.accept_seq(seq) => Err(DropReason::OutOfOrder),
-                _ => Ok(d),
-            });
-            match result {
-                Ok(d) => {
-                    p.pull_front(d.header_len);
-                    p.truncate(d.inner_len);
-                    counts.rx_packets += 1;
-                    counts.rx_bytes += d.inner_len as u64;
-                    accepted += 1;
-                }
-                Err(reason) => {
-                    p.set_verdict(Verdict::Dropped(reason));
-                    counts.drop(reason);
-                }
-            }
+            accepted += usize::from(self.receive_one(&policy, p, &mut counts));
         }
         self.stats.add(worker, &counts);
         accepted
+    }
+
+    /// One packet of [`GreTunnel::receive`]; counts go to `counts`, which
+    /// the caller adds to the statistics once per batch.
+    pub(crate) fn receive_one(
+        &self,
+        policy: &RxPolicy,
+        p: &mut crate::PacketBuf,
+        counts: &mut BatchCounts,
+    ) -> bool {
+        let result = if self.is_up() {
+            decapsulate(policy, p.data())
+        } else {
+            // Linux's tunnel lookup skips devices that are down.
+            Err(DropReason::NotForTunnel)
+        };
+        let result = result.and_then(|d| match d.seq {
+            Some(seq) if policy.iseq && !self.accept_seq(seq) => Err(DropReason::OutOfOrder),
+            _ => Ok(d),
+        });
+        match result {
+            Ok(d) => {
+                p.pull_front(d.header_len);
+                p.truncate(d.inner_len);
+                counts.rx_packets += 1;
+                counts.rx_bytes += d.inner_len as u64;
+                true
+            }
+            Err(reason) => {
+                p.set_verdict(Verdict::Dropped(reason));
+                counts.drop(reason);
+                false
+            }
+        }
     }
 
     fn accept_seq(&self, seq: u32) -> bool {
