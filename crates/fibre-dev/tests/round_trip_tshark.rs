@@ -183,12 +183,45 @@ fn tshark_decodes_every_field_as_sent() {
             expected.push((case.clone(), i as u32));
         }
     }
+    // Controls: a GRE checksum and an inner UDP checksum broken on
+    // purpose, so a decoder that never says "bad" fails this test.
+    let csum_case = cases
+        .iter()
+        .find(|c| c.csum && c.outer.0.is_ipv4())
+        .unwrap();
+    let (mut bad_gre, _) = send(csum_case);
+    let last = bad_gre[0].len() - 1;
+    bad_gre[0][last] ^= 1;
+    writer
+        .write_packet(Duration::from_secs(1_700_000_001), &bad_gre[0])
+        .unwrap();
+    let plain_case = cases
+        .iter()
+        .find(|c| !c.csum && c.outer.0.is_ipv4() && c.inner[0] >> 4 == 4)
+        .unwrap();
+    let (mut bad_udp, _) = send(plain_case);
+    let udp_checksum_at = bad_udp[0].len() - plain_case.inner.len() + 20 + 6;
+    bad_udp[0][udp_checksum_at] ^= 1;
+    writer
+        .write_packet(Duration::from_secs(1_700_000_002), &bad_udp[0])
+        .unwrap();
     drop(writer.into_inner());
-    let Some(decoded) = tshark_json(&path) else {
+    let Some(mut decoded) = tshark_json(&path) else {
         std::fs::remove_file(&path).ok();
         return;
     };
-    assert_eq!(decoded.len(), expected.len());
+    assert_eq!(decoded.len(), expected.len() + 2);
+    let bad_udp_frame = decoded.pop().unwrap();
+    let bad_gre_frame = decoded.pop().unwrap();
+    // tshark's checksum status: 0 bad, 1 good, 2 unverified.
+    assert_eq!(
+        must(layer(&bad_gre_frame, "gre")[0], "gre.checksum.status"),
+        "0"
+    );
+    assert_eq!(
+        must(layer(&bad_udp_frame, "udp")[0], "udp.checksum.status"),
+        "0"
+    );
     for (frame, (case, i)) in decoded.iter().zip(&expected) {
         let ctx = format!("{:?} packet {i}", case.tokens);
         let (local, remote) = case.outer;
