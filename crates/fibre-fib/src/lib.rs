@@ -34,6 +34,8 @@ pub mod config;
 pub mod error;
 pub mod fib;
 mod import;
+mod input_batch;
+pub mod shared;
 mod links;
 mod lookup;
 pub mod multipath;

@@ -1,0 +1,102 @@
+//! The data-path input lookup for IPv6: what `ip -6 route get DST from SRC
+//! iif DEV` answers (`ip6_route_input`), for a batch of received packets,
+//! allocating nothing. A server answering a SYN does one of these per
+//! packet (is the destination ours?) before the output lookup of its reply.
+
+use std::net::{IpAddr, Ipv6Addr};
+
+use crate::batch::{FlowKeyV6, Forward6};
+use crate::error::Errno;
+use crate::fib::Fib;
+use crate::lookup::{Flow, LOOPBACK_IFINDEX};
+use crate::types::*;
+
+impl Fib {
+    /// Resolves each packet of `keys`, all received on link `iif`, into the
+    /// same position of `out`, as the kernel's IPv6 input path would: local
+    /// delivery answers with `dev` 1 (`lo`) and the route type, forwarding
+    /// with the output device and gateway, a miss or a reject route with its
+    /// errno. A key's `oif` is ignored (an input lookup has none). An `iif`
+    /// that is no link answers `NoDev` for every key. Allocates nothing.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None }).unwrap();
+    /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
+    /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
+    ///     dev: "d0".into(), local: "2001:db8::1".parse().unwrap(), prefix_len: 64, peer: None,
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    /// let ours: std::net::Ipv6Addr = "2001:db8::1".parse().unwrap();
+    /// let peer: std::net::Ipv6Addr = "2001:db8::9".parse().unwrap();
+    /// let keys = [FlowKeyV6 { dst: u128::from(ours), src: u128::from(peer), ..Default::default() }];
+    /// let mut out = [Err(Errno::Inval)];
+    /// fib.lookup_input_batch_v6(2, &keys, &mut out);
+    /// assert_eq!(out[0].unwrap().kind, RouteType::Local);
+    /// assert_eq!(out[0].unwrap().dev, 1);
+    /// ```
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn lookup_input_batch_v6(
+        &self,
+        iif: LinkIndex,
+        keys: &[FlowKeyV6],
+        out: &mut [Result<Forward6, Errno>],
+    ) {
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "lookup_input_batch_v6: slices differ in length"
+        );
+        if !self.links.contains_key(&iif) {
+            out.fill(Err(Errno::NoDev));
+            return;
+        }
+        for (key, slot) in keys.iter().zip(out.iter_mut()) {
+            *slot = self.lookup_input_v6(iif, key);
+        }
+    }
+
+    /// One key of [`Fib::lookup_input_batch_v6`], for a link `iif` known to exist.
+    fn lookup_input_v6(&self, iif: LinkIndex, key: &FlowKeyV6) -> Result<Forward6, Errno> {
+        let dst = Ipv6Addr::from(key.dst);
+        let mut flow = Flow {
+            src: (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src))),
+            iif,
+            mark: key.mark,
+            tos: key.tos & 0x1c,
+            proto: key.proto,
+            sport: key.sport,
+            dport: key.dport,
+            ..Flow::output(IpAddr::V6(dst))
+        };
+        // ip6_pol_route_input scores routes against the input device;
+        // rt6_need_strict destinations must use it.
+        flow.v6_dev = iif;
+        flow.v6_strict =
+            dst.is_multicast() || dst.is_loopback() || (dst.segments()[0] & 0xffc0) == 0xfe80;
+        let res = self.fib_lookup(&flow)?;
+        let on_lo = res.kind == RouteType::Local
+            || (res.kind == RouteType::Anycast && res.route.protocol == Protocol::KERNEL);
+        if on_lo {
+            return Ok(Forward6 {
+                gateway: 0,
+                dev: LOOPBACK_IFINDEX,
+                table: res.table,
+                kind: res.kind,
+            });
+        }
+        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+        let gateway = match nh.gateway {
+            Some(IpAddr::V6(g)) => u128::from(g),
+            _ => 0,
+        };
+        Ok(Forward6 {
+            gateway,
+            dev: nh.dev.ok_or(Errno::NetUnreach)?,
+            table: res.table,
+            kind: res.kind,
+        })
+    }
+}

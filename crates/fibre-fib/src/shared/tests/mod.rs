@@ -1,0 +1,8 @@
+//! Tests of the shared FIB: concurrent readers against a writer, batch
+//! reports, stalled readers, and the two copies staying identical.
+
+mod batches;
+mod copies;
+mod fixtures;
+mod stall;
+mod stress;

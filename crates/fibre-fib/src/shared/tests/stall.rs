@@ -1,0 +1,52 @@
+//! A reader that stops reporting is detected and reported, and the writer
+//! gives up on it instead of waiting forever.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::fixtures::*;
+use crate::shared::{BatchMode, FibWriter, WriteError};
+use crate::*;
+
+#[test]
+fn a_stalled_reader_is_reported_and_the_batch_refused_until_it_reports() {
+    let reports = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&reports);
+    let mut writer = FibWriter::builder()
+        .stall_after(Duration::from_millis(1))
+        .grace_timeout(Duration::from_millis(300))
+        .on_stall(move |_| {
+            counted.fetch_add(1, Ordering::Relaxed);
+        })
+        .build(router());
+    let shared = writer.shared();
+    let mut stuck = shared.reader();
+    let first = [route_via(RouteOp::Add, dst(1), 9)];
+    assert_eq!(
+        writer
+            .apply_batch(&first, BatchMode::BestEffort)
+            .unwrap()
+            .published,
+        Some(1)
+    );
+    // Version 0 stays pinned: the reader has not reported since.
+    assert_eq!(shared.stats().pending_versions, 1);
+
+    let second = [route_via(RouteOp::Replace, dst(1), 8)];
+    let err = writer
+        .apply_batch(&second, BatchMode::BestEffort)
+        .unwrap_err();
+    let WriteError::GracePeriodTimeout(timeout) = &err;
+    assert_eq!(timeout.blocking_readers, 1);
+    assert!(err.to_string().starts_with("FIB batch not applied: grace period"));
+    assert!(shared.stats().stalls_detected >= 1);
+    assert!(reports.load(Ordering::Relaxed) >= 1);
+    assert_eq!(writer.version(), 1, "nothing of the refused batch applied");
+
+    // Once it reports, the same batch goes through.
+    assert_eq!(stuck.batch(|s| s.version()), 1);
+    let report = writer.apply_batch(&second, BatchMode::BestEffort).unwrap();
+    assert_eq!(report.published, Some(2));
+    assert_eq!(stuck.batch(|s| s.version()), 2);
+}

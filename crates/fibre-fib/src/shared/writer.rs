@@ -1,0 +1,276 @@
+//! The one writer of a shared FIB: batches applied to the spare copy,
+//! published with one pointer swap, replayed onto the other copy after the
+//! grace period.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fibre_rcu::{Domain, RcuCell, StallReport, DEFAULT_STALL_AFTER};
+
+use super::report::{BatchMode, BatchReport, Refusal, WriteError};
+use super::{Published, SharedFib, Snapshot};
+use crate::command::Command;
+use crate::fib::Fib;
+
+/// How long [`FibWriter::apply_batch`] waits, by default, for a grace
+/// period before refusing a batch with [`WriteError::GracePeriodTimeout`].
+pub const DEFAULT_GRACE_TIMEOUT: Duration = Duration::from_secs(5);
+
+type StallHook = Arc<dyn Fn(&StallReport) + Send + Sync>;
+
+/// Options of a [`FibWriter`]: stall detection and how long to wait for a
+/// grace period.
+///
+/// ```
+/// use std::time::Duration;
+/// use fibre_fib::{shared::FibWriter, Fib};
+/// let writer = FibWriter::builder()
+///     .stall_after(Duration::from_millis(100))
+///     .grace_timeout(Duration::from_secs(1))
+///     .on_stall(|report| eprintln!("reader {} stalled", report.reader_label))
+///     .build(Fib::new());
+/// assert_eq!(writer.version(), 0);
+/// ```
+#[must_use]
+pub struct FibWriterBuilder {
+    stall_after: Duration,
+    grace_timeout: Duration,
+    on_stall: Option<StallHook>,
+}
+
+impl FibWriterBuilder {
+    /// A reader that has not reported for this long while the writer waits
+    /// for it is reported as stalled (default: fibre-rcu's
+    /// [`DEFAULT_STALL_AFTER`]).
+    pub fn stall_after(mut self, threshold: Duration) -> Self {
+        self.stall_after = threshold;
+        self
+    }
+
+    /// How long a batch waits for the previous one's grace period before it
+    /// is refused (default [`DEFAULT_GRACE_TIMEOUT`]).
+    pub fn grace_timeout(mut self, timeout: Duration) -> Self {
+        self.grace_timeout = timeout;
+        self
+    }
+
+    /// Called on the writer's thread for each stall report (besides the
+    /// domain's `tracing` warning and counter).
+    pub fn on_stall(mut self, callback: impl Fn(&StallReport) + Send + Sync + 'static) -> Self {
+        self.on_stall = Some(Arc::new(callback));
+        self
+    }
+
+    /// The writer, publishing `fib` as version 0. Copies `fib` once (the
+    /// second copy of the left-right pair).
+    pub fn build(self, fib: Fib) -> FibWriter {
+        let mut domain = Domain::builder().stall_after(self.stall_after);
+        if let Some(hook) = self.on_stall {
+            domain = domain.on_stall(move |report| hook(report));
+        }
+        let domain = domain.build();
+        let spare = Arc::new(Snapshot {
+            version: 0,
+            fib: fib.clone(),
+        });
+        let active = Arc::new(Snapshot { version: 0, fib });
+        let cell = RcuCell::new(&domain, Arc::clone(&active));
+        FibWriter {
+            published: Arc::new(Published { domain, cell }),
+            active,
+            spare,
+            log: Vec::new(),
+            grace_timeout: self.grace_timeout,
+        }
+    }
+}
+
+/// The only writer of a shared FIB. Not `Clone`: writes are serialized by
+/// `&mut self`. See the [module docs](super) for the scheme.
+///
+/// ```
+/// use fibre_fib::{shared::{BatchMode, FibWriter}, *};
+/// let mut writer = FibWriter::new(Fib::new());
+/// let mut reader = writer.shared().reader();
+/// let add = Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None };
+/// let up = Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None };
+/// let report = writer.apply_batch(&[add, up], BatchMode::AllOrNothing).unwrap();
+/// assert_eq!(report.published, Some(1));
+/// assert!(reader.batch(|s| s.fib().link_by_name("d0").unwrap().up));
+/// ```
+pub struct FibWriter {
+    published: Arc<Published>,
+    /// The copy in the cell (the writer's own reference to it).
+    active: Arc<Snapshot>,
+    /// The other copy: the previous version until `log` is replayed on it.
+    /// Shared with the cell's retired list until the grace period ends.
+    spare: Arc<Snapshot>,
+    /// Commands of the last published batch, not yet applied to `spare`.
+    log: Vec<Command>,
+    grace_timeout: Duration,
+}
+
+impl FibWriter {
+    /// A writer with the default options, publishing `fib` as version 0.
+    pub fn new(fib: Fib) -> Self {
+        Self::builder().build(fib)
+    }
+
+    /// Options: stall threshold and callback, grace period timeout.
+    pub fn builder() -> FibWriterBuilder {
+        FibWriterBuilder {
+            stall_after: DEFAULT_STALL_AFTER,
+            grace_timeout: DEFAULT_GRACE_TIMEOUT,
+            on_stall: None,
+        }
+    }
+
+    /// A handle for making readers.
+    pub fn shared(&self) -> SharedFib {
+        SharedFib {
+            published: Arc::clone(&self.published),
+        }
+    }
+
+    /// The published FIB, as readers see it now.
+    pub fn fib(&self) -> &Fib {
+        &self.active.fib
+    }
+
+    /// The published version.
+    pub fn version(&self) -> u64 {
+        self.active.version
+    }
+
+    /// Applies `commands` in order and publishes the result as one new
+    /// version (see [`BatchMode`] for refused commands). Readers see the
+    /// state before the batch or after it, never a part of it.
+    ///
+    /// Waits first for the previous batch's grace period (at most the
+    /// builder's `grace_timeout`; readers report between their batches, so
+    /// this is usually over at once). On timeout nothing is applied and the
+    /// batch can be retried.
+    ///
+    /// ```
+    /// use fibre_fib::{shared::{BatchMode, FibWriter}, *};
+    /// let mut writer = FibWriter::new(Fib::new());
+    /// let add = |name: &str| Command::LinkAdd { name: name.into(), kind: LinkKind::Ifb, mtu: None };
+    /// let batch = [add("a"), add("a"), add("b")];
+    ///
+    /// let report = writer.apply_batch(&batch, BatchMode::AllOrNothing).unwrap();
+    /// assert_eq!((report.published, report.refused[0].index), (None, 1));
+    /// assert!(writer.fib().link_by_name("a").is_none());
+    ///
+    /// let report = writer.apply_batch(&batch, BatchMode::BestEffort).unwrap();
+    /// assert_eq!((report.published, report.applied), (Some(1), 2));
+    /// assert!(writer.fib().link_by_name("b").is_some());
+    /// ```
+    pub fn apply_batch(
+        &mut self,
+        commands: &[Command],
+        mode: BatchMode,
+    ) -> Result<BatchReport, WriteError> {
+        let started = Instant::now();
+        if commands.is_empty() {
+            return Ok(BatchReport {
+                published: None,
+                applied: 0,
+                refused: Vec::new(),
+                latency: started.elapsed(),
+            });
+        }
+        self.catch_up()?;
+        let version = self.active.version + 1;
+        let spare = Arc::make_mut(&mut self.spare);
+        let mut refused = Vec::new();
+        for (index, command) in commands.iter().enumerate() {
+            if let Err(error) = spare.fib.apply(command) {
+                refused.push(Refusal { index, error });
+            }
+        }
+        let applied = commands.len() - refused.len();
+        if mode == BatchMode::AllOrNothing && !refused.is_empty() {
+            // No undo in the FIB: bring the spare back by copying the
+            // published state (one full copy, on refused batches only).
+            self.spare = Arc::new(Snapshot::clone(&self.active));
+            return Ok(BatchReport {
+                published: None,
+                applied,
+                refused,
+                latency: started.elapsed(),
+            });
+        }
+        spare.version = version;
+        self.publish_spare();
+        // Refused commands are replayed too: a refusal may still leave a
+        // trace (a route add creates its table before it fails).
+        self.log.extend_from_slice(commands);
+        Ok(BatchReport {
+            published: Some(version),
+            applied,
+            refused,
+            latency: started.elapsed(),
+        })
+    }
+
+    /// Waits for the last batch's grace period and brings the spare copy up
+    /// to date now rather than at the next batch (for a writer about to go
+    /// idle, or to compare the copies).
+    ///
+    /// ```
+    /// use fibre_fib::{shared::{BatchMode, FibWriter}, Command, Fib};
+    /// let mut writer = FibWriter::new(Fib::new());
+    /// writer.apply_batch(&[Command::LinkDel { name: "x".into() }], BatchMode::BestEffort).unwrap();
+    /// writer.sync().unwrap();
+    /// assert_eq!(writer.shared().stats().pending_versions, 0);
+    /// ```
+    pub fn sync(&mut self) -> Result<(), WriteError> {
+        self.catch_up()
+    }
+
+    /// Swaps the spare in as the published copy; the old published copy
+    /// becomes the spare (still shared with the cell's retired list).
+    fn publish_spare(&mut self) {
+        self.published.cell.publish(Arc::clone(&self.spare));
+        std::mem::swap(&mut self.active, &mut self.spare);
+    }
+
+    /// Makes the spare exclusively ours (the grace period of its retirement
+    /// is over) and replays the log onto it.
+    fn catch_up(&mut self) -> Result<(), WriteError> {
+        if Arc::get_mut(&mut self.spare).is_none() {
+            // Usually the readers have reported meanwhile: a poll suffices.
+            self.published.cell.reclaim();
+        }
+        if Arc::get_mut(&mut self.spare).is_none() {
+            self.published
+                .domain
+                .synchronize_timeout(self.grace_timeout)?;
+            self.published.cell.reclaim();
+        }
+        // Unique by now; `make_mut` would copy rather than alias if not.
+        let spare = Arc::make_mut(&mut self.spare);
+        for command in self.log.drain(..) {
+            // Same state, same command: the same outcome as when published.
+            let _ = spare.fib.apply(&command);
+        }
+        spare.version = self.active.version;
+        Ok(())
+    }
+
+    /// Both copies, after [`sync`](FibWriter::sync): for tests that check
+    /// they stay identical.
+    #[cfg(test)]
+    pub(super) fn copies(&self) -> (&Fib, &Fib) {
+        (&self.active.fib, &self.spare.fib)
+    }
+}
+
+impl std::fmt::Debug for FibWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FibWriter")
+            .field("version", &self.active.version)
+            .field("unreplayed", &self.log.len())
+            .finish_non_exhaustive()
+    }
+}
