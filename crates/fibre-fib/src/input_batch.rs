@@ -100,3 +100,76 @@ impl Fib {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::{IpAddr, Ipv6Addr};
+
+    use proptest::prelude::*;
+
+    use crate::shared::tests_support::{route_via, router};
+    use crate::*;
+
+    proptest! {
+        /// The batch input lookup answers as `ip -6 route get DST from SRC iif DEV`.
+        #[test]
+        fn input_batch_agrees_with_route_get(
+            routes in prop::collection::vec((any::<u16>(), 2u16..9, any::<bool>()), 0..16),
+            packets in prop::collection::vec((any::<u16>(), any::<u16>(), 0u8..4), 1..32),
+            iif in 1u32..5,
+        ) {
+            let mut fib = router();
+            for &(n, gateway, unreachable) in &routes {
+                let mut cmd = route_via(RouteOp::Add, crate::shared::tests_support::dst(n % 8), gateway);
+                if unreachable {
+                    if let Command::Route { spec, .. } = &mut cmd {
+                        spec.kind = RouteType::Unreachable;
+                        spec.nexthops.clear();
+                    }
+                }
+                let _ = fib.apply(&cmd);
+            }
+            // Destinations: routed prefixes, our own addresses, link-local, nowhere.
+            let dst_of = |n: u16, kind: u8| -> Ipv6Addr {
+                match kind {
+                    0 => Ipv6Addr::new(0x2001, 0xdb8, 0xf, n % 8, 0, 0, 0, 7),
+                    1 => Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1 + n % 2),
+                    2 => Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 1 + n % 4),
+                    _ => Ipv6Addr::new(0x3fff, n, 0, 0, 0, 0, 0, 1),
+                }
+            };
+            let keys: Vec<FlowKeyV6> = packets
+                .iter()
+                .map(|&(n, src, kind)| FlowKeyV6 {
+                    dst: u128::from(dst_of(n, kind)),
+                    src: u128::from(Ipv6Addr::new(0x2001, 0xdb8, 0xe, src, 0, 0, 0, 5)),
+                    ..Default::default()
+                })
+                .collect();
+            let mut out = vec![Err(Errno::Inval); keys.len()];
+            fib.lookup_input_batch_v6(iif, &keys, &mut out);
+            let iif_name = fib.link(iif).map(|l| l.name.clone());
+            for (k, got) in keys.iter().zip(&out) {
+                let Some(name) = &iif_name else {
+                    prop_assert_eq!(*got, Err(Errno::NoDev));
+                    continue;
+                };
+                let request = RouteGetRequest {
+                    src: Some(IpAddr::V6(k.src.into())),
+                    iif: Some(name.clone()),
+                    ..RouteGetRequest::to(IpAddr::V6(k.dst.into()))
+                };
+                match (got, fib.route_get(&request)) {
+                    (Ok(f), Ok(a)) => {
+                        prop_assert_eq!(Some(fib.link(f.dev).unwrap().name.clone()), a.dev);
+                        let gw = (f.gateway != 0).then(|| IpAddr::V6(f.gateway.into()));
+                        prop_assert_eq!(gw, a.gateway);
+                        prop_assert_eq!((f.table, f.kind), (a.table, a.kind));
+                    }
+                    (Err(e), Err(w)) => prop_assert_eq!(*e, w.errno),
+                    (g, w) => prop_assert!(false, "batch {:?}, route_get {:?}", g, w),
+                }
+            }
+        }
+    }
+}

@@ -78,6 +78,9 @@ mod writer;
 
 #[cfg(test)]
 mod tests;
+/// Request builders the shared-FIB tests also lend to other modules' tests.
+#[cfg(test)]
+pub(crate) use tests::fixtures as tests_support;
 
 use std::sync::Arc;
 

@@ -3,6 +3,6 @@
 
 mod batches;
 mod copies;
-mod fixtures;
+pub(crate) mod fixtures;
 mod stall;
 mod stress;
