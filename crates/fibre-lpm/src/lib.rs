@@ -41,7 +41,7 @@
 //! prefixes below any node as one contiguous range for rebuilds.
 //! [`Poptrie::build`] builds everything from a list in one pass.
 //!
-//! [`Poptrie::lookup_batch`] walks 64 addresses in lockstep, one level per
+//! [`Poptrie::lookup_batch`] walks up to 64 addresses (48 for IPv4, 24 for IPv6) in lockstep, one level per
 //! round, prefetching each lane's next node so that the cache misses of the
 //! lanes overlap.
 //!

@@ -230,7 +230,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     }
 
     /// Looks up every address of `addrs` into the same position of `out`,
-    /// overlapping the memory accesses of up to 64 lookups at a time.
+    /// overlapping the memory accesses of a few dozen lookups at a time.
     ///
     /// ```
     /// let t = fibre_lpm::Poptrie::<u32, u32>::build([(0x0a00_0000, 8, 3)]).unwrap();
@@ -251,8 +251,8 @@ impl<K: Key, V: Value> Poptrie<K, V> {
         let mut leaves = [V::NO_ROUTE; LANES];
         let mut start = 0;
         while start < addrs.len() {
-            let end = addrs.len().min(start + LANES);
-            let next = &addrs[end..addrs.len().min(end + LANES)];
+            let end = addrs.len().min(start + K::BATCH_LANES);
+            let next = &addrs[end..addrs.len().min(end + K::BATCH_LANES)];
             let (a, o) = (&addrs[start..end], &mut out[start..end]);
             let leaves = &mut leaves[..a.len()];
             self.arrays.lookup_batch_leaves(a, leaves, next);
