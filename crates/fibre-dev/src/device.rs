@@ -177,15 +177,25 @@ impl Device {
                 "link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00".to_string(),
             ),
             DeviceType::Dummy => ("BROADCAST,NOARP", "link/none".to_string()),
+            DeviceType::Gre(kind) if kind.is_tap() => {
+                let i = self.index().to_be_bytes();
+                (
+                    "BROADCAST,MULTICAST",
+                    format!(
+                        "link/ether {} brd ff:ff:ff:ff:ff:ff",
+                        tap_mac_text([0x02, 0x00, i[0], i[1], i[2], i[3]])
+                    ),
+                )
+            }
             DeviceType::Gre(kind) => {
                 let config = self.as_gre().map(|t| t.config());
                 let local = config
                     .and_then(|c| c.local)
                     .map_or("any".to_string(), |a| a.to_string());
                 let remote = config.map_or(String::new(), |c| c.remote.to_string());
-                let link = match kind {
-                    GreKind::Gre => "link/gre",
-                    GreKind::Ip6Gre => "link/gre6",
+                let link = match kind.family() {
+                    fibre_fib::Family::V4 => "link/gre",
+                    fibre_fib::Family::V6 => "link/gre6",
                 };
                 ("POINTOPOINT,NOARP", format!("{link} {local} peer {remote}"))
             }
@@ -203,4 +213,14 @@ impl Device {
             link_line,
         }
     }
+}
+
+/// A tap's MAC address as `ip link` prints it. Taps get a locally
+/// administered address made of their ifindex (02:00:ii:ii:ii:ii), so it
+/// is stable and unique within the registry; Linux picks a random one.
+fn tap_mac_text(mac: [u8; 6]) -> String {
+    mac.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }

@@ -47,7 +47,7 @@ fn frame_from(tokens: &[&str]) -> Vec<u8> {
 fn frames_go_to_the_most_specific_matching_tunnel() {
     let routes = Arc::new(FixedRoutes::new());
     let mut registry = Registry::new(1);
-    let tunnels: [(u32, &[&str]); 4] = [
+    let tunnels: [(u32, &[&str]); 5] = [
         (
             11,
             &[
@@ -88,6 +88,18 @@ fn frames_go_to_the_most_specific_matching_tunnel() {
                 "2001:db8::2",
                 "local",
                 "2001:db8::1",
+            ],
+        ),
+        (
+            15,
+            &[
+                "tap",
+                "type",
+                "gretap",
+                "remote",
+                "192.0.2.2",
+                "local",
+                "192.0.2.1",
             ],
         ),
     ];
@@ -172,6 +184,17 @@ fn frames_go_to_the_most_specific_matching_tunnel() {
             f[last] ^= 1;
             f
         },
+        // Ethernet over GRE: only the gretap tunnel takes it, not `nokey`
+        // with the same addresses.
+        frame_from(&[
+            "s",
+            "type",
+            "gretap",
+            "remote",
+            "192.0.2.1",
+            "local",
+            "192.0.2.2",
+        ]),
     ];
     let mut batch = PacketBatch::with_capacity(frames.len());
     for f in &frames {
@@ -184,12 +207,14 @@ fn frames_go_to_the_most_specific_matching_tunnel() {
     assert_eq!(
         report,
         RxReport {
-            accepted: 4,
+            accepted: 5,
             dropped: 1,
             unmatched: 2
         }
     );
-    assert_eq!(owners, [11, 12, 13, 0, 14, 0, 0]);
+    assert_eq!(owners, [11, 12, 13, 0, 14, 0, 0, 15]);
+    // Linux's gretap MTU over a 1500-byte underlay: 1500 - 20 - 4 - 14.
+    assert_eq!(registry.get(15).unwrap().mtu(), 1462);
     let verdicts: Vec<Verdict> = batch.packets().iter().map(PacketBuf::verdict).collect();
     assert_eq!(verdicts[3], Verdict::Dropped(DropReason::NotForTunnel));
     assert_eq!(verdicts[6], Verdict::Dropped(DropReason::BadChecksum));

@@ -276,6 +276,7 @@ fn decoder_survives_millions_of_random_and_mutated_inputs() {
             ikey: Some(7),
             icsum: true,
             iseq: true,
+            tap: false,
         },
         RxPolicy {
             local: None,
@@ -283,6 +284,7 @@ fn decoder_survives_millions_of_random_and_mutated_inputs() {
             ikey: None,
             icsum: false,
             iseq: false,
+            tap: true,
         },
     ];
     let mut rng = Rng(0x5eed_1234_abcd_9876);

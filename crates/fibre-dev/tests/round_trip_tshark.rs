@@ -31,21 +31,24 @@ fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     let mut n = 0u16;
     for outer_v6 in [false, true] {
-        for inner_v6 in [false, true] {
+        // 0: IPv4, 1: IPv6, 2: Ethernet carrying IPv4 (gretap/ip6gretap).
+        for payload_kind in 0..3u8 {
+            let (inner_v6, tap) = (payload_kind == 1, payload_kind == 2);
             for flags in 0..8u8 {
                 n += 1;
-                let (local, remote, kind): (IpAddr, IpAddr, &str) = if outer_v6 {
+                let (local, remote): (IpAddr, IpAddr) = if outer_v6 {
                     (
                         "2001:db8::1".parse().unwrap(),
                         "2001:db8::2".parse().unwrap(),
-                        "ip6gre",
                     )
                 } else {
-                    (
-                        "192.0.2.1".parse().unwrap(),
-                        "192.0.2.2".parse().unwrap(),
-                        "gre",
-                    )
+                    ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap())
+                };
+                let kind = match (outer_v6, tap) {
+                    (false, false) => "gre",
+                    (true, false) => "ip6gre",
+                    (false, true) => "gretap",
+                    (true, true) => "ip6gretap",
                 };
                 let key = (flags & 1 != 0).then_some(0xa000_0000 | u32::from(n));
                 let csum = flags & 2 != 0;
@@ -67,7 +70,8 @@ fn cases() -> Vec<Case> {
                 let ttl = if n % 2 == 0 {
                     tokens.extend(["ttl".into(), "33".into()]);
                     33
-                } else if outer_v6 {
+                } else if outer_v6 || tap {
+                    // ip6gre's default, and what a tap's "inherit" falls back to.
                     64
                 } else {
                     inner_ttl
@@ -102,7 +106,19 @@ fn cases() -> Vec<Case> {
                     key,
                     csum,
                     seq: seq.then_some(0),
-                    inner: inner_udp(isrc, idst, (1000 + n, 2000 + n), &payload, inner_ttl, 0),
+                    inner: {
+                        let ip =
+                            inner_udp(isrc, idst, (1000 + n, 2000 + n), &payload, inner_ttl, 0);
+                        if tap {
+                            let mut frame = vec![
+                                0x02, 0, 0, 0, 0xaa, 0x02, 0x02, 0, 0, 0, 0xaa, 0x01, 0x08, 0x00,
+                            ];
+                            frame.extend_from_slice(&ip);
+                            frame
+                        } else {
+                            ip
+                        }
+                    },
                     inner_ttl,
                 });
             }
@@ -276,12 +292,20 @@ fn tshark_decodes_every_field_as_sent() {
             "{ctx}"
         );
         assert_eq!(must(g, "gre.flags.version"), "0", "{ctx}");
+        let tap = case.inner[0] == 0x02;
         let inner_v6 = case.inner[0] >> 4 == 6;
-        assert_eq!(
-            must(g, "gre.proto"),
-            if inner_v6 { "0x86dd" } else { "0x0800" },
-            "{ctx}"
-        );
+        let proto = match (tap, inner_v6) {
+            (true, _) => "0x6558",
+            (false, true) => "0x86dd",
+            (false, false) => "0x0800",
+        };
+        assert_eq!(must(g, "gre.proto"), proto, "{ctx}");
+        if tap {
+            let eth = layer(frame, "eth")[0];
+            assert_eq!(must(eth, "eth.dst"), "02:00:00:00:aa:02", "{ctx}");
+            assert_eq!(must(eth, "eth.src"), "02:00:00:00:aa:01", "{ctx}");
+            assert_eq!(must(eth, "eth.type"), "0x0800", "{ctx}");
+        }
         assert_eq!(
             field(g, "gre.key").map(str::to_owned),
             case.key.map(|k| format!("0x{k:08x}")),
@@ -304,7 +328,8 @@ fn tshark_decodes_every_field_as_sent() {
         let u = layer(frame, "udp")[0];
         assert_eq!(
             must(u, "udp.length"),
-            (case.inner.len() - if inner_v6 { 40 } else { 20 }).to_string(),
+            (case.inner.len() - if inner_v6 { 40 } else { 20 } - if tap { 14 } else { 0 })
+                .to_string(),
             "{ctx}"
         );
         assert_eq!(

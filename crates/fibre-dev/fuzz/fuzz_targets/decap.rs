@@ -1,6 +1,6 @@
 //! libFuzzer target: arbitrary bytes as an outer IP + GRE frame, through
 //! the stateless checks and through a tunnel (which adds `iseq` state and
-//! the in-place strip), under two receive policies chosen by the first byte.
+//! the in-place strip), under receive policies chosen by the first byte's bits.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
@@ -46,6 +46,7 @@ fuzz_target!(|data: &[u8]| {
         ikey: (selector & 2 != 0).then_some(7),
         icsum: selector & 4 != 0,
         iseq: selector & 8 != 0,
+        tap: selector & 16 != 0,
     };
     if let Ok(d) = decapsulate(&policy, frame) {
         assert!(d.header_len + d.inner_len <= frame.len());

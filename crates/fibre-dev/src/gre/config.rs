@@ -4,22 +4,32 @@ use std::net::IpAddr;
 
 use fibre_fib::{Family, Fib, RouteGetRequest};
 
-/// GRE over IPv4 (`gre`) or over IPv6 (`ip6gre`).
+/// GRE over IPv4 (`gre`, `gretap`) or over IPv6 (`ip6gre`, `ip6gretap`);
+/// the `tap` kinds carry Ethernet frames (protocol 0x6558), the others IP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GreKind {
-    /// `type gre`: IPv4 underlay.
+    /// `type gre`: IPv4 underlay, IPv4/IPv6 payload.
     Gre,
-    /// `type ip6gre`: IPv6 underlay.
+    /// `type ip6gre`: IPv6 underlay, IPv4/IPv6 payload.
     Ip6Gre,
+    /// `type gretap`: IPv4 underlay, Ethernet payload.
+    GreTap,
+    /// `type ip6gretap`: IPv6 underlay, Ethernet payload.
+    Ip6GreTap,
 }
 
 impl GreKind {
     /// The underlay family.
     pub fn family(self) -> Family {
         match self {
-            GreKind::Gre => Family::V4,
-            GreKind::Ip6Gre => Family::V6,
+            GreKind::Gre | GreKind::GreTap => Family::V4,
+            GreKind::Ip6Gre | GreKind::Ip6GreTap => Family::V6,
         }
+    }
+
+    /// True for the kinds carrying Ethernet frames.
+    pub fn is_tap(self) -> bool {
+        matches!(self, GreKind::GreTap | GreKind::Ip6GreTap)
     }
 
     /// iproute2's name.
@@ -27,6 +37,8 @@ impl GreKind {
         match self {
             GreKind::Gre => "gre",
             GreKind::Ip6Gre => "ip6gre",
+            GreKind::GreTap => "gretap",
+            GreKind::Ip6GreTap => "ip6gretap",
         }
     }
 }
@@ -107,7 +119,7 @@ pub enum GreConfigError {
     #[error("unknown option `{0}`: expected remote, local, ttl, tos, key, ikey, okey, csum, icsum, ocsum, seq, iseq or oseq")]
     UnknownOption(String),
     /// `type` missing or not a GRE kind.
-    #[error("expected `type gre` or `type ip6gre`, found {0}")]
+    #[error("expected `type gre`, `gretap`, `ip6gre` or `ip6gretap`, found {0}")]
     BadType(String),
     /// The same option twice.
     #[error("`{0}` given twice")]
@@ -197,7 +209,7 @@ fn parse_u8_setting(keyword: &str, text: &str, hex: bool) -> Result<Inheritable,
 
 impl GreConfig {
     /// Parses the tokens after `link add`:
-    /// `NAME type gre|ip6gre remote A [local B] [ttl N|inherit]
+    /// `NAME type gre|ip6gre|gretap|ip6gretap remote A [local B] [ttl N|inherit]
     /// [tos T|inherit] [key K | ikey K okey K] [csum|icsum|ocsum]
     /// [seq|iseq|oseq]`. As in iproute2, `tos` is hexadecimal, `ttl 0`
     /// means inherit, and a key may be a dotted quad. Only the syntax and
@@ -226,6 +238,8 @@ impl GreConfig {
         let kind = match (tokens.get(1), tokens.get(2)) {
             (Some(&"type"), Some(&"gre")) => GreKind::Gre,
             (Some(&"type"), Some(&"ip6gre")) => GreKind::Ip6Gre,
+            (Some(&"type"), Some(&"gretap")) => GreKind::GreTap,
+            (Some(&"type"), Some(&"ip6gretap")) => GreKind::Ip6GreTap,
             (Some(&"type"), Some(other)) => {
                 return Err(GreConfigError::BadType(format!("`type {other}`")))
             }
@@ -237,9 +251,9 @@ impl GreConfig {
             kind,
             remote: kind.family().unspecified(),
             local: None,
-            ttl: match kind {
-                GreKind::Gre => Inheritable::Inherit,
-                GreKind::Ip6Gre => Inheritable::Fixed(64),
+            ttl: match kind.family() {
+                Family::V4 => Inheritable::Inherit,
+                Family::V6 => Inheritable::Fixed(64),
             },
             tos: Inheritable::Fixed(0),
             ikey: None,
@@ -374,11 +388,12 @@ impl GreConfig {
         Ok(())
     }
 
-    /// Bytes the tunnel prepends: outer IP header plus GRE header.
+    /// Bytes the tunnel prepends: outer IP header plus GRE header (for the
+    /// tap kinds the inner Ethernet header is payload, not overhead).
     pub fn overhead(&self) -> usize {
-        let outer = match self.kind {
-            GreKind::Gre => fibre_net::ipv4::MIN_HEADER_LEN,
-            GreKind::Ip6Gre => fibre_net::ipv6::HEADER_LEN,
+        let outer = match self.kind.family() {
+            Family::V4 => fibre_net::ipv4::MIN_HEADER_LEN,
+            Family::V6 => fibre_net::ipv6::HEADER_LEN,
         };
         outer
             + 4
@@ -410,6 +425,12 @@ mod tests {
             (Inheritable::Fixed(5), Inheritable::Inherit)
         );
         assert_eq!(c.overhead(), 40 + 12);
+        let c = parse("g6t type ip6gretap remote 2001:db8::2").unwrap();
+        assert!(c.kind.is_tap() && c.kind.family() == Family::V6);
+        assert_eq!(
+            parse("g4t type gretap remote 192.0.2.2").unwrap().kind,
+            GreKind::GreTap
+        );
         let c = parse("g4 type gre remote 192.0.2.2 ttl 0 tos 0x10 seq").unwrap();
         assert_eq!(
             (c.ttl, c.tos, c.iseq, c.oseq),

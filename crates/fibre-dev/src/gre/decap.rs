@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use fibre_net::ethernet::EtherType;
+use fibre_net::ethernet::{self, EtherType};
 use fibre_net::ip::Protocol;
 use fibre_net::{gre, ipv4, ipv6, Error};
 
@@ -25,6 +25,8 @@ pub struct RxPolicy {
     pub icsum: bool,
     /// A sequence number is required (ordering is the tunnel's job).
     pub iseq: bool,
+    /// Ethernet payload (gretap) expected rather than IP.
+    pub tap: bool,
 }
 
 /// A frame that passed every stateless check.
@@ -35,7 +37,7 @@ pub struct Decapsulated {
     /// Length of the inner packet (trailing padding after the outer
     /// packet's length is excluded).
     pub inner_len: usize,
-    /// Inner protocol (IPv4 or IPv6).
+    /// Inner protocol (IPv4, IPv6, or transparent Ethernet for a tap).
     pub protocol: EtherType,
     /// Sequence number, if carried.
     pub seq: Option<u32>,
@@ -57,7 +59,8 @@ fn outer_error(e: Error) -> DropReason {
 /// ```
 /// use fibre_dev::gre::{decapsulate, RxPolicy};
 /// use fibre_dev::DropReason;
-/// let policy = RxPolicy { local: None, remote: "192.0.2.2".parse().unwrap(), ikey: None, icsum: false, iseq: false };
+/// let policy = RxPolicy { local: None, remote: "192.0.2.2".parse().unwrap(), ikey: None,
+///                         icsum: false, iseq: false, tap: false };
 /// assert_eq!(decapsulate(&policy, &[0x45, 0, 0]), Err(DropReason::Truncated));
 /// ```
 pub fn decapsulate(policy: &RxPolicy, frame: &[u8]) -> Result<Decapsulated, DropReason> {
@@ -119,6 +122,20 @@ pub fn decapsulate(policy: &RxPolicy, frame: &[u8]) -> Result<Decapsulated, Drop
         return Err(DropReason::SeqMissing);
     }
     let inner = packet.payload();
+    if policy.tap || repr.protocol == EtherType::TransparentEthernet {
+        if !policy.tap || repr.protocol != EtherType::TransparentEthernet {
+            return Err(DropReason::UnknownProtocol);
+        }
+        if inner.len() < ethernet::HEADER_LEN {
+            return Err(DropReason::Truncated);
+        }
+        return Ok(Decapsulated {
+            header_len: header_len + packet.header_len(),
+            inner_len: inner.len(),
+            protocol: repr.protocol,
+            seq: repr.seq,
+        });
+    }
     let (version, min_len) = match repr.protocol {
         EtherType::Ipv4 => (4, ipv4::MIN_HEADER_LEN),
         EtherType::Ipv6 => (6, ipv6::HEADER_LEN),

@@ -3,6 +3,7 @@
 
 use std::net::IpAddr;
 
+use fibre_net::ethernet::EtherType;
 use fibre_net::ip::Protocol;
 use fibre_net::{gre, ipv4, ipv6};
 
@@ -18,6 +19,9 @@ pub struct TunnelKey {
     pub dst: IpAddr,
     /// GRE key, if present.
     pub key: Option<u32>,
+    /// Carries Ethernet (0x6558): only tap tunnels take it, as Linux keeps
+    /// gre and gretap tunnels in separate tables.
+    pub tap: bool,
 }
 
 /// The lookup key of an outer IP + GRE frame, or `None` when it is not
@@ -60,6 +64,7 @@ pub fn peek_tunnel_key(frame: &[u8]) -> Option<TunnelKey> {
         src,
         dst,
         key: g.key(),
+        tap: g.protocol() == EtherType::TransparentEthernet,
     })
 }
 
@@ -69,7 +74,11 @@ pub fn peek_tunnel_key(frame: &[u8]) -> Option<TunnelKey> {
 /// a keyed tunnel takes only its key, a keyless one only keyless frames.
 pub(crate) fn match_score(tunnel: &GreTunnel, key: &TunnelKey) -> Option<u8> {
     let config = tunnel.config();
-    if !tunnel.is_up() || config.remote != key.src || config.ikey != key.key {
+    if !tunnel.is_up()
+        || config.remote != key.src
+        || config.ikey != key.key
+        || config.kind.is_tap() != key.tap
+    {
         return None;
     }
     match config.local {

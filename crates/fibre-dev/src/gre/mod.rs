@@ -1,5 +1,6 @@
 //! GRE tunnels (RFC 2784 with RFC 2890's key and sequence number) over
-//! IPv4 (`gre`) and IPv6 (`ip6gre`) underlays, carrying IPv4 and IPv6.
+//! IPv4 (`gre`, `gretap`) and IPv6 (`ip6gre`, `ip6gretap`) underlays,
+//! carrying IPv4 and IPv6, or Ethernet frames for the tap kinds.
 //!
 //! * [`GreConfig`]: `link add NAME type gre ...` parsed as iproute2 spells
 //!   it, and validated against the router;
@@ -13,8 +14,9 @@
 //!
 //! Not implemented (each is a clean drop with its own reason, never a
 //! wrong packet): outer fragmentation of DF-clear IPv4 packets larger than
-//! the path MTU ([`crate::DropReason::FragmentationUnsupported`]); gretap
-//! (Ethernet payload); IPv6 extension headers before GRE on receipt;
+//! the path MTU ([`crate::DropReason::FragmentationUnsupported`]); ECN
+//! propagation (RFC 6040) between inner and outer headers; IPv6 extension
+//! headers before GRE on receipt;
 //! ip6gre's default encapsulation-limit option (frames are sent as with
 //! `encaplimit none`).
 

@@ -26,11 +26,13 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use fibre_net::ethernet::EtherType;
+use fibre_net::ethernet::{self, EtherType};
 use fibre_net::ip::Protocol;
 use fibre_net::{gre, ipv4, ipv6};
 
-use super::config::{GreConfig, GreKind, Inheritable};
+use fibre_fib::Family;
+
+use super::config::{GreConfig, Inheritable};
 use super::decap::{decapsulate, RxPolicy};
 use super::route_cache::RouteCache;
 use crate::packet::{PacketBatch, Verdict};
@@ -84,6 +86,8 @@ struct BatchPlan {
     src: IpAddr,
     mtu: usize,
     overhead: usize,
+    /// Ethernet payload (gretap) rather than IP.
+    tap: bool,
 }
 
 impl GreTunnel {
@@ -295,7 +299,16 @@ impl GreTunnel {
         let src = self.config.local.or(route.src).ok_or(DropReason::NoRoute)?;
         let overhead = self.config.overhead();
         let mtu = (self.mtu() as usize).min(clamp_mtu(route.mtu, &self.config));
-        Ok((route, BatchPlan { src, mtu, overhead }))
+        let tap = self.config.kind.is_tap();
+        Ok((
+            route,
+            BatchPlan {
+                src,
+                mtu,
+                overhead,
+                tap,
+            },
+        ))
     }
 
     fn encapsulate_one(
@@ -306,6 +319,9 @@ impl GreTunnel {
     ) -> Result<(), DropReason> {
         let inner = p.data();
         let (protocol, inner_ttl, inner_tos) = match inner[0] >> 4 {
+            // An Ethernet frame has no TTL or TOS to inherit: Linux's
+            // defaults (64, 0) stand in.
+            _ if plan.tap => (EtherType::TransparentEthernet, 64, 0),
             4 => (EtherType::Ipv4, inner[8], inner[1]),
             _ => (EtherType::Ipv6, inner[7], (inner[0] << 4) | (inner[1] >> 4)),
         };
@@ -374,6 +390,7 @@ impl GreTunnel {
             ikey: self.config.ikey,
             icsum: self.config.icsum,
             iseq: self.config.iseq,
+            tap: self.config.kind.is_tap(),
         }
     }
 
@@ -453,17 +470,36 @@ impl GreTunnel {
 /// header's 16-bit length.
 fn clamp_mtu(underlay_mtu: u32, config: &GreConfig) -> usize {
     let overhead = config.overhead();
-    let outer_max = match config.kind {
-        GreKind::Gre => ipv4::MAX_PACKET_LEN,
-        GreKind::Ip6Gre => ipv6::HEADER_LEN + ipv6::MAX_PAYLOAD_LEN,
+    let outer_max = match config.kind.family() {
+        Family::V4 => ipv4::MAX_PACKET_LEN,
+        Family::V6 => ipv6::HEADER_LEN + ipv6::MAX_PAYLOAD_LEN,
+    };
+    // A tap's MTU counts the frame's payload, as an Ethernet MTU does.
+    let ethernet = if config.kind.is_tap() {
+        ethernet::HEADER_LEN
+    } else {
+        0
     };
     (underlay_mtu as usize)
         .min(outer_max)
-        .saturating_sub(overhead)
+        .saturating_sub(overhead + ethernet)
 }
 
 /// Whether an inner packet can be sent as one outer packet.
 fn check_inner(inner: &[u8], headroom: usize, plan: &BatchPlan) -> Result<(), DropReason> {
+    if plan.tap {
+        if inner.len() < ethernet::HEADER_LEN {
+            return Err(DropReason::BadInnerPacket);
+        }
+        if inner.len() > plan.mtu + ethernet::HEADER_LEN {
+            return Err(DropReason::TooBig);
+        }
+        return if headroom < plan.overhead {
+            Err(DropReason::NoHeadroom)
+        } else {
+            Ok(())
+        };
+    }
     let (min_len, may_fragment) = match inner.first().map(|b| b >> 4) {
         Some(4) if inner.len() >= ipv4::MIN_HEADER_LEN => {
             (ipv4::MIN_HEADER_LEN, inner[6] & 0x40 == 0)
