@@ -31,6 +31,9 @@ pub enum DropReason {
     SeqMissing,
     /// `iseq` configured and the sequence number is not after the last one.
     OutOfOrder,
+    /// Outer header marked Congestion Experienced over an inner packet that
+    /// is not ECN-capable (RFC 6040: the mark cannot be passed on).
+    EcnCeOnNotEct,
     /// Payload protocol is not IPv4 or IPv6, or does not match its header.
     UnknownProtocol,
     // --- transmit side ---
@@ -69,7 +72,7 @@ pub enum DropClass {
 
 impl DropReason {
     /// Number of reasons: the length of a per-reason counter array.
-    pub const COUNT: usize = 19;
+    pub const COUNT: usize = 20;
 
     /// Every reason, in index order.
     pub const ALL: [DropReason; DropReason::COUNT] = [
@@ -83,6 +86,7 @@ impl DropReason {
         DropReason::KeyMismatch,
         DropReason::SeqMissing,
         DropReason::OutOfOrder,
+        DropReason::EcnCeOnNotEct,
         DropReason::UnknownProtocol,
         DropReason::DeviceDown,
         DropReason::NoRoute,
@@ -112,6 +116,7 @@ impl DropReason {
             DropReason::KeyMismatch => "key_mismatch",
             DropReason::SeqMissing => "seq_missing",
             DropReason::OutOfOrder => "out_of_order",
+            DropReason::EcnCeOnNotEct => "ecn_ce_on_not_ect",
             DropReason::UnknownProtocol => "unknown_protocol",
             DropReason::DeviceDown => "device_down",
             DropReason::NoRoute => "no_route",
@@ -138,7 +143,8 @@ impl DropReason {
             | DropReason::ChecksumMissing
             | DropReason::KeyMismatch
             | DropReason::SeqMissing
-            | DropReason::OutOfOrder => DropClass::RxErrors,
+            | DropReason::OutOfOrder
+            | DropReason::EcnCeOnNotEct => DropClass::RxErrors,
             DropReason::NotForTunnel | DropReason::UnknownProtocol => DropClass::RxDropped,
             DropReason::NoRoute
             | DropReason::TunnelLoop

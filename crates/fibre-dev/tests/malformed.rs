@@ -10,6 +10,11 @@ use common::{inner_udp, tunnel_pair, TUNNEL};
 
 /// A valid frame from a tunnel with key 7, csum and seq (IPv4 underlay).
 fn good_frame() -> (Vec<u8>, GreTunnel) {
+    frame_with_inner_tos(0)
+}
+
+/// [`good_frame`] around an inner packet with this TOS byte.
+fn frame_with_inner_tos(tos: u8) -> (Vec<u8>, GreTunnel) {
     let tokens = [
         "t0",
         "type",
@@ -30,7 +35,7 @@ fn good_frame() -> (Vec<u8>, GreTunnel) {
         (1, 2),
         b"payload!",
         64,
-        0,
+        tos,
     );
     let mut batch = PacketBatch::with_capacity(1);
     let mut p = PacketBuf::new(64, 2048);
@@ -232,6 +237,37 @@ fn each_malformation_is_dropped_under_its_reason() {
         receive_one(&receiver, &good),
         Verdict::Dropped(DropReason::NotForTunnel)
     );
+}
+
+/// RFC 6040 on receipt: CE over Not-ECT is dropped, CE over ECT is copied
+/// into the inner header (whose checksum stays valid).
+#[test]
+fn congestion_marks_follow_rfc_6040() {
+    for (inner_ecn, expected) in [(0u8, None), (1, Some(3)), (2, Some(3)), (3, Some(3))] {
+        let (mut frame, receiver) = frame_with_inner_tos(0x20 | inner_ecn);
+        assert_eq!(
+            frame[1] & 3,
+            if inner_ecn == 3 { 2 } else { inner_ecn },
+            "encapsulation copies ECN, CE as ECT(0)"
+        );
+        frame[1] |= 3; // CE on the way
+        fix_ip_checksum(&mut frame);
+        let mut batch = PacketBatch::with_capacity(1);
+        let mut p = PacketBuf::new(0, 4096);
+        p.load(&frame).unwrap();
+        batch.push(p);
+        receiver.receive(WorkerId::new(0), &mut batch);
+        let p = &batch.packets()[0];
+        match expected {
+            None => assert_eq!(p.verdict(), Verdict::Dropped(DropReason::EcnCeOnNotEct)),
+            Some(ecn) => {
+                assert_eq!(p.verdict(), Verdict::Pending);
+                assert_eq!(p.data()[1], 0x20 | ecn);
+                let inner = fibre_net::ipv4::Packet::new_checked(p.data()).unwrap();
+                assert!(inner.verify_checksum(), "inner checksum refilled");
+            }
+        }
+    }
 }
 
 /// Removes the 4-byte GRE word at `at`, clears `flag` in the first flags

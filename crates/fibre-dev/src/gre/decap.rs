@@ -9,6 +9,7 @@ use fibre_net::ethernet::{self, EtherType};
 use fibre_net::ip::Protocol;
 use fibre_net::{gre, ipv4, ipv6, Error};
 
+use super::tunnel::{ECN_CE, ECN_MASK};
 use crate::DropReason;
 
 /// What a tunnel accepts on receipt.
@@ -41,6 +42,9 @@ pub struct Decapsulated {
     pub protocol: EtherType,
     /// Sequence number, if carried.
     pub seq: Option<u32>,
+    /// The outer header says Congestion Experienced and the inner packet is
+    /// ECN-capable: the receiver must mark the inner packet CE (RFC 6040).
+    pub set_ce: bool,
 }
 
 fn outer_error(e: Error) -> DropReason {
@@ -64,7 +68,7 @@ fn outer_error(e: Error) -> DropReason {
 /// assert_eq!(decapsulate(&policy, &[0x45, 0, 0]), Err(DropReason::Truncated));
 /// ```
 pub fn decapsulate(policy: &RxPolicy, frame: &[u8]) -> Result<Decapsulated, DropReason> {
-    let (src, dst, protocol, header_len, payload) = match frame.first().map(|b| b >> 4) {
+    let (src, dst, protocol, header_len, payload, outer_ecn) = match frame.first().map(|b| b >> 4) {
         Some(4) => {
             let packet = ipv4::Packet::new_checked(frame).map_err(outer_error)?;
             let repr = ipv4::Repr::parse(&packet).map_err(outer_error)?;
@@ -81,6 +85,7 @@ pub fn decapsulate(policy: &RxPolicy, frame: &[u8]) -> Result<Decapsulated, Drop
                 frame
                     .get(header_len..header_len + repr.payload_len)
                     .ok_or(DropReason::Truncated)?,
+                repr.tos & ECN_MASK,
             )
         }
         Some(6) => {
@@ -94,6 +99,7 @@ pub fn decapsulate(policy: &RxPolicy, frame: &[u8]) -> Result<Decapsulated, Drop
                 frame
                     .get(ipv6::HEADER_LEN..ipv6::HEADER_LEN + payload_len)
                     .ok_or(DropReason::Truncated)?,
+                packet.traffic_class() & ECN_MASK,
             )
         }
         Some(_) => return Err(DropReason::BadOuterHeader),
@@ -134,6 +140,8 @@ pub fn decapsulate(policy: &RxPolicy, frame: &[u8]) -> Result<Decapsulated, Drop
             inner_len: inner.len(),
             protocol: repr.protocol,
             seq: repr.seq,
+            // No ECN field to carry the mark in an Ethernet payload.
+            set_ce: false,
         });
     }
     let (version, min_len) = match repr.protocol {
@@ -146,10 +154,23 @@ pub fn decapsulate(policy: &RxPolicy, frame: &[u8]) -> Result<Decapsulated, Drop
         _ if inner.len() < min_len => return Err(DropReason::Truncated),
         _ => {}
     }
+    // RFC 6040 decapsulation, as Linux's INET_ECN_decapsulate: CE over a
+    // Not-ECT inner packet cannot be passed on, so the packet is dropped;
+    // CE over an ECN-capable one is copied in.
+    let inner_ecn = if version == 4 {
+        inner[1] & ECN_MASK
+    } else {
+        (inner[1] >> 4) & ECN_MASK
+    };
+    let outer_ce = outer_ecn == ECN_CE;
+    if outer_ce && inner_ecn == 0 {
+        return Err(DropReason::EcnCeOnNotEct);
+    }
     Ok(Decapsulated {
         header_len: header_len + packet.header_len(),
         inner_len: inner.len(),
         protocol: repr.protocol,
         seq: repr.seq,
+        set_ce: outer_ce && inner_ecn != ECN_CE,
     })
 }

@@ -12,13 +12,15 @@
 //! * [`peek_tunnel_key`]: what [`crate::Registry::receive_gre`] uses to
 //!   find the tunnel a frame belongs to.
 //!
-//! Not implemented (each is a clean drop with its own reason, never a
-//! wrong packet): outer fragmentation of DF-clear IPv4 packets larger than
-//! the path MTU ([`crate::DropReason::FragmentationUnsupported`]); ECN
-//! propagation (RFC 6040) between inner and outer headers; IPv6 extension
-//! headers before GRE on receipt;
-//! ip6gre's default encapsulation-limit option (frames are sent as with
-//! `encaplimit none`).
+//! ECN follows RFC 6040 as Linux does: the outer ECN field copies the
+//! inner one (CE sent as ECT(0)); on receipt an outer CE is copied into an
+//! ECN-capable inner header and drops a Not-ECT one.
+//!
+//! Not implemented: outer fragmentation of DF-clear IPv4 packets larger
+//! than the path MTU (a clean drop,
+//! [`crate::DropReason::FragmentationUnsupported`]); IPv6 extension headers
+//! before GRE on receipt (not claimed); ip6gre's default
+//! encapsulation-limit option (frames are sent as with `encaplimit none`).
 
 mod config;
 mod decap;

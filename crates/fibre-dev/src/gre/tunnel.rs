@@ -50,6 +50,11 @@ pub enum TxMode {
     Lltx,
 }
 
+/// The ECN field of a TOS/traffic-class byte, and its values (RFC 3168).
+pub(crate) const ECN_MASK: u8 = 0b11;
+pub(crate) const ECN_ECT0: u8 = 0b10;
+pub(crate) const ECN_CE: u8 = 0b11;
+
 /// Tunnels nested deeper than this are treated as a loop (Linux's
 /// `XMIT_RECURSION_LIMIT` is 8; a GRE-in-GRE chain longer than 4 is a
 /// misconfiguration in practice).
@@ -334,6 +339,14 @@ impl GreTunnel {
             Inheritable::Inherit => inner_tos,
             Inheritable::Fixed(t) => t,
         };
+        // RFC 6040 normal mode, as Linux's INET_ECN_encapsulate: the outer
+        // ECN field copies the inner one, CE becoming ECT(0). An Ethernet
+        // payload has no ECN field (inner_tos is 0 there).
+        let tos = (tos & !ECN_MASK)
+            | match inner_tos & ECN_MASK {
+                ECN_CE => ECN_ECT0,
+                ecn => ecn,
+            };
         let gre_repr = gre::Repr {
             csum: self.config.ocsum,
             key: self.config.okey,
@@ -434,6 +447,9 @@ impl GreTunnel {
             Ok(d) => {
                 p.pull_front(d.header_len);
                 p.truncate(d.inner_len);
+                if d.set_ce {
+                    mark_ce(p.data_mut());
+                }
                 counts.rx_packets += 1;
                 counts.rx_bytes += d.inner_len as u64;
                 true
@@ -520,4 +536,19 @@ fn check_inner(inner: &[u8], headroom: usize, plan: &BatchPlan) -> Result<(), Dr
         return Err(DropReason::NoHeadroom);
     }
     Ok(())
+}
+
+/// Sets Congestion Experienced on an inner IPv4 or IPv6 header that
+/// [`decapsulate`] found ECN-capable (refilling the IPv4 checksum).
+fn mark_ce(inner: &mut [u8]) {
+    match inner.first().map(|b| b >> 4) {
+        Some(4) => {
+            inner[1] |= ECN_CE;
+            if let Ok(mut packet) = ipv4::Packet::new_checked(inner) {
+                packet.fill_checksum();
+            }
+        }
+        Some(6) => inner[1] |= ECN_CE << 4,
+        _ => {}
+    }
 }
