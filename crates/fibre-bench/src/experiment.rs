@@ -128,7 +128,10 @@ pub trait Experiment {
 /// assert!(names.contains(&"lookup"));
 /// ```
 pub fn registry() -> Vec<Box<dyn Experiment>> {
-    vec![Box::new(LookupExperiment::default())]
+    vec![
+        Box::new(LookupExperiment::default()),
+        Box::new(crate::synflood::SynfloodExperiment),
+    ]
 }
 
 /// The outcome of [`run`]: the reports, and how they were made.

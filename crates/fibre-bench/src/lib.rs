@@ -36,6 +36,7 @@ pub mod nexthop;
 pub mod progress;
 pub mod queries;
 pub mod report;
+pub mod synflood;
 pub mod table;
 pub mod timing;
 

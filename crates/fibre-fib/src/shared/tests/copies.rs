@@ -35,7 +35,8 @@ fn command() -> impl Strategy<Value = Command> {
             kind: LinkKind::Ifb,
             mtu: None
         }),
-        dev.clone().prop_map(|d| Command::LinkDel { name: d.into() }),
+        dev.clone()
+            .prop_map(|d| Command::LinkDel { name: d.into() }),
         (dev, 1u16..4, any::<bool>()).prop_map(|(d, host, add)| {
             let local = IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, host));
             Command::Addr {

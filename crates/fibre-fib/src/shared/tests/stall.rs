@@ -39,7 +39,9 @@ fn a_stalled_reader_is_reported_and_the_batch_refused_until_it_reports() {
         .unwrap_err();
     let WriteError::GracePeriodTimeout(timeout) = &err;
     assert_eq!(timeout.blocking_readers, 1);
-    assert!(err.to_string().starts_with("FIB batch not applied: grace period"));
+    assert!(err
+        .to_string()
+        .starts_with("FIB batch not applied: grace period"));
     assert!(shared.stats().stalls_detected >= 1);
     assert!(reports.load(Ordering::Relaxed) >= 1);
     assert_eq!(writer.version(), 1, "nothing of the refused batch applied");

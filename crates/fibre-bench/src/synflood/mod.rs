@@ -1,0 +1,435 @@
+//! `fibre bench synflood`: seed 004's experiment. Packet threads handle
+//! "SYN" packets from random IPv6 sources to a server: per packet an input
+//! route lookup (the SYN, received on the uplink) and an output route
+//! lookup (the SYN-ACK back to the source), on the RIPE NCC RIS IPv6 table
+//! with next hops assigned as in the lookup benchmark. The FIB is shared
+//! three ways ([`strategy`]: `rwlock`, `percpu-lock`, `rcu`), each without
+//! a writer and with a writer replaying the day of RIS IPv6 updates at
+//! 100,000 updates/s and at full speed.
+//!
+//! Method: every case (strategy x packet threads x writer pace) runs for a
+//! fixed window; the cases are interleaved and repeated, and the median run
+//! is reported, so a disturbance from other work on the machine hits all
+//! strategies alike. Packet rates are given per wall-clock second and per
+//! on-CPU second (packets over each thread's CPU time, summed: the rate
+//! with a core per thread, which leaves out time spent waiting for a core
+//! on a busy machine). The writer's publication latency is from its write
+//! call until readers can see the batch (for the locks: acquiring them and
+//! applying the batch); at a fixed rate also from the oldest update of a
+//! batch coming due.
+
+pub mod run;
+pub mod setup;
+pub mod strategy;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::experiment::{Context, Experiment};
+use crate::report::{format_value, ExperimentReport, Measurement};
+use crate::table::{Align, Table};
+use crate::timing::median;
+use crate::{data, queries, BenchError};
+
+use run::{quantile, run_once, run_writer_alone, Pace, RunResult};
+use strategy::{Strategy, StrategyKind};
+
+/// The fixed writer rate, in updates per second.
+pub const WRITER_RATE: f64 = 100_000.0;
+
+/// The experiment.
+///
+/// ```
+/// use fibre_bench::Experiment;
+/// let e = fibre_bench::synflood::SynfloodExperiment;
+/// assert_eq!(e.name(), "synflood");
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SynfloodExperiment;
+
+/// How long and how often, by mode.
+struct Plan {
+    window: Duration,
+    runs: usize,
+    sources_per_thread: usize,
+    update_limit: Option<usize>,
+}
+
+impl Plan {
+    fn for_mode(quick: bool) -> Plan {
+        if quick {
+            Plan {
+                window: Duration::from_millis(120),
+                runs: 3,
+                sources_per_thread: 4096,
+                update_limit: Some(150_000),
+            }
+        } else {
+            Plan {
+                window: Duration::from_millis(500),
+                runs: 5,
+                sources_per_thread: 16_384,
+                update_limit: None,
+            }
+        }
+    }
+}
+
+/// One measured case and its runs.
+struct Case {
+    strategy: usize,
+    threads: usize,
+    pace: Pace,
+    runs: Vec<RunResult>,
+}
+
+impl Case {
+    fn mpps(&self) -> f64 {
+        let rates: Vec<f64> = self
+            .runs
+            .iter()
+            .map(|r| r.packets as f64 / r.wall.as_secs_f64().max(1e-9) / 1e6)
+            .collect();
+        median(&rates)
+    }
+
+    fn mpps_on_cpu(&self) -> f64 {
+        let rates: Vec<f64> = self
+            .runs
+            .iter()
+            .map(|r| r.packets_per_cpu_second / 1e6)
+            .collect();
+        median(&rates)
+    }
+
+    fn updates_per_second(&self) -> f64 {
+        let rates: Vec<f64> = self
+            .runs
+            .iter()
+            .map(|r| r.updates as f64 / r.writer_wall.as_secs_f64().max(1e-9))
+            .collect();
+        median(&rates)
+    }
+
+    /// p50 and p99 over every batch of every run.
+    fn latency(&self, due: bool) -> (Duration, Duration) {
+        let mut all: Vec<Duration> = self
+            .runs
+            .iter()
+            .flat_map(|r| {
+                if due {
+                    &r.due_latency
+                } else {
+                    &r.publish_latency
+                }
+            })
+            .copied()
+            .collect();
+        (quantile(&mut all, 0.5), quantile(&mut all, 0.99))
+    }
+
+    fn write_errors(&self) -> usize {
+        self.runs.iter().map(|r| r.write_errors.len()).sum()
+    }
+
+    fn pace_name(&self) -> String {
+        match self.pace {
+            Pace::Idle if self.threads == 0 => "-".into(),
+            Pace::Idle => "none".into(),
+            Pace::Rate(r) => format!("{}k/s", r / 1000.0),
+            Pace::FullSpeed if self.threads == 0 => "alone, full speed".into(),
+            Pace::FullSpeed => "full speed".into(),
+        }
+    }
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+impl Experiment for SynfloodExperiment {
+    fn name(&self) -> &'static str {
+        "synflood"
+    }
+
+    fn about(&self) -> &'static str {
+        "SYN flood: IPv6 input + output route lookup per packet, rwlock vs per-CPU lock vs RCU, with a route writer"
+    }
+
+    fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
+        let plan = Plan::for_mode(ctx.quick);
+        let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
+        let setup_started = Instant::now();
+        let table = data::load_table::<u128>(&data::table_path::<u128>(&dir), &ctx.progress)?;
+        let updates = data::load_updates::<u128>(
+            &data::updates_path::<u128>(&dir),
+            plan.update_limit,
+            &ctx.progress,
+        )?;
+        let commands = setup::update_commands(&updates, ctx.gateways)?;
+        let (fib, uplink) = setup::router(&table, ctx.gateways)?;
+        let syns: Vec<Vec<setup::Syn>> = (0..ctx.threads)
+            .map(|i| {
+                let seed = ctx.seed ^ (0x5f1_0000 + i as u64);
+                let sources = queries::inside_prefixes(&table, plan.sources_per_thread, seed);
+                setup::syns(&sources, seed)
+            })
+            .collect();
+        let mut strategies: Vec<(StrategyKind, Strategy)> = StrategyKind::ALL
+            .iter()
+            .map(|&kind| (kind, Strategy::new(kind, fib.clone(), ctx.threads)))
+            .collect();
+        drop(fib);
+        let setup_time = setup_started.elapsed();
+
+        // Every case, in the order they are interleaved.
+        let mut cases = Vec::new();
+        for threads in 1..=ctx.threads {
+            for strategy in 0..strategies.len() {
+                cases.push((strategy, threads, Pace::Idle));
+            }
+        }
+        for pace in [Pace::Rate(WRITER_RATE), Pace::FullSpeed] {
+            for strategy in 0..strategies.len() {
+                cases.push((strategy, ctx.threads, pace));
+            }
+        }
+        for strategy in 0..strategies.len() {
+            cases.push((strategy, 0, Pace::FullSpeed));
+        }
+        let mut cases: Vec<Case> = cases
+            .into_iter()
+            .map(|(strategy, threads, pace)| Case {
+                strategy,
+                threads,
+                pace,
+                runs: Vec::new(),
+            })
+            .collect();
+        let mut cursors = vec![0usize; strategies.len()];
+        let bar = ctx
+            .progress
+            .bar((plan.runs * cases.len()) as u64, "synflood");
+        for _ in 0..plan.runs {
+            for case in cases.iter_mut() {
+                let strategy = &mut strategies[case.strategy].1;
+                let cursor = &mut cursors[case.strategy];
+                let result = if case.threads == 0 {
+                    run_writer_alone(strategy, plan.window, &commands, cursor)
+                } else {
+                    run_once(
+                        strategy,
+                        uplink,
+                        &syns,
+                        case.threads,
+                        case.pace,
+                        plan.window,
+                        &commands,
+                        cursor,
+                    )
+                };
+                case.runs.push(result);
+                bar.inc(1);
+            }
+        }
+        bar.finish_and_clear();
+
+        let find = |kind: StrategyKind, threads: usize, pace: Pace| {
+            cases.iter().find(|c| {
+                strategies[c.strategy].0 == kind && c.threads == threads && c.pace == pace
+            })
+        };
+        let mpps = |kind, threads, pace| find(kind, threads, pace).map_or(0.0, Case::mpps);
+        let mpps_cpu =
+            |kind, threads, pace| find(kind, threads, pace).map_or(0.0, Case::mpps_on_cpu);
+        let t = ctx.threads;
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+
+        let mut text = format!(
+            "synflood: IPv6 SYNs to one server, per packet an input lookup (SYN) and an output \
+             lookup (SYN-ACK), {} routes (RIPE NCC RIS {}), {} next hops; {} runs of {} ms per \
+             case, interleaved, median; setup {:.1} s\n\n",
+            table.len(),
+            data::SNAPSHOT,
+            ctx.gateways,
+            plan.runs,
+            plan.window.as_millis(),
+            setup_time.as_secs_f64(),
+        );
+        let mut rows = Table::new(&[
+            ("strategy", Align::Left),
+            ("threads", Align::Right),
+            ("writer", Align::Left),
+            ("Mpps", Align::Right),
+            ("on-CPU Mpps", Align::Right),
+            ("x rwlock", Align::Right),
+            ("updates/s", Align::Right),
+            ("publish p50/p99 us", Align::Right),
+            ("due->visible p50/p99 us", Align::Right),
+        ]);
+        let mut detail_cases = Vec::new();
+        for case in &cases {
+            let kind = strategies[case.strategy].0;
+            let (p50, p99) = case.latency(false);
+            let (d50, d99) = case.latency(true);
+            let writes = case.pace != Pace::Idle;
+            let baseline = mpps(StrategyKind::RwLock, case.threads, case.pace);
+            rows.row(vec![
+                kind.name().into(),
+                case.threads.to_string(),
+                case.pace_name(),
+                if case.threads > 0 {
+                    format_value(case.mpps())
+                } else {
+                    "-".into()
+                },
+                if case.threads > 0 {
+                    format_value(case.mpps_on_cpu())
+                } else {
+                    "-".into()
+                },
+                if case.threads > 0 {
+                    format!("{:.2}", ratio(case.mpps(), baseline))
+                } else {
+                    "-".into()
+                },
+                if writes {
+                    format_value(case.updates_per_second())
+                } else {
+                    "-".into()
+                },
+                if writes {
+                    format!("{:.1}/{:.1}", micros(p50), micros(p99))
+                } else {
+                    "-".into()
+                },
+                if matches!(case.pace, Pace::Rate(_)) {
+                    format!("{:.1}/{:.1}", micros(d50), micros(d99))
+                } else {
+                    "-".into()
+                },
+            ]);
+            detail_cases.push(json!({
+                "strategy": kind.name(),
+                "threads": case.threads,
+                "writer": case.pace_name(),
+                "mpps": case.mpps(),
+                "mpps_on_cpu": case.mpps_on_cpu(),
+                "updates_per_second": writes.then(|| case.updates_per_second()),
+                "updates_refused": case.runs.iter().map(|r| r.refused).sum::<u64>(),
+                "publish_latency_us": writes.then(|| json!({"p50": micros(p50), "p99": micros(p99)})),
+                "due_to_visible_latency_us": matches!(case.pace, Pace::Rate(_))
+                    .then(|| json!({"p50": micros(d50), "p99": micros(d99)})),
+                "write_errors": case.write_errors(),
+                "runs_mpps": case.runs.iter()
+                    .map(|r| r.packets as f64 / r.wall.as_secs_f64().max(1e-9) / 1e6)
+                    .collect::<Vec<_>>(),
+            }));
+        }
+        text.push_str(&rows.render());
+        let errors: usize = cases.iter().map(Case::write_errors).sum();
+        if errors > 0 {
+            text.push_str(&format!(
+                "{errors} writer batches waited too long for a grace period and were retried\n"
+            ));
+        }
+        text.push_str(
+            "Locks are taken per packet (as the kernel takes its FIB lock per lookup); RCU loads \
+             the FIB once per batch of 32 packets and reports a quiescent state after it.\n",
+        );
+
+        // Headline rows for the summary table.
+        let (rw, pc, rcu) = (
+            StrategyKind::RwLock,
+            StrategyKind::PerCpuLock,
+            StrategyKind::Rcu,
+        );
+        let idle = Pace::Idle;
+        let paced = Pace::Rate(WRITER_RATE);
+        let plural = |n: usize| if n == 1 { "thread" } else { "threads" };
+        let mut measurements = Vec::new();
+        for kind in [rw, pc, rcu] {
+            let mut m = Measurement::new(
+                format!("{} {t} {}", kind.name(), plural(t)),
+                mpps(kind, t, idle),
+                "Mpps",
+            );
+            if kind != rw {
+                m = m.with_ratio(ratio(mpps(kind, t, idle), mpps(rw, t, idle)), "rwlock");
+            }
+            measurements.push(m);
+        }
+        measurements.push(
+            Measurement::new(
+                format!("rcu {t} {} on-CPU", plural(t)),
+                mpps_cpu(rcu, t, idle),
+                "Mpps",
+            )
+            .with_ratio(
+                ratio(mpps_cpu(rcu, t, idle), mpps_cpu(rw, t, idle)),
+                "rwlock on-CPU",
+            ),
+        );
+        if t > 1 {
+            measurements.push(Measurement::new(
+                format!("rcu {t} threads scaling"),
+                ratio(mpps(rcu, t, idle), mpps(rcu, 1, idle)),
+                "x 1 thread",
+            ));
+        }
+        measurements.push(
+            Measurement::new(
+                format!("rcu {t} {}, writer 100k/s", plural(t)),
+                mpps(rcu, t, paced),
+                "Mpps",
+            )
+            .with_ratio(ratio(mpps(rcu, t, paced), mpps(rcu, t, idle)), "no writer"),
+        );
+        if let Some(case) = find(rcu, t, paced) {
+            let (p50, p99) = case.latency(false);
+            measurements.push(Measurement::new(
+                "rcu publication p50, 100k/s",
+                micros(p50),
+                "us",
+            ));
+            measurements.push(Measurement::new(
+                "rcu publication p99, 100k/s",
+                micros(p99),
+                "us",
+            ));
+        }
+        if let Some(alone) = find(rcu, 0, Pace::FullSpeed) {
+            measurements.push(Measurement::new(
+                "rcu writer alone",
+                alone.updates_per_second(),
+                "updates/s",
+            ));
+        }
+        if let Some(full) = find(rcu, t, Pace::FullSpeed) {
+            measurements.push(Measurement::new(
+                format!("rcu writer with {t} {}", plural(t)),
+                full.updates_per_second(),
+                "updates/s",
+            ));
+        }
+
+        Ok(ExperimentReport {
+            experiment: self.name().into(),
+            text,
+            detail: json!({
+                "routes": table.len(),
+                "updates_loaded": commands.len(),
+                "gateways": ctx.gateways,
+                "window_ms": plan.window.as_millis() as u64,
+                "runs": plan.runs,
+                "setup_seconds": setup_time.as_secs_f64(),
+                "writer_rate": WRITER_RATE,
+                "full_speed_batch": run::FULL_SPEED_BATCH,
+                "reader_batch": strategy::BATCH,
+                "cases": detail_cases,
+            }),
+            measurements,
+        })
+    }
+}
