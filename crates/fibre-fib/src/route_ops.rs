@@ -644,18 +644,36 @@ impl Fib {
         } else {
             spec.nexthops.iter().cloned().zip(devs).collect()
         };
-        for (nh, dev) in &requested {
-            route.nexthops.push(self.check_nexthop_v6(nh, *dev, spec)?);
-        }
-        if let Some(src) = route.prefsrc {
-            if !matches!(src, IpAddr::V6(_)) || !self.is_local_address(&src) {
-                return Err(KernelError::with_extack(
-                    Errno::Inval,
-                    "Invalid source address",
-                ));
+        // ip6_route_multipath_add takes the paths one at a time: each is
+        // validated (ip6_route_info_create: the path, then the source), then
+        // compared with the paths before it (ip6_route_info_append). The
+        // first failure in that order is the answer, so a repeated path
+        // is "File exists" even when a later path is unreachable.
+        for (index, (nh, dev)) in requested.iter().enumerate() {
+            let nexthop = self.check_nexthop_v6(nh, *dev, spec)?;
+            if index == 0 {
+                self.check_prefsrc_v6(route.prefsrc)?;
             }
+            let repeats = route
+                .nexthops
+                .iter()
+                .any(|m| m.gateway == nexthop.gateway && m.dev == nexthop.dev);
+            if repeats {
+                return Err(KernelError::new(Errno::Exist));
+            }
+            route.nexthops.push(nexthop);
         }
         Ok(route)
+    }
+
+    /// `ip6_route_info_create`: a preferred source must be one of ours.
+    fn check_prefsrc_v6(&self, prefsrc: Option<IpAddr>) -> Result<(), KernelError> {
+        match prefsrc {
+            Some(src) if !matches!(src, IpAddr::V6(_)) || !self.is_local_address(&src) => Err(
+                KernelError::with_extack(Errno::Inval, "Invalid source address"),
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// `fib6_nh_init` / `ip6_validate_gw`.

@@ -302,3 +302,61 @@ fn tos_with_ecn_bits() {
     req.tos = 0x20;
     assert_eq!(get(&fib, req), "RTNETLINK answers: Network is unreachable");
 }
+
+/// IPv6 multipath paths are validated and compared one at a time, in the
+/// request's order: the first failure is the answer. Kernel-checked (6.18,
+/// d0 up with 2001:db8::1/64, d1 up without addresses):
+/// - `nexthop via 2001:db8::5 dev d0 nexthop via 2001:db8::5 dev d0 nexthop via 2001:db8:ee::1 dev d1`: File exists;
+/// - the repeat after the unreachable path: No route to host;
+/// - `src 2001:db8::99 nexthop via 2001:db8::5 dev d0 nexthop via 2001:db8:ee::1 dev d1`: Invalid source address
+///   (the source is checked after the first path);
+/// - the same with the paths swapped: No route to host.
+///
+/// Found by kernel_diff (seed 237): fibre answered No route to host for the first.
+#[test]
+fn ipv6_multipath_refusals_follow_the_path_order() {
+    let mut fib = fib();
+    let multipath = |paths: &[(&str, &str)], src: Option<&str>| RouteSpec {
+        nexthops: paths
+            .iter()
+            .map(|(gw, dev)| hop(Some(gw), Some(dev)))
+            .collect(),
+        multipath: true,
+        prefsrc: src.map(ip),
+        ..spec("2001:db8:5::/48")
+    };
+    let near = ("2001:db8::5", "d0");
+    let unreachable = ("2001:db8:ee::1", "d1");
+    assert_eq!(
+        refused(
+            &mut fib,
+            RouteOp::Add,
+            multipath(&[near, near, unreachable], None)
+        ),
+        "RTNETLINK answers: File exists"
+    );
+    assert_eq!(
+        refused(
+            &mut fib,
+            RouteOp::Add,
+            multipath(&[near, unreachable, near], None)
+        ),
+        "RTNETLINK answers: No route to host"
+    );
+    assert_eq!(
+        refused(
+            &mut fib,
+            RouteOp::Add,
+            multipath(&[near, unreachable], Some("2001:db8::99"))
+        ),
+        "Error: Invalid source address."
+    );
+    assert_eq!(
+        refused(
+            &mut fib,
+            RouteOp::Add,
+            multipath(&[unreachable, near], Some("2001:db8::99"))
+        ),
+        "RTNETLINK answers: No route to host"
+    );
+}
