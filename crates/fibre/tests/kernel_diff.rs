@@ -186,8 +186,8 @@ fn save_to_corpus(
     };
     let label = compare::label(&mismatch.query, &mismatch.verdict);
     let name = corpus::file_name(&label, &minimal, &queries);
-    let path = corpus::directory().join(name);
-    if path.exists() {
+    let path = corpus::directory().join(&name);
+    if corpus::holds_same_content(&corpus::directory(), &name) {
         return Ok(None);
     }
     let mut comments = vec![

@@ -38,13 +38,13 @@ impl Verdict {
 
 /// Compares fibre's outcome with the kernel's reply.
 ///
-/// `locals` are the addresses the configuration put on links: an ECMP path
-/// whose gateway is one of them is answered without `gateway`.
+/// `locals` are the gateways the kernel resolves through a local route: an
+/// ECMP path whose gateway is one of them is answered without `gateway`.
 pub fn compare(
     kernel: &KernelReply,
     fibre: &Outcome,
     strict_prefsrc: bool,
-    locals: &HashSet<IpAddr>,
+    locals: &LocalCover,
 ) -> Verdict {
     let mut verdict = Verdict::default();
     match (&kernel.answer, fibre) {
@@ -60,8 +60,23 @@ pub fn compare(
             if k.kind != f.kind {
                 verdict.fields.push("type");
             }
-            if k.table != f.table {
+            // `ip` prints no table key for table 0 (RT_TABLE_UNSPEC: the
+            // answer came from no FIB route, e.g. an on-link guess for
+            // `oif`, 255.255.255.255, 0.0.0.0) as for main. The kernel's
+            // `fibmatch` tells them apart: it finds no route for table 0.
+            let kernel_table_zero = matches!(kernel.route, Outcome::Error(_));
+            let fibre_table_zero = f.table == "unspec";
+            if kernel_table_zero != fibre_table_zero {
                 verdict.fields.push("table");
+            } else if k.table != f.table {
+                // Named apart so that the CLI's display of table 0 is a
+                // cause of its own.
+                let unspec_shown = k.table == "main" && fibre_table_zero;
+                verdict.fields.push(if unspec_shown {
+                    "table0-shown"
+                } else {
+                    "table"
+                });
             }
             match live_paths(&kernel.route, locals) {
                 Some(paths) => {
@@ -100,21 +115,30 @@ pub fn compare(
     verdict
 }
 
-/// The live (gateway, dev) paths of a multipath `fibmatch` route.
-/// (A gateway that is a local address is dropped, as the kernel's answer
-/// drops it: the path's scope is host, so it "uses no gateway".)
+/// The (gateway, dev) answers a multipath `fibmatch` route's live paths
+/// allow. A gateway that is a local address is dropped, as the kernel's
+/// answer drops it: the path's scope is host, so it "uses no gateway". A
+/// gateway inside a user `local` route may be either way: whether it
+/// resolved through that route depends on the route's table and on the
+/// order of the lines, which this comparison does not follow.
 fn live_paths(
     route: &Outcome,
-    locals: &HashSet<IpAddr>,
+    locals: &LocalCover,
 ) -> Option<Vec<(Option<IpAddr>, Option<String>)>> {
     match route {
         Outcome::Answer(Answer { paths, .. }) if paths.len() > 1 => Some(
             paths
                 .iter()
                 .filter(|p| !p.dead)
-                .map(|p| {
-                    let gateway = p.gateway.filter(|g| !locals.contains(g));
-                    (gateway, p.dev.clone())
+                .flat_map(|p| {
+                    let dev = p.dev.clone();
+                    match p.gateway {
+                        Some(g) if locals.addresses.contains(&g) => vec![(None, dev)],
+                        Some(g) if locals.in_local_route(g) => {
+                            vec![(Some(g), dev.clone()), (None, dev)]
+                        }
+                        gateway => vec![(gateway, dev)],
+                    }
                 })
                 .collect(),
         ),
@@ -122,10 +146,34 @@ fn live_paths(
     }
 }
 
+/// What makes a gateway resolve through a local route (host scope) in the
+/// kernel: an address on a link, or a user `local` route covering it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalCover {
+    /// Addresses on links (their table-local `local` routes).
+    pub addresses: HashSet<IpAddr>,
+    /// IPv4 prefixes of `route add local` lines the kernel took (any table:
+    /// an approximation, a nexthop's gateway is resolved in its route's
+    /// table and then by the rules). Checked against the kernel: a path via
+    /// 10.1.1.37 with `local 10.1.1.32/28` in main is answered without the
+    /// gateway. IPv6 paths keep their gateway (no nexthop scope there).
+    pub routes: Vec<(IpAddr, u32)>,
+}
+
+impl LocalCover {
+    /// True when `gateway` is inside one of the local routes.
+    pub fn in_local_route(&self, gateway: IpAddr) -> bool {
+        self.routes.iter().any(|&(prefix, len)| {
+            gateway.is_ipv4() && prefix.is_ipv4() && super::addr::first(gateway, len) == prefix
+        })
+    }
+}
+
 /// The addresses `addr add` lines the kernel took put on links (less those
-/// `addr del` took away): `refused` holds the 1-based lines it refused.
-pub fn local_addresses(config: &[String], refused: &[usize]) -> HashSet<IpAddr> {
-    let mut locals = HashSet::new();
+/// `addr del` took away), and the prefixes of the `local` routes it took:
+/// `refused` holds the 1-based lines it refused.
+pub fn local_addresses(config: &[String], refused: &[usize]) -> LocalCover {
+    let mut locals = LocalCover::default();
     for (index, line) in config.iter().enumerate() {
         if refused.contains(&(index + 1)) {
             continue;
@@ -134,24 +182,46 @@ pub fn local_addresses(config: &[String], refused: &[usize]) -> HashSet<IpAddr> 
             .split_whitespace()
             .skip_while(|w| *w == "-4" || *w == "-6")
             .collect();
-        if !matches!(words.first(), Some(&"addr" | &"address" | &"a")) {
-            continue;
-        }
-        let address = words
-            .get(2)
-            .and_then(|w| w.split('/').next())
-            .and_then(|a| a.parse::<IpAddr>().ok());
-        match (words.get(1), address) {
-            (Some(&"add" | &"replace"), Some(a)) => {
-                locals.insert(a);
+        match words.as_slice() {
+            [object, verb, rest @ ..] if matches!(*object, "addr" | "address" | "a") => {
+                let address = rest
+                    .first()
+                    .and_then(|w| w.split('/').next())
+                    .and_then(|a| a.parse::<IpAddr>().ok());
+                match (*verb, address) {
+                    ("add" | "replace", Some(a)) => {
+                        locals.addresses.insert(a);
+                    }
+                    ("del" | "delete", Some(a)) => {
+                        locals.addresses.remove(&a);
+                    }
+                    _ => {}
+                }
             }
-            (Some(&"del" | &"delete"), Some(a)) => {
-                locals.remove(&a);
+            [object, "add" | "replace" | "append", "local", prefix, ..]
+                if matches!(*object, "route" | "r" | "ro") =>
+            {
+                if let Some(local) = parse_prefix(prefix).filter(|(a, _)| a.is_ipv4()) {
+                    locals.routes.push(local);
+                }
             }
             _ => {}
         }
     }
     locals
+}
+
+/// `10.1.1.32/28` or a bare address (a host prefix), normalised to its
+/// first address.
+fn parse_prefix(text: &str) -> Option<(IpAddr, u32)> {
+    let (address, len) = match text.split_once('/') {
+        Some((a, l)) => (a.parse::<IpAddr>().ok()?, l.parse::<u32>().ok()?),
+        None => {
+            let a: IpAddr = text.parse().ok()?;
+            (a, super::addr::width(a.is_ipv6()))
+        }
+    };
+    (len <= super::addr::width(address.is_ipv6())).then(|| (super::addr::first(address, len), len))
 }
 
 /// A short name for a mismatch, for file names: `v4-input-gateway+dev`.
@@ -214,17 +284,17 @@ mod tests {
             PLAIN_ROUTE,
         );
         let same = parse_json_answer(r#"{"dst":"10.9.0.5","gateway":"10.1.0.7","dev":"fd0","table":"100","prefsrc":"10.1.0.1"}"#).unwrap();
-        assert!(compare(&k, &same, true, &HashSet::new()).agrees());
+        assert!(compare(&k, &same, true, &LocalCover::default()).agrees());
         let other = parse_json_answer(r#"{"dst":"10.9.0.5","type":"local","gateway":"10.1.0.8","dev":"fd1","prefsrc":"10.1.0.2"}"#).unwrap();
-        let v = compare(&k, &other, false, &HashSet::new());
+        let v = compare(&k, &other, false, &LocalCover::default());
         assert_eq!(v.fields, vec!["type", "table", "gateway", "dev"]);
         assert!(v.notes.is_empty(), "prefsrc is not compared across paths");
         let other_source = parse_json_answer(r#"{"dst":"10.9.0.5","gateway":"10.1.0.7","dev":"fd0","table":"100","prefsrc":"10.1.0.2"}"#).unwrap();
-        let v = compare(&k, &other_source, false, &HashSet::new());
+        let v = compare(&k, &other_source, false, &LocalCover::default());
         assert!(v.agrees());
         assert_eq!(v.notes, vec!["prefsrc"]);
         assert_eq!(
-            compare(&k, &other_source, true, &HashSet::new()).fields,
+            compare(&k, &other_source, true, &LocalCover::default()).fields,
             vec!["prefsrc"]
         );
     }
@@ -239,7 +309,7 @@ mod tests {
             &k,
             &Outcome::Error("No route to host".into()),
             false,
-            &HashSet::new()
+            &LocalCover::default()
         )
         .agrees());
         assert_eq!(
@@ -247,14 +317,14 @@ mod tests {
                 &k,
                 &Outcome::Error("Network is unreachable".into()),
                 false,
-                &HashSet::new()
+                &LocalCover::default()
             )
             .fields,
             vec!["error"]
         );
         let answer = parse_json_answer(r#"{"dst":"1.2.3.4","dev":"fd0"}"#).unwrap();
         assert_eq!(
-            compare(&k, &answer, false, &HashSet::new()).fields,
+            compare(&k, &answer, false, &LocalCover::default()).fields,
             vec!["outcome"]
         );
     }
@@ -268,19 +338,19 @@ mod tests {
         let other_path =
             parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd1"}"#)
                 .unwrap();
-        assert!(compare(&k, &other_path, false, &HashSet::new()).agrees());
+        assert!(compare(&k, &other_path, false, &LocalCover::default()).agrees());
         let dead_path =
             parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.3.0.9","dev":"fd2"}"#)
                 .unwrap();
         assert_eq!(
-            compare(&k, &dead_path, false, &HashSet::new()).fields,
+            compare(&k, &dead_path, false, &LocalCover::default()).fields,
             vec!["nexthop"]
         );
         let crossed =
             parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd0"}"#)
                 .unwrap();
         assert_eq!(
-            compare(&k, &crossed, false, &HashSet::new()).fields,
+            compare(&k, &crossed, false, &LocalCover::default()).fields,
             vec!["nexthop"]
         );
         // The kernel drops a gateway that is one of its own addresses.
@@ -289,15 +359,32 @@ mod tests {
             r#"[{"dst":"198.51.100.0/24","nexthops":[{"gateway":"10.1.0.7","dev":"fd0","flags":[]},{"gateway":"10.2.3.4","dev":"fd1","flags":[]}]}]"#,
         );
         let no_gateway = parse_json_answer(r#"{"dst":"198.51.100.1","dev":"fd0"}"#).unwrap();
-        assert!(compare(&k_local_gw, &no_gateway, false, &HashSet::new()).agrees());
+        assert!(compare(&k_local_gw, &no_gateway, false, &LocalCover::default()).agrees());
         // ... and fibre may choose the other path with a local gateway.
         let k_other = reply(
             r#"[{"dst":"198.51.100.1","gateway":"10.2.3.4","dev":"fd1"}]"#,
             r#"[{"dst":"198.51.100.0/24","nexthops":[{"gateway":"10.1.0.7","dev":"fd0","flags":[]},{"gateway":"10.2.3.4","dev":"fd1","flags":[]}]}]"#,
         );
-        let locals: HashSet<IpAddr> = ["10.1.0.7".parse().unwrap()].into();
+        let locals = LocalCover {
+            addresses: ["10.1.0.7".parse().unwrap()].into(),
+            ..LocalCover::default()
+        };
         assert!(compare(&k_other, &no_gateway, false, &locals).agrees());
-        assert!(!compare(&k_other, &no_gateway, false, &HashSet::new()).agrees());
+        // A user `local` route covering the gateway does the same
+        // (corpus case v4-output-nexthop-b493b6677c2b6b5f).
+        let covered = LocalCover {
+            routes: vec![("10.1.0.0".parse().unwrap(), 29)],
+            ..LocalCover::default()
+        };
+        assert!(compare(&k_other, &no_gateway, false, &covered).agrees());
+        let with_gateway =
+            parse_json_answer(r#"{"dst":"198.51.100.1","gateway":"10.1.0.7","dev":"fd0"}"#)
+                .unwrap();
+        assert!(
+            compare(&k_other, &with_gateway, false, &covered).agrees(),
+            "the local route may have come after the multipath one"
+        );
+        assert!(!compare(&k_other, &no_gateway, false, &LocalCover::default()).agrees());
     }
 
     #[test]
@@ -318,7 +405,8 @@ mod tests {
             .iter()
             .map(|a| a.parse().unwrap())
             .collect();
-        assert_eq!(locals, expected);
+        assert_eq!(locals.addresses, expected);
+        assert!(locals.routes.is_empty());
     }
 
     #[test]
@@ -328,7 +416,7 @@ mod tests {
             route: Outcome::Error("Invalid argument".into()),
         };
         let f = Outcome::Error("Network is unreachable".into());
-        let v = compare(&k, &f, false, &HashSet::new());
+        let v = compare(&k, &f, false, &LocalCover::default());
         assert_eq!(
             cause("2001:db8::1 from 2001:db8::2 iif fd0", &k, &f, &v),
             "v6 input: error differs; kernel error(Invalid argument) / fibre error(Network is unreachable)"
@@ -337,5 +425,58 @@ mod tests {
             label("2001:db8::1 from 2001:db8::2 iif fd0", &v),
             "v6-input-error"
         );
+    }
+
+    #[test]
+    fn local_routes_cover_ipv4_gateways_inside_them() {
+        let config: Vec<String> = [
+            "route add local 10.1.1.32/28 dev fd0",
+            "route add local 10.9.0.1 dev fd0 table 100",
+            "-6 route add local 2001:db8::/64 dev fd0",
+            "route add local 10.7.0.0/16 dev fd0",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let locals = local_addresses(&config, &[4]);
+        let covered = |a: &str| locals.in_local_route(a.parse().unwrap());
+        assert!(covered("10.1.1.37"));
+        assert!(!covered("10.1.1.48"));
+        assert!(covered("10.9.0.1"));
+        assert!(!covered("10.9.0.2"));
+        assert!(!covered("2001:db8::5"), "IPv6 gateways keep their gateway");
+        assert!(!covered("10.7.0.1"), "refused line");
+    }
+
+    #[test]
+    fn table_zero_shown_is_a_cause_of_its_own() {
+        let answer = r#"[{"dst":"10.1.5.224","dev":"fd1","prefsrc":"10.2.0.72"}]"#;
+        let no_fib_route = KernelReply {
+            answer: parse_json_answer(answer).unwrap(),
+            route: Outcome::Error("No route to host".into()),
+        };
+        let f_unspec = parse_json_answer(
+            r#"{"dst":"10.1.5.224","dev":"fd1","table":"unspec","prefsrc":"10.2.0.72"}"#,
+        )
+        .unwrap();
+        let f_main =
+            parse_json_answer(r#"{"dst":"10.1.5.224","dev":"fd1","prefsrc":"10.2.0.72"}"#).unwrap();
+        let none = LocalCover::default();
+        assert_eq!(
+            compare(&no_fib_route, &f_unspec, true, &none).fields,
+            vec!["table0-shown"]
+        );
+        assert_eq!(
+            compare(&no_fib_route, &f_main, true, &none).fields,
+            vec!["table"],
+            "the kernel found no FIB route: table 0, not main"
+        );
+        let main_route = reply(answer, r#"[{"dst":"10.1.0.0/16","dev":"fd1"}]"#);
+        assert_eq!(
+            compare(&main_route, &f_unspec, true, &none).fields,
+            vec!["table"],
+            "the kernel found a route in main"
+        );
+        assert!(compare(&main_route, &f_main, true, &none).agrees());
     }
 }

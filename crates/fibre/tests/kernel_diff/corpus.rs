@@ -127,6 +127,23 @@ pub fn file_name(label: &str, config: &[String], queries: &[String]) -> String {
     format!("{label}-{hash:016x}.case")
 }
 
+/// True when `directory` already holds a case with the content of the file
+/// named `name` (the same hash), whatever its label: labels change when the
+/// comparison names a cause differently, the content does not.
+pub fn holds_same_content(directory: &Path, name: &str) -> bool {
+    let Some((_, hash)) = name.rsplit_once('-') else {
+        return false;
+    };
+    let suffix = format!("-{hash}");
+    std::fs::read_dir(directory)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.file_name().to_string_lossy().ends_with(&suffix))
+        })
+        .unwrap_or(false)
+}
+
 /// Removes configuration lines while `still_fails` holds (delta debugging,
 /// chunks halving down to single lines), within `max_tries` calls and
 /// until `deadline`. Returns the smallest configuration found.
@@ -172,6 +189,24 @@ mod tests {
 
     fn lines(names: &[&str]) -> Vec<String> {
         names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_same_content_under_another_label_is_found() {
+        let directory = std::env::temp_dir().join(format!("fibre-corpus-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let config = lines(&["link add fd0 type ifb"]);
+        let queries = lines(&["10.0.0.1"]);
+        let old = file_name("v4-output-table", &config, &queries);
+        std::fs::write(directory.join(&old), "").unwrap();
+        let renamed = file_name("v4-output-table0-shown", &config, &queries);
+        let other = file_name("v4-output-table", &config, &lines(&["10.0.0.2"]));
+        let found = (
+            holds_same_content(&directory, &renamed),
+            holds_same_content(&directory, &other),
+        );
+        std::fs::remove_dir_all(&directory).unwrap();
+        assert_eq!(found, (true, false));
     }
 
     #[test]
