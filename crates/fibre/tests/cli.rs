@@ -1,0 +1,586 @@
+//! The `fibre` command end to end: configuration refusals (each message,
+//! all-or-nothing, `-force`), `route get` and `lookup` output and exit
+//! codes, the show commands and `route import`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+/// A scratch directory removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("fibre-cli-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs fibre with `args`, feeding `stdin`.
+fn fibre(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fibre"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fibre");
+    // Write from a thread: a long answer stream fills the stdout pipe
+    // while the queries are still being written.
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_string();
+    let writer = std::thread::spawn(move || input.write_all(stdin.as_bytes()));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    output
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).unwrap()
+}
+
+/// A small router: one veth pair up, an address on each end, a few routes
+/// and rules.
+const ROUTER: &str = "\
+# a small router
+link add eth0 type veth peer name eth1
+link set eth0 up
+link set eth1 up
+link set lo up
+addr add 10.0.0.1/24 dev eth0
+addr add 10.0.1.1/24 brd + dev eth1
+route add 10.1.0.0/16 via 10.0.0.2
+route add blackhole 10.8.0.0/16
+route add 10.20.0.0/16 nexthop via 10.0.0.2 dev eth0 weight 2 nexthop via 10.0.0.3 dev eth0
+route add 10.21.0.0/16 via 10.0.0.2 metric 100 proto static src 10.0.0.1 mtu 1400
+route add unreachable 10.22.0.0/16
+route add 10.23.0.0/16 via 10.0.0.2 table 100
+rule add fwmark 0x10/0xff lookup 100 pref 100
+";
+
+fn router(scratch: &Scratch) -> String {
+    scratch
+        .file("router.conf", ROUTER.as_bytes())
+        .display()
+        .to_string()
+}
+
+// --- route get ---------------------------------------------------------------
+
+#[test]
+fn route_get_prints_like_ip() {
+    let s = Scratch::new("get");
+    let conf = router(&s);
+    let out = fibre(&["--config", &conf, "route", "get", "10.1.0.5"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "10.1.0.5 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 \n    cache \n"
+    );
+    let out = fibre(
+        &[
+            "-j",
+            "--config",
+            &conf,
+            "route",
+            "get",
+            "10.23.0.1",
+            "mark",
+            "0x10",
+        ],
+        "",
+    );
+    assert_eq!(
+        stdout(&out),
+        "[{\"dst\":\"10.23.0.1\",\"gateway\":\"10.0.0.2\",\"dev\":\"eth0\",\"table\":\"100\",\"prefsrc\":\"10.0.0.1\",\"flags\":[],\"mark\":16,\"uid\":0,\"cache\":[]}]\n"
+    );
+    let out = fibre(
+        &["--config", &conf, "route", "get", "fibmatch", "10.21.0.9"],
+        "",
+    );
+    assert_eq!(
+        stdout(&out),
+        "10.21.0.0/16 via 10.0.0.2 dev eth0 proto static src 10.0.0.1 metric 100 mtu 1400 \n"
+    );
+}
+
+#[test]
+fn refused_lookups_exit_2_with_the_kernel_message() {
+    let s = Scratch::new("refused");
+    let conf = router(&s);
+    for (dst, message) in [
+        ("11.1.1.1", "RTNETLINK answers: Network is unreachable\n"),
+        ("10.8.0.1", "RTNETLINK answers: Invalid argument\n"),
+        ("10.22.0.1", "RTNETLINK answers: No route to host\n"),
+    ] {
+        let out = fibre(&["--config", &conf, "route", "get", dst], "");
+        assert_eq!(out.status.code(), Some(2), "{dst}");
+        assert_eq!(stderr(&out), message, "{dst}");
+        assert_eq!(stdout(&out), "");
+    }
+}
+
+#[test]
+fn malformed_route_get_is_a_usage_error() {
+    let out = fibre(&["route", "get", "10.0.0.300"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("got \"10.0.0.300\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+// --- configuration refusals ------------------------------------------------------
+
+/// Each bad line, alone after a good one, and the whole message fibre gives.
+const REFUSALS: &[(&str, &str)] = &[
+    (
+        "route add 10.2.0.0/16 via 10.0.0.300",
+        "\"via\": expected an IPv4 address, got \"10.0.0.300\" (Error: inet address is expected rather than \"10.0.0.300\".)",
+    ),
+    (
+        "route add 10.3.0.1/16 via 10.0.0.2",
+        "\"to\": expected a prefix without host bits (10.3.0.1/16 has host bits set (expected 10.3.0.0/16)), got \"10.3.0.1/16\" (Error: Invalid prefix for given prefix length.)",
+    ),
+    (
+        "route add 10.4.0.0/16 via 10.0.0.2 table foo",
+        "\"table\": expected a table: local, main, default or a number from 0 to 4294967295, got \"foo\" (Error: argument \"foo\" is wrong: \"table\" value is invalid)",
+    ),
+    (
+        "route add 10.5.0.0/16 via 10.0.0.2 metric 4294967296",
+        "\"metric\": expected a number from 0 to 4294967295, got \"4294967296\" (Error: argument \"4294967296\" is wrong: \"metric\" value is invalid)",
+    ),
+    (
+        "route add 10.9.0.0/16 nexthop via 10.0.0.2 weight 300",
+        "\"weight\": expected a weight from 1 to 256, got \"300\" (Error: argument \"300\" is wrong: \"weight\" is invalid)",
+    ),
+    (
+        "route add 10.10.0.0/16 dev eth0 mtu 4294967296",
+        "\"mtu\": expected a number from 0 to 4294967295, got \"4294967296\" (Error: argument \"4294967296\" is wrong: \"mtu\" value is invalid)",
+    ),
+    (
+        "route add 10.6.0.0/16 via 10.0.0.2 frob",
+        "\"route\": expected a prefix, \"default\", a route type or one of via, dev, src, metric, table, proto, scope, mtu, tos, onlink, nexthop, got \"frob\" (Error: either \"to\" is duplicate, or \"frob\" is a garbage.)",
+    ),
+    (
+        "route add",
+        "\"route\": expected a destination prefix or \"default\", got end of line (Command line is not complete. Try option \"help\")",
+    ),
+    (
+        "route add 10.11.0.0/16 via",
+        "\"via\": expected an IPv4 address, got end of line (Command line is not complete. Try option \"help\")",
+    ),
+    (
+        "route add 10.7.0.0/33 dev eth0",
+        "\"to\": expected a prefix such as 10.0.0.0/8 or 2001:db8::/32, got \"10.7.0.0/33\" (Error: any valid prefix is expected rather than \"10.7.0.0/33\".)",
+    ),
+    (
+        "addr add 10.0.0.400/24 dev eth0",
+        "\"local\": expected a prefix such as 10.0.0.0/8 or 2001:db8::/32, got \"10.0.0.400/24\" (Error: any valid prefix is expected rather than \"10.0.0.400/24\".)",
+    ),
+    (
+        "addr add 10.9.9.9/24",
+        "\"addr\": expected dev NAME, got end of line (Not enough information: \"dev\" argument is required.)",
+    ),
+    (
+        "rule add from 1.2.3.0/24 lookup foo",
+        "\"lookup\": expected a table: local, main, default or a number from 1 to 4294967295, got \"foo\" (Error: argument \"foo\" is wrong: invalid table ID)",
+    ),
+    (
+        "rule add fwmark 0xzz lookup 5",
+        "\"fwmark\": expected a mark from 0 to 0xffffffff, optionally /MASK, got \"0xzz\" (Error: argument \"0xzz\" is wrong: fwmark value is invalid)",
+    ),
+    (
+        "link set eth0 frob",
+        "\"link\": expected up, down, mtu N, type T or a device name, got \"frob\" (Error: either \"dev\" is duplicate, or \"frob\" is a garbage.)",
+    ),
+    (
+        "link add x1 type bogus",
+        "\"type\": expected a device type: dummy, ifb or veth, got \"bogus\" (Error: Unknown device type.)",
+    ),
+    (
+        "frob add x",
+        "\"ip\": expected an object: link, addr, route or rule, got \"frob\" (Object \"frob\" is unknown, try \"ip help\".)",
+    ),
+];
+
+#[test]
+fn every_refusal_names_file_line_token_and_expectation() {
+    let s = Scratch::new("refusals");
+    for (index, (line, message)) in REFUSALS.iter().enumerate() {
+        let conf = s.file(
+            &format!("r{index}.conf"),
+            format!("link add eth0 type veth peer name eth1\n{line}\n").as_bytes(),
+        );
+        let conf = conf.display().to_string();
+        let out = fibre(&["--config", &conf, "link", "show"], "");
+        assert_eq!(out.status.code(), Some(1), "{line}");
+        assert_eq!(
+            stderr(&out),
+            format!("fibre: {conf}:2: {message}\nnothing applied (1 error)\n"),
+            "{line}"
+        );
+        assert_eq!(stdout(&out), "", "{line}");
+    }
+}
+
+#[test]
+fn apply_errors_are_placed_and_refuse_the_file() {
+    let s = Scratch::new("apply");
+    let conf = s.file(
+        "apply.conf",
+        b"link add d0 type dummy\nroute add 10.0.0.0/8 dev d0\n",
+    );
+    let conf = conf.display().to_string();
+    let out = fibre(&["--config", &conf, "link", "show"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "fibre: {conf}:2: Error: Device for nexthop is not up.\nnothing applied (1 error)\n"
+        )
+    );
+}
+
+#[test]
+fn all_or_nothing_without_force() {
+    let s = Scratch::new("atomic");
+    let conf = s.file(
+        "atomic.conf",
+        b"link add d0 type dummy\nlink set d0 up\nroute add 10.0.0.0/8 dev d0\nroute add 10/33 dev d0\nroute add 11.0.0.0/8 dev nosuch\n",
+    );
+    let conf = conf.display().to_string();
+    let out = fibre(&["--config", &conf, "route", "show"], "");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("{conf}:4: ")), "{err}");
+    assert!(err.ends_with("nothing applied (1 error)\n"), "{err}");
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn force_reports_bad_lines_and_applies_the_rest() {
+    let s = Scratch::new("force");
+    let conf = s.file(
+        "force.conf",
+        b"link add d0 type dummy\nlink set d0 up\nroute add 10.0.0.0/8 dev d0\nroute add 10/33 dev d0\nroute add 11.0.0.0/8 dev nosuch\nroute add 12.0.0.0/8 dev d0\n",
+    );
+    let conf = conf.display().to_string();
+    for force in ["-force", "--force"] {
+        let out = fibre(&[force, "--config", &conf, "route", "show"], "");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(
+            stdout(&out),
+            "10.0.0.0/8 dev d0 scope link \n12.0.0.0/8 dev d0 scope link \n"
+        );
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 2, "{err}");
+        assert!(
+            lines[0].starts_with(&format!("{conf}:4: \"to\": expected a prefix")),
+            "{err}"
+        );
+        assert!(lines[1].starts_with(&format!("{conf}:5: ")), "{err}");
+    }
+}
+
+#[test]
+fn binary_empty_and_missing_files_are_refused_clearly() {
+    let s = Scratch::new("files");
+    let empty = s.file("empty.conf", b"").display().to_string();
+    let out = fibre(&["--config", &empty, "link", "show"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("empty.conf: the file is empty"),
+        "{}",
+        stderr(&out)
+    );
+    let binary = s
+        .file("bin.conf", b"\x7fELF\x02\x01\x01\x00")
+        .display()
+        .to_string();
+    let out = fibre(&["--config", &binary, "link", "show"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("bin.conf:1: not a text file (a NUL byte at offset 7)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = fibre(&["--config", "/nonexistent/fibre.conf", "link", "show"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/nonexistent/fibre.conf: cannot read"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+// --- lookup --------------------------------------------------------------------
+
+#[test]
+fn lookup_answers_every_query_in_order() {
+    let s = Scratch::new("lookup");
+    let conf = router(&s);
+    let queries =
+        "10.1.0.5\n\n# comment\n11.1.1.1\n10.0.0.300\n10.1.0.5 mark 5\nfrob bar baz\n10.0.0.1\n";
+    let out = fibre(&["lookup", "--config", &conf, "-j"], queries);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[0]["gateway"], "10.0.0.2");
+    assert_eq!(
+        lines[1],
+        serde_json::json!({"dst": "11.1.1.1", "error": "Network is unreachable"})
+    );
+    assert_eq!(lines[2]["dst"], "10.0.0.300");
+    assert!(lines[2]["error"]
+        .as_str()
+        .unwrap()
+        .contains("got \"10.0.0.300\""));
+    assert_eq!(lines[3]["mark"], 5);
+    assert_eq!(lines[4]["dst"], "frob");
+    assert!(lines[4]["error"].is_string());
+    assert_eq!(lines[5]["type"], "local");
+
+    let out = fibre(
+        &["--config", &conf, "lookup"],
+        "10.1.0.5\n11.1.1.1\n10.0.0.1\n",
+    );
+    assert_eq!(
+        stdout(&out),
+        "10.1.0.5 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 cache\n\
+         11.1.1.1: RTNETLINK answers: Network is unreachable\n\
+         local 10.0.0.1 dev lo table local src 10.0.0.1 uid 0 cache <local>\n"
+    );
+}
+
+#[test]
+fn lookup_handles_thousands_of_queries() {
+    let s = Scratch::new("lookup-many");
+    let conf = router(&s);
+    let queries: String = (0..20_000u32)
+        .map(|i| format!("10.{}.{}.{}\n", i % 40, (i / 40) % 256, i % 251))
+        .collect();
+    let started = std::time::Instant::now();
+    let out = fibre(&["-j", "--config", &conf, "lookup"], &queries);
+    let elapsed = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 20_000);
+    assert!(elapsed.as_secs() < 30, "20000 lookups took {elapsed:?}");
+}
+
+// --- show commands -----------------------------------------------------------
+
+#[test]
+fn show_commands() {
+    let s = Scratch::new("show");
+    let conf = router(&s);
+    let out = fibre(&["--config", &conf, "route", "show"], "");
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("10.0.0.0/24 dev eth0 proto kernel scope link src 10.0.0.1 \n"),
+        "{text}"
+    );
+    assert!(text.contains("blackhole 10.8.0.0/16 \n"), "{text}");
+    assert!(text.contains("10.20.0.0/16 \n\tnexthop via 10.0.0.2 dev eth0 weight 2 \n\tnexthop via 10.0.0.3 dev eth0 weight 1 \n"), "{text}");
+    assert!(
+        !text.contains("10.23.0.0/16"),
+        "table 100 is not main: {text}"
+    );
+    let out = fibre(&["--config", &conf, "route", "show", "table", "100"], "");
+    assert_eq!(stdout(&out), "10.23.0.0/16 via 10.0.0.2 dev eth0 \n");
+    let out = fibre(
+        &[
+            "--config",
+            &conf,
+            "route",
+            "show",
+            "table",
+            "all",
+            "type",
+            "broadcast",
+        ],
+        "",
+    );
+    assert!(
+        stdout(&out).contains(
+            "broadcast 10.0.1.255 dev eth1 table local proto kernel scope link src 10.0.1.1 \n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let out = fibre(&["--config", &conf, "route", "show", "table", "foo"], "");
+    assert_eq!(out.status.code(), Some(1));
+    let out = fibre(
+        &[
+            "-j",
+            "--config",
+            &conf,
+            "route",
+            "show",
+            "type",
+            "unreachable",
+        ],
+        "",
+    );
+    assert_eq!(
+        stdout(&out),
+        "[{\"type\":\"unreachable\",\"dst\":\"10.22.0.0/16\",\"flags\":[]}]\n"
+    );
+
+    let out = fibre(&["--config", &conf, "rule", "show"], "");
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("0:\tfrom all lookup local\n100:\tfrom all fwmark 0x10/0xff lookup 100"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("32766:\tfrom all lookup main\n32767:\tfrom all lookup default\n"),
+        "{text}"
+    );
+
+    let out = fibre(&["--config", &conf, "link", "show"], "");
+    let text = stdout(&out);
+    assert!(
+        text.contains("eth0@eth1: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP\n"),
+        "{text}"
+    );
+    let out = fibre(&["-4", "--config", &conf, "addr", "show"], "");
+    let text = stdout(&out);
+    assert!(
+        text.contains("    inet 10.0.1.1/24 brd 10.0.1.255 scope global eth1\n"),
+        "{text}"
+    );
+    assert!(!text.contains("inet6"), "{text}");
+}
+
+#[test]
+fn usage_errors_exit_1() {
+    let out = fibre(&["frobnicate"], "");
+    assert_eq!(out.status.code(), Some(1));
+    let out = fibre(&["--help"], "");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).contains("lookup"));
+}
+
+// --- route import ------------------------------------------------------------
+
+#[test]
+fn import_plain_and_gzip_lists_then_run_a_command() {
+    let s = Scratch::new("import");
+    let plain = s.file("list.txt", b"1.0.0.0/24\n1.0.128.0/17\n\n2001:db8:1::/48\n");
+    let plain = plain.display().to_string();
+    let out = fibre(&["route", "import", "--nexthops", "2", &plain], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = stdout(&out);
+    assert!(
+        summary.starts_with(
+            "imported 3 routes (2 IPv4, 1 IPv6) into table main via 2 next hops on imp0 in "
+        ),
+        "{summary}"
+    );
+
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b"1.0.0.0/24\n1.0.128.0/17\n").unwrap();
+    let gz = s
+        .file("list.gz", &gz.finish().unwrap())
+        .display()
+        .to_string();
+    let out = fibre(&["route", "import", &gz, "route", "get", "1.0.200.1"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let answer = stdout(&out);
+    assert!(answer.starts_with("1.0.200.1 via 198.18.0."), "{answer}");
+    assert!(
+        answer.contains(" dev imp0 src 198.18.0.1 uid 0 \n"),
+        "{answer}"
+    );
+    assert!(
+        stderr(&out).starts_with("imported 2 routes"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = fibre(
+        &[
+            "route", "import", "--table", "100", &gz, "route", "show", "table", "100",
+        ],
+        "",
+    );
+    assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
+}
+
+#[test]
+fn import_refuses_bad_lines_and_corrupt_gzip() {
+    let s = Scratch::new("import-bad");
+    let bad = s
+        .file("bad.txt", b"1.0.0.0/24\nbanana\n")
+        .display()
+        .to_string();
+    let out = fibre(&["route", "import", &bad], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!("fibre: {bad}:2: expected a prefix such as 1.0.0.0/24 or 2001:db8::/32, got \"banana\"\n")
+    );
+    let hostbits = s
+        .file("hostbits.txt", b"1.0.0.1/24\n")
+        .display()
+        .to_string();
+    let out = fibre(&["route", "import", &hostbits], "");
+    assert!(
+        stderr(&out).contains(&format!("{hostbits}:1: ")),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("host bits"), "{}", stderr(&out));
+    let corrupt = s
+        .file(
+            "corrupt.gz",
+            &[
+                0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 0xde, 0xad, 0xbe, 0xef,
+            ],
+        )
+        .display()
+        .to_string();
+    let out = fibre(&["route", "import", &corrupt], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!(
+            "{corrupt}:1: cannot read (corrupt gzip or not text)"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let dup = s
+        .file("dup.txt", b"1.0.0.0/24\n1.0.0.0/24\n")
+        .display()
+        .to_string();
+    let out = fibre(&["route", "import", &dup], "");
+    assert_eq!(
+        stderr(&out),
+        format!("fibre: {dup}:2: 1.0.0.0/24: RTNETLINK answers: File exists\n")
+    );
+    let out = fibre(&["route", "import", "--nexthops", "0", &dup], "");
+    assert!(stderr(&out).contains("--nexthops: expected a number from 1 to 4096, got 0"));
+}
