@@ -18,6 +18,44 @@ pub enum DeviceType {
     Loopback,
     /// A GRE tunnel.
     Gre(GreKind),
+    /// A [`Port`] from elsewhere (a NIC queue), by its kind's name.
+    Other(&'static str),
+}
+
+/// A device that moves packets itself: dummy and loopback here; the NIC
+/// queues of the next issues (AF_XDP, AF_PACKET on veth) implement the same
+/// contract and join a [`crate::Registry`] through
+/// [`crate::Registry::add_port`].
+///
+/// Contract: `transmit` and `receive` may be called by many workers at
+/// once, each with its own batch; they must not block on each other or
+/// allocate per packet, and count into the worker's statistics slot.
+pub trait Port: Send + Sync + std::fmt::Debug {
+    /// ifindex.
+    fn index(&self) -> u32;
+    /// Name.
+    fn name(&self) -> &str;
+    /// Type.
+    fn device_type(&self) -> DeviceType;
+    /// MTU.
+    fn mtu(&self) -> u32;
+    /// Sets the MTU.
+    fn set_mtu(&self, mtu: u32);
+    /// Administratively up.
+    fn is_up(&self) -> bool;
+    /// Sets up/down.
+    fn set_up(&self, up: bool);
+    /// Statistics.
+    fn stats(&self) -> &DeviceStats;
+    /// Takes the batch's pending packets: each ends `Sent` or
+    /// `Dropped(reason)`, and is counted.
+    fn transmit(&self, worker: WorkerId, batch: &mut PacketBatch);
+    /// Fills the batch's buffers with received packets (left pending) and
+    /// returns how many; the caller owns the buffers, as a ring's frames.
+    fn receive(&self, worker: WorkerId, batch: &mut PacketBatch) -> usize;
+    /// The `ip link` flags (`BROADCAST,NOARP`) and second line
+    /// (`link/none`) of the device.
+    fn link_info(&self) -> (&'static str, String);
 }
 
 /// A dummy or loopback device: counters and state, nothing to configure.
@@ -47,10 +85,44 @@ impl CountingDevice {
             stats: DeviceStats::new(workers),
         }
     }
+}
+
+impl Port for CountingDevice {
+    fn index(&self) -> u32 {
+        self.index
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn device_type(&self) -> DeviceType {
+        self.kind
+    }
+
+    fn mtu(&self) -> u32 {
+        self.mtu.load(Ordering::Relaxed)
+    }
+
+    fn set_mtu(&self, mtu: u32) {
+        self.mtu.store(mtu, Ordering::Relaxed);
+    }
+
+    fn is_up(&self) -> bool {
+        self.up.load(Ordering::Relaxed)
+    }
+
+    fn set_up(&self, up: bool) {
+        self.up.store(up, Ordering::Relaxed);
+    }
+
+    fn stats(&self) -> &DeviceStats {
+        &self.stats
+    }
 
     /// Takes every pending packet: counted as transmitted (and, for
     /// loopback, received), or dropped when down or too big.
-    pub fn transmit(&self, worker: WorkerId, batch: &mut PacketBatch) {
+    fn transmit(&self, worker: WorkerId, batch: &mut PacketBatch) {
         let mut counts = BatchCounts::default();
         let up = self.up.load(Ordering::Relaxed);
         let mtu = self.mtu.load(Ordering::Relaxed) as usize;
@@ -83,13 +155,30 @@ impl CountingDevice {
         }
         self.stats.add(worker, &counts);
     }
+
+    /// Nothing arrives on a dummy; loopback's packets are counted as
+    /// received when sent (delivery to a local stack is the forwarding
+    /// plane's), so nothing waits here either.
+    fn receive(&self, _worker: WorkerId, _batch: &mut PacketBatch) -> usize {
+        0
+    }
+
+    fn link_info(&self) -> (&'static str, String) {
+        match self.kind {
+            DeviceType::Loopback => (
+                "LOOPBACK",
+                "link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00".to_string(),
+            ),
+            _ => ("BROADCAST,NOARP", "link/none".to_string()),
+        }
+    }
 }
 
 /// Any device in a [`crate::Registry`].
 #[derive(Debug)]
 pub enum Device {
-    /// Dummy or loopback.
-    Counting(CountingDevice),
+    /// Dummy, loopback, or a NIC queue from elsewhere.
+    Port(Box<dyn Port>),
     /// GRE or ip6gre tunnel (boxed: it is large, and registry slots
     /// should stay small).
     Gre(Box<GreTunnel>),
@@ -99,7 +188,7 @@ impl Device {
     /// ifindex.
     pub fn index(&self) -> u32 {
         match self {
-            Device::Counting(d) => d.index,
+            Device::Port(d) => d.index(),
             Device::Gre(t) => t.index(),
         }
     }
@@ -107,7 +196,7 @@ impl Device {
     /// Name.
     pub fn name(&self) -> &str {
         match self {
-            Device::Counting(d) => &d.name,
+            Device::Port(d) => d.name(),
             Device::Gre(t) => &t.config().name,
         }
     }
@@ -115,7 +204,7 @@ impl Device {
     /// Type.
     pub fn device_type(&self) -> DeviceType {
         match self {
-            Device::Counting(d) => d.kind,
+            Device::Port(d) => d.device_type(),
             Device::Gre(t) => DeviceType::Gre(t.config().kind),
         }
     }
@@ -123,7 +212,7 @@ impl Device {
     /// MTU.
     pub fn mtu(&self) -> u32 {
         match self {
-            Device::Counting(d) => d.mtu.load(Ordering::Relaxed),
+            Device::Port(d) => d.mtu(),
             Device::Gre(t) => t.mtu(),
         }
     }
@@ -131,7 +220,7 @@ impl Device {
     /// Sets the MTU.
     pub fn set_mtu(&self, mtu: u32) {
         match self {
-            Device::Counting(d) => d.mtu.store(mtu, Ordering::Relaxed),
+            Device::Port(d) => d.set_mtu(mtu),
             Device::Gre(t) => t.set_mtu(mtu),
         }
     }
@@ -139,7 +228,7 @@ impl Device {
     /// Administratively up.
     pub fn is_up(&self) -> bool {
         match self {
-            Device::Counting(d) => d.up.load(Ordering::Relaxed),
+            Device::Port(d) => d.is_up(),
             Device::Gre(t) => t.is_up(),
         }
     }
@@ -147,7 +236,7 @@ impl Device {
     /// Sets up/down.
     pub fn set_up(&self, up: bool) {
         match self {
-            Device::Counting(d) => d.up.store(up, Ordering::Relaxed),
+            Device::Port(d) => d.set_up(up),
             Device::Gre(t) => t.set_up(up),
         }
     }
@@ -155,7 +244,7 @@ impl Device {
     /// Statistics.
     pub fn stats(&self) -> &DeviceStats {
         match self {
-            Device::Counting(d) => &d.stats,
+            Device::Port(d) => d.stats(),
             Device::Gre(t) => t.stats(),
         }
     }
@@ -164,41 +253,16 @@ impl Device {
     pub fn as_gre(&self) -> Option<&GreTunnel> {
         match self {
             Device::Gre(t) => Some(t),
-            Device::Counting(_) => None,
+            Device::Port(_) => None,
         }
     }
 
     /// The `ip link` lines describing it.
     pub fn summary(&self) -> LinkSummary {
         let up = self.is_up();
-        let (flags, link_line) = match self.device_type() {
-            DeviceType::Loopback => (
-                "LOOPBACK",
-                "link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00".to_string(),
-            ),
-            DeviceType::Dummy => ("BROADCAST,NOARP", "link/none".to_string()),
-            DeviceType::Gre(kind) if kind.is_tap() => {
-                let i = self.index().to_be_bytes();
-                (
-                    "BROADCAST,MULTICAST",
-                    format!(
-                        "link/ether {} brd ff:ff:ff:ff:ff:ff",
-                        tap_mac_text([0x02, 0x00, i[0], i[1], i[2], i[3]])
-                    ),
-                )
-            }
-            DeviceType::Gre(kind) => {
-                let config = self.as_gre().map(|t| t.config());
-                let local = config
-                    .and_then(|c| c.local)
-                    .map_or("any".to_string(), |a| a.to_string());
-                let remote = config.map_or(String::new(), |c| c.remote.to_string());
-                let link = match kind.family() {
-                    fibre_fib::Family::V4 => "link/gre",
-                    fibre_fib::Family::V6 => "link/gre6",
-                };
-                ("POINTOPOINT,NOARP", format!("{link} {local} peer {remote}"))
-            }
+        let (flags, link_line) = match self {
+            Device::Port(port) => port.link_info(),
+            Device::Gre(tunnel) => gre_link_info(tunnel),
         };
         LinkSummary {
             index: self.index(),
@@ -213,6 +277,28 @@ impl Device {
             link_line,
         }
     }
+}
+
+/// `ip link`'s flags and second line for a tunnel.
+fn gre_link_info(tunnel: &GreTunnel) -> (&'static str, String) {
+    let config = tunnel.config();
+    if config.kind.is_tap() {
+        let i = tunnel.index().to_be_bytes();
+        let mac = tap_mac_text([0x02, 0x00, i[0], i[1], i[2], i[3]]);
+        return (
+            "BROADCAST,MULTICAST",
+            format!("link/ether {mac} brd ff:ff:ff:ff:ff:ff"),
+        );
+    }
+    let local = config.local.map_or("any".to_string(), |a| a.to_string());
+    let link = match config.kind.family() {
+        fibre_fib::Family::V4 => "link/gre",
+        fibre_fib::Family::V6 => "link/gre6",
+    };
+    (
+        "POINTOPOINT,NOARP",
+        format!("{link} {local} peer {}", config.remote),
+    )
 }
 
 /// A tap's MAC address as `ip link` prints it. Taps get a locally

@@ -46,7 +46,7 @@ pub mod route;
 pub mod stats;
 mod worker;
 
-pub use device::{Device, DeviceType};
+pub use device::{Device, DeviceType, Port};
 pub use drop_reason::{DropClass, DropReason};
 pub use fib_routes::FibRoutes;
 pub use packet::{PacketBatch, PacketBuf, PacketTooLong, Verdict};

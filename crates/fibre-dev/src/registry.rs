@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::device::{CountingDevice, Device};
+use crate::device::{CountingDevice, Device, Port};
 use crate::gre::{GreConfig, GreConfigError, GreTunnel, TxMode};
 use crate::packet::{PacketBatch, Verdict};
 use crate::route::UnderlayRoutes;
@@ -119,7 +119,7 @@ impl Registry {
     pub fn add_dummy(&mut self, index: u32, name: &str, mtu: u32) -> Result<(), RegistryError> {
         self.check_free(index, name)?;
         let device = CountingDevice::new(index, name, mtu, false, self.workers);
-        self.insert(Device::Counting(device));
+        self.insert(Device::Port(Box::new(device)));
         Ok(())
     }
 
@@ -127,7 +127,14 @@ impl Registry {
     pub fn add_loopback(&mut self, index: u32, name: &str) -> Result<(), RegistryError> {
         self.check_free(index, name)?;
         let device = CountingDevice::new(index, name, 65_536, true, self.workers);
-        self.insert(Device::Counting(device));
+        self.insert(Device::Port(Box::new(device)));
+        Ok(())
+    }
+
+    /// Adds a device implemented elsewhere (a NIC queue).
+    pub fn add_port(&mut self, port: Box<dyn Port>) -> Result<(), RegistryError> {
+        self.check_free(port.index(), port.name())?;
+        self.insert(Device::Port(port));
         Ok(())
     }
 
@@ -187,7 +194,7 @@ impl Registry {
         depth: u8,
     ) -> Option<u32> {
         match self.get(index) {
-            Some(Device::Counting(d)) => {
+            Some(Device::Port(d)) => {
                 d.transmit(worker, batch);
                 None
             }

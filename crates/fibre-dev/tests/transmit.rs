@@ -517,3 +517,94 @@ fn fib_backed_tunnel_validates_and_sends() {
         1
     );
 }
+
+/// A NIC-queue stand-in outside the crate: keeps what it is given.
+#[derive(Debug)]
+struct CapturePort {
+    stats: fibre_dev::stats::DeviceStats,
+    frames: std::sync::Mutex<Vec<Vec<u8>>>,
+}
+
+impl fibre_dev::Port for CapturePort {
+    fn index(&self) -> u32 {
+        7
+    }
+    fn name(&self) -> &str {
+        "cap0"
+    }
+    fn device_type(&self) -> fibre_dev::DeviceType {
+        fibre_dev::DeviceType::Other("capture")
+    }
+    fn mtu(&self) -> u32 {
+        1500
+    }
+    fn set_mtu(&self, _mtu: u32) {}
+    fn is_up(&self) -> bool {
+        true
+    }
+    fn set_up(&self, _up: bool) {}
+    fn stats(&self) -> &fibre_dev::stats::DeviceStats {
+        &self.stats
+    }
+    fn transmit(&self, _worker: WorkerId, batch: &mut PacketBatch) {
+        let mut frames = self.frames.lock().unwrap();
+        for p in batch.pending_mut() {
+            frames.push(p.data().to_vec());
+            p.set_verdict(Verdict::Sent);
+        }
+    }
+    fn receive(&self, _worker: WorkerId, _batch: &mut PacketBatch) -> usize {
+        0
+    }
+    fn link_info(&self) -> (&'static str, String) {
+        (
+            "BROADCAST,MULTICAST",
+            "link/ether 02:00:00:00:00:07 brd ff:ff:ff:ff:ff:ff".into(),
+        )
+    }
+}
+
+#[test]
+fn a_tunnel_sends_through_a_port_from_outside_the_crate() {
+    let routes = Arc::new(FixedRoutes::new());
+    routes.set(
+        "192.0.2.2".parse().unwrap(),
+        UnderlayRoute {
+            oif: 7,
+            gateway: None,
+            src: Some("192.0.2.1".parse().unwrap()),
+            mtu: 1500,
+        },
+    );
+    let mut registry = Registry::new(1);
+    let port = CapturePort {
+        stats: fibre_dev::stats::DeviceStats::new(1),
+        frames: Default::default(),
+    };
+    registry.add_port(Box::new(port)).unwrap();
+    registry
+        .add_gre(8, GreConfig::parse(V4).unwrap(), routes, TxMode::Lltx)
+        .unwrap();
+    let mut batch = batch_of(&[v4_inner(100, true), v4_inner(60, true)], 64);
+    assert_eq!(registry.transmit(8, WorkerId::new(0), &mut batch).sent, 2);
+    let text = registry.format_ip_s_link();
+    assert!(
+        text.contains("7: cap0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500"),
+        "{text}"
+    );
+    assert!(
+        text.contains("8: t0: <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1472"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    link/gre 192.0.2.1 peer 192.0.2.2\n"),
+        "{text}"
+    );
+    let Some(fibre_dev::Device::Port(port)) = registry.get(7) else {
+        panic!("port 7")
+    };
+    assert_eq!(port.device_type(), fibre_dev::DeviceType::Other("capture"));
+    // The tunnel's statistics count inner bytes, as Linux's do.
+    let s = registry.get(8).unwrap().stats().snapshot();
+    assert_eq!((s.tx_packets, s.tx_bytes), (2, 160));
+}
