@@ -222,6 +222,37 @@ impl Registry {
     ///
     /// Tunnels are found by a scan, fine for tens of tunnels; a hash on
     /// (remote, key) is the step after that.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fibre_dev::{gre::{GreConfig, TxMode}, route::{FixedRoutes, UnderlayRoute}};
+    /// use fibre_dev::{PacketBatch, PacketBuf, Registry, WorkerId};
+    /// // One side sends through gt0 to a dummy underlay...
+    /// let routes = Arc::new(FixedRoutes::new());
+    /// routes.set("192.0.2.2".parse().unwrap(), UnderlayRoute { oif: 1, gateway: None, src: None, mtu: 1500 });
+    /// let mut a = Registry::new(1);
+    /// a.add_dummy(1, "eth0", 1500).unwrap();
+    /// let tokens = ["gt0", "type", "gre", "remote", "192.0.2.2", "local", "192.0.2.1", "key", "9"];
+    /// a.add_gre(2, GreConfig::parse(&tokens).unwrap(), routes.clone(), TxMode::Lltx).unwrap();
+    /// let mut inner = [0u8; 20];
+    /// inner[0] = 0x45; inner[6] = 0x40; inner[8] = 64;
+    /// let mut p = PacketBuf::new(64, 1500);
+    /// p.load(&inner).unwrap();
+    /// let mut batch = PacketBatch::with_capacity(1);
+    /// batch.push(p);
+    /// a.transmit(2, WorkerId::new(0), &mut batch);
+    /// // ...the other side's tunnel takes the frame and strips it.
+    /// let mut b = Registry::new(1);
+    /// let tokens = ["gt0", "type", "gre", "remote", "192.0.2.1", "local", "192.0.2.2", "key", "9"];
+    /// b.add_gre(5, GreConfig::parse(&tokens).unwrap(), routes, TxMode::Lltx).unwrap();
+    /// let mut rx = PacketBatch::with_capacity(1);
+    /// let mut p = PacketBuf::new(0, 1500);
+    /// p.load(batch.packets()[0].data()).unwrap();
+    /// rx.push(p);
+    /// let mut owners = Vec::new();
+    /// assert_eq!(b.receive_gre(WorkerId::new(0), &mut rx, &mut owners).accepted, 1);
+    /// assert_eq!((owners[0], rx.packets()[0].data()), (5, &inner[..]));
+    /// ```
     pub fn receive_gre(
         &self,
         worker: WorkerId,
@@ -281,6 +312,12 @@ impl Registry {
     }
 
     /// `ip -s link show` of every device.
+    ///
+    /// ```
+    /// let mut reg = fibre_dev::Registry::new(1);
+    /// reg.add_loopback(1, "lo").unwrap();
+    /// assert!(reg.format_ip_s_link().starts_with("1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 "));
+    /// ```
     pub fn format_ip_s_link(&self) -> String {
         self.iter()
             .map(|d| format_ip_s_link(&d.summary(), &d.stats().snapshot().ip_link_stats()))
