@@ -32,7 +32,7 @@ use crate::table::{Align, Table};
 use crate::timing::median;
 use crate::{data, queries, BenchError};
 
-use run::{quantile, run_once, run_writer_alone, Pace, RunResult};
+use run::{quantile, run_once, run_writer_alone, Pace, RunResult, Workload};
 use strategy::{Strategy, StrategyKind};
 
 /// The fixed writer rate, in updates per second.
@@ -208,6 +208,11 @@ impl Experiment for SynfloodExperiment {
             })
             .collect();
         let mut cursors = vec![0usize; strategies.len()];
+        let work = Workload {
+            uplink,
+            syns: &syns,
+            updates: &commands,
+        };
         let bar = ctx
             .progress
             .bar((plan.runs * cases.len()) as u64, "synflood");
@@ -218,16 +223,7 @@ impl Experiment for SynfloodExperiment {
                 let result = if case.threads == 0 {
                     run_writer_alone(strategy, plan.window, &commands, cursor)
                 } else {
-                    run_once(
-                        strategy,
-                        uplink,
-                        &syns,
-                        case.threads,
-                        case.pace,
-                        plan.window,
-                        &commands,
-                        cursor,
-                    )
+                    run_once(strategy, work, case.threads, case.pace, plan.window, cursor)
                 };
                 case.runs.push(result);
                 bar.inc(1);

@@ -23,7 +23,7 @@ pub enum Pace {
 
 /// Updates per batch of a full-speed writer (a burst, as after a BGP
 /// session reset).
-pub const FULL_SPEED_BATCH: usize = 64;
+pub const FULL_SPEED_BATCH: usize = 1024;
 /// The most updates a paced writer folds into one batch when it falls behind.
 const MAX_PACED_BATCH: usize = 1024;
 /// How long a paced writer sleeps when nothing is due.
@@ -78,19 +78,33 @@ struct ReaderSpan {
     cpu: Duration,
 }
 
-/// Runs `threads` packet threads (thread `i` cycling through `syns[i]`)
-/// and the writer at `pace` for `window`; `cursor` is where the writer
-/// resumes in `updates`.
+/// What the threads of a run work on.
+#[derive(Clone, Copy)]
+pub struct Workload<'a> {
+    /// The link the SYNs arrive on.
+    pub uplink: LinkIndex,
+    /// Per packet thread, the SYNs it cycles through.
+    pub syns: &'a [Vec<Syn>],
+    /// The route updates the writer replays, wrapping around.
+    pub updates: &'a [Command],
+}
+
+/// Runs `threads` packet threads (thread `i` cycling through
+/// `work.syns[i]`) and the writer at `pace` for `window`; `cursor` is
+/// where the writer resumes in `work.updates`.
 pub fn run_once(
     strategy: &mut Strategy,
-    uplink: LinkIndex,
-    syns: &[Vec<Syn>],
+    work: Workload<'_>,
     threads: usize,
     pace: Pace,
     window: Duration,
-    updates: &[Command],
     cursor: &mut usize,
 ) -> RunResult {
+    let Workload {
+        uplink,
+        syns,
+        updates,
+    } = work;
     let (read_side, mut write_side) = strategy.split();
     let stop = AtomicBool::new(false);
     let writing = pace != Pace::Idle && !updates.is_empty();

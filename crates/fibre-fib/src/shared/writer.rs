@@ -16,6 +16,11 @@ use crate::fib::Fib;
 /// period before refusing a batch with [`WriteError::GracePeriodTimeout`].
 pub const DEFAULT_GRACE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The longest a writer naps between two polls of a grace period: short,
+/// because readers usually report within microseconds, and a nap adds to
+/// the publication latency.
+const MAX_NAP: Duration = Duration::from_micros(100);
+
 type StallHook = Arc<dyn Fn(&StallReport) + Send + Sync>;
 
 /// Options of a [`FibWriter`]: stall detection and how long to wait for a
@@ -238,16 +243,7 @@ impl FibWriter {
     /// Makes the spare exclusively ours (the grace period of its retirement
     /// is over) and replays the log onto it.
     fn catch_up(&mut self) -> Result<(), WriteError> {
-        if Arc::get_mut(&mut self.spare).is_none() {
-            // Usually the readers have reported meanwhile: a poll suffices.
-            self.published.cell.reclaim();
-        }
-        if Arc::get_mut(&mut self.spare).is_none() {
-            self.published
-                .domain
-                .synchronize_timeout(self.grace_timeout)?;
-            self.published.cell.reclaim();
-        }
+        self.wait_for_spare()?;
         // Unique by now; `make_mut` would copy rather than alias if not.
         let spare = Arc::make_mut(&mut self.spare);
         for command in self.log.drain(..) {
@@ -256,6 +252,39 @@ impl FibWriter {
         }
         spare.version = self.active.version;
         Ok(())
+    }
+
+    /// Polls the cell until it has dropped its reference to the spare, i.e.
+    /// until every online reader has reported since the spare was retired
+    /// (a report after the retirement suffices: no new epoch is needed).
+    /// Spins, then yields, then naps at most [`MAX_NAP`] between polls; each
+    /// poll also lets the domain detect and report stalled readers.
+    fn wait_for_spare(&mut self) -> Result<(), WriteError> {
+        let started = Instant::now();
+        let mut round = 0u32;
+        loop {
+            if Arc::get_mut(&mut self.spare).is_some() {
+                return Ok(());
+            }
+            self.published.cell.reclaim();
+            if Arc::get_mut(&mut self.spare).is_some() {
+                return Ok(());
+            }
+            if started.elapsed() >= self.grace_timeout {
+                // One last full scan names the readers still behind.
+                self.published.domain.synchronize_timeout(Duration::ZERO)?;
+                self.published.cell.reclaim();
+                continue;
+            }
+            match round {
+                0..=5 => (0..1u32 << round).for_each(|_| std::hint::spin_loop()),
+                6..=9 => std::thread::yield_now(),
+                _ => std::thread::sleep(
+                    MAX_NAP.min(Duration::from_micros(1 << (round - 10).min(16))),
+                ),
+            }
+            round = round.saturating_add(1);
+        }
     }
 
     /// Both copies, after [`sync`](FibWriter::sync): for tests that check

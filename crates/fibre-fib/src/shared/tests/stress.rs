@@ -39,7 +39,7 @@ fn batch(k: u16) -> (Vec<Command>, BatchMode) {
         route_via(RouteOp::Replace, dst(0), gateway),
         route_via(RouteOp::Replace, dst(1), gateway),
     ];
-    if k % 2 == 0 {
+    if k & 1 == 0 {
         commands.push(route_via(RouteOp::Add, dst(2), gateway));
     } else {
         commands.push(route_del(dst(2)));
@@ -85,7 +85,7 @@ fn every_answer_is_one_published_versions_answer() {
                             started.fetch_add(1, Ordering::Release);
                         }
                         batches += 1;
-                        if version != last || batches % 8 == 0 {
+                        if version != last || batches & 7 == 0 {
                             seen.push((version, got));
                             last = version;
                         }
