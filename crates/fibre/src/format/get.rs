@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use fibre_fib::{Family, KernelError, RouteAnswer, RouteType, TABLE_MAIN};
+use fibre_fib::{Family, KernelError, Protocol, RouteAnswer, RouteType, TABLE_MAIN, TABLE_UNSPEC};
 use serde_json::{json, Map, Value};
 
 use super::route::{route_json, route_text, RouteStyle};
@@ -45,8 +45,12 @@ pub fn answer_text(
     if let Some(dev) = &answer.dev {
         let _ = write!(out, "dev {dev} ");
     }
-    if answer.table != TABLE_MAIN {
+    if shows_table(answer) {
         let _ = write!(out, "table {} ", fibre_fib::table_name(answer.table));
+    }
+    if v6 && answer.route.protocol != Protocol::BOOT {
+        // IPv6 answers are the FIB entry itself, not a clone: ip prints its protocol.
+        let _ = write!(out, "proto {} ", answer.route.protocol.name());
     }
     if let Some(prefsrc) = shown_prefsrc(answer) {
         let _ = write!(out, "src {prefsrc} ");
@@ -138,8 +142,11 @@ pub fn answer_json(
     if let Some(dev) = &answer.dev {
         obj.insert("dev".into(), json!(dev));
     }
-    if answer.table != TABLE_MAIN {
+    if shows_table(answer) {
         obj.insert("table".into(), json!(fibre_fib::table_name(answer.table)));
+    }
+    if v6 && answer.route.protocol != Protocol::BOOT {
+        obj.insert("protocol".into(), json!(answer.route.protocol.name()));
     }
     if let Some(prefsrc) = shown_prefsrc(answer) {
         obj.insert("prefsrc".into(), json!(prefsrc.to_string()));
@@ -180,6 +187,13 @@ pub fn kernel_message(err: &KernelError) -> String {
         Some(extack) => extack.clone(),
         None => err.errno.message().to_string(),
     }
+}
+
+/// `ip` names the table unless it is main; an answer made without a FIB
+/// route (`oif` to a device no route covers) has table 0, which `ip`
+/// does not print either (checked against Linux 6.x and iproute2 6.1).
+fn shows_table(answer: &RouteAnswer) -> bool {
+    answer.table != TABLE_MAIN && answer.table != TABLE_UNSPEC
 }
 
 /// The kernel omits RTA_PREFSRC when it equals the source asked for.
@@ -317,6 +331,16 @@ mod tests {
     }
 
     #[test]
+    fn answers_without_a_fib_route_print_no_table() {
+        let mut a = answer("10.1.0.5", None, "eth1", Some("10.0.1.1"));
+        a.table = TABLE_UNSPEC;
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "10.1.0.5 dev eth1 src 10.0.1.1 uid 0 \n    cache \n"
+        );
+    }
+
+    #[test]
     fn input_lookup() {
         let mut a = answer("10.1.0.5", Some("10.0.0.2"), "eth0", None);
         a.src = Some("10.0.1.2".parse().unwrap());
@@ -347,6 +371,12 @@ mod tests {
         assert_eq!(
             answer_json(&names(), &a, 0, false).to_string(),
             r#"{"dst":"2001:db8:1::5","from":"::","gateway":"2001:db8::2","dev":"eth0","prefsrc":"2001:db8::1","metric":1024,"flags":[],"pref":"medium"}"#
+        );
+        a.route.protocol = Protocol::STATIC;
+        a.route.metric = 5;
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "2001:db8:1::5 from :: via 2001:db8::2 dev eth0 proto static src 2001:db8::1 metric 5 pref medium\n"
         );
     }
 
