@@ -584,3 +584,31 @@ fn import_refuses_bad_lines_and_corrupt_gzip() {
     let out = fibre(&["route", "import", "--nexthops", "0", &dup], "");
     assert!(stderr(&out).contains("--nexthops: expected a number from 1 to 4096, got 0"));
 }
+
+// --- round trip ----------------------------------------------------------------
+
+#[test]
+fn route_show_output_reads_back_as_route_add() {
+    let s = Scratch::new("roundtrip");
+    let conf = router(&s);
+    let shown = stdout(&fibre(
+        &["--config", &conf, "route", "show", "table", "all"],
+        "",
+    ));
+    // Routes the kernel makes itself come back from the addresses; the rest
+    // are re-added from ip's own words (multipath lines are joined).
+    let mut again = ROUTER
+        .lines()
+        .filter(|l| !l.starts_with("route "))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+    for entry in shown.replace(" \n\tnexthop", " nexthop").lines() {
+        if !entry.contains("proto kernel") {
+            again.push_str(&format!("route add {entry}\n"));
+        }
+    }
+    let conf2 = s.file("again.conf", again.as_bytes()).display().to_string();
+    let out = fibre(&["--config", &conf2, "route", "show", "table", "all"], "");
+    assert_eq!(out.status.code(), Some(0), "{}\n{again}", stderr(&out));
+    assert_eq!(stdout(&out), shown);
+}
