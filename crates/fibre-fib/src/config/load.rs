@@ -8,6 +8,16 @@ use crate::Fib;
 
 /// Reads `path` and applies it to a clone of `fib`.
 ///
+/// ```
+/// use fibre_fib::{config, Fib};
+/// let path = std::env::temp_dir().join(format!("fibre-load-doc-{}.conf", std::process::id()));
+/// std::fs::write(&path, "link add d0 type dummy\nlink set d0 up\nroute add 10.0.0.0/8 dev d0\n").unwrap();
+/// let (fib, skipped) = config::load(&Fib::new(), &path, false).unwrap();
+/// assert!(skipped.is_empty());
+/// assert_eq!(fib.routes(fibre_fib::Family::V4, Some(fibre_fib::TABLE_MAIN)).len(), 1);
+/// std::fs::remove_file(&path).unwrap();
+/// ```
+///
 /// Returns the new FIB and the diagnostics of the lines skipped under
 /// `force`; without `force`, any bad line (or refused command) refuses the
 /// whole file and `fib` is untouched (it is never changed: the caller keeps
@@ -62,12 +72,19 @@ fn text_of<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, ConfigError> {
 /// `fib`: all or nothing, or with `force` everything that parses and
 /// applies, returning the skipped lines' diagnostics.
 ///
-/// ```no_run
+/// ```
 /// use fibre_fib::{config, Fib};
 /// let fib = Fib::new();
 /// let (fib, skipped) = config::apply_str(&fib, "inline", "link add d0 type dummy\n", false).unwrap();
 /// assert!(skipped.is_empty());
 /// assert!(fib.link_by_name("d0").is_some());
+/// // A refused command refuses the file; with force it is skipped.
+/// let text = "link add d1 type dummy\nroute add 10.0.0.0/8 dev d1\n";
+/// let err = config::apply_str(&fib, "t.conf", text, false).unwrap_err();
+/// assert!(err.to_string().starts_with("t.conf:2: Error: Device for nexthop is not up."));
+/// let (fib, skipped) = config::apply_str(&fib, "t.conf", text, true).unwrap();
+/// assert_eq!(skipped.len(), 1);
+/// assert!(fib.link_by_name("d1").is_some());
 /// ```
 pub fn apply_str(
     fib: &Fib,
