@@ -673,3 +673,129 @@ fn route_get_refusals() {
     assert!(get("10.1.0.5 from 2001:db8::1").contains("got \"2001:db8::1\""));
     assert!(parse_route_get(&words("10.1.0.5"), Some(Family::V6)).is_err());
 }
+
+// --- no input panics ------------------------------------------------------------
+
+mod never_panics {
+    use super::super::*;
+    use proptest::prelude::*;
+
+    /// Words the grammar knows, plus values good and bad, so random lines
+    /// reach deep into every branch.
+    const VOCABULARY: &[&str] = &[
+        "-4",
+        "-6",
+        "route",
+        "ro",
+        "r",
+        "rule",
+        "ru",
+        "addr",
+        "a",
+        "link",
+        "l",
+        "add",
+        "del",
+        "replace",
+        "append",
+        "prepend",
+        "change",
+        "set",
+        "default",
+        "all",
+        "to",
+        "via",
+        "inet",
+        "inet6",
+        "dev",
+        "src",
+        "metric",
+        "table",
+        "proto",
+        "scope",
+        "mtu",
+        "lock",
+        "tos",
+        "onlink",
+        "nexthop",
+        "weight",
+        "from",
+        "iif",
+        "oif",
+        "fwmark",
+        "pref",
+        "lookup",
+        "goto",
+        "not",
+        "blackhole",
+        "unreachable",
+        "prohibit",
+        "throw",
+        "local",
+        "broadcast",
+        "nop",
+        "type",
+        "dummy",
+        "ifb",
+        "veth",
+        "peer",
+        "name",
+        "up",
+        "down",
+        "brd",
+        "+",
+        "-",
+        "peer",
+        "label",
+        "suppress_prefixlength",
+        "suppress_ifgroup",
+        "main",
+        "255",
+        "0",
+        "4294967296",
+        "0x10",
+        "0x10/0xff",
+        "10.0.0.0/8",
+        "10.0.0.1",
+        "10.0.0.1/33",
+        "10/8",
+        "::/0",
+        "2001:db8::/32",
+        "2001:db8::1",
+        "fe80::1/64",
+        "eth0",
+        "x",
+        "#",
+        "\"q",
+        "mark",
+        "fibmatch",
+        "uid",
+        "sport",
+        "ipproto",
+        "tcp",
+        "",
+    ];
+
+    fn line() -> impl Strategy<Value = Vec<String>> {
+        prop::collection::vec(prop::sample::select(VOCABULARY), 0..12)
+            .prop_map(|words| words.into_iter().map(String::from).collect())
+    }
+
+    proptest! {
+        #[test]
+        fn parse_words_refuses_or_parses(words in line()) {
+            let _ = parse_words(&words);
+        }
+
+        #[test]
+        fn route_get_refuses_or_parses(words in line()) {
+            let _ = parse_route_get(&words, None);
+            let _ = parse_route_get(&words, Some(crate::types::Family::V6));
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+            let _ = parse_str("p", &text);
+        }
+    }
+}
