@@ -1,0 +1,659 @@
+//! The route cache: per nexthop, one input route (forwarding) and one
+//! output route per core (locally generated traffic), made on first use
+//! and invalidated by generation numbers.
+//!
+//! * Slots are atomic pointers that own one reference each. A miss builds
+//!   a route and installs it with one compare-and-swap; the loser of a race
+//!   uses its route uncached (a [`RouteHandle::Held`]), as the kernel's
+//!   `rt_cache_route` failure path does.
+//! * A cached route is valid while its `stamp` equals its nexthop's
+//!   generation. [`RouteCache::invalidate_nexthop`] and
+//!   [`RouteCache::invalidate_device`] bump only the nexthops concerned;
+//!   [`RouteCache::invalidate_prefix`] bumps only the prefix generations of
+//!   the changed prefix and of the prefixes containing it (IPv6's
+//!   `fn_sernum` scheme), which [`CachedDst`]s (sockets, tunnels) check.
+//!   No global counter stales every cached route on every BGP update.
+//! * A replaced route is not freed at once: a reader may still borrow it.
+//!   Its slot's reference goes to an [`RcuCell`] whose old versions are
+//!   freed a grace period later, so borrowing costs nothing.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use fibre_fib::{Errno, FlowKeyV4, Prefix, TableId};
+use fibre_rcu::{CacheAligned, Domain, RcuCell, ReadGuard};
+
+use crate::exceptions::{clamp_pmtu, Exception, ExceptionConfig, ExceptionTable, PmtuOutcome};
+use crate::refcount::HeldRoute;
+use crate::route::{flags, Route};
+use crate::source::{NexthopKey, RouteSource};
+
+/// The cache's clock: milliseconds, monotonic; a manual one for tests.
+#[derive(Debug, Clone)]
+pub enum Clock {
+    /// Milliseconds since the cache was made.
+    Monotonic(Instant),
+    /// Set by hand ([`Clock::manual`]).
+    Manual(Arc<AtomicU64>),
+}
+
+impl Clock {
+    /// A hand-set clock starting at 0 and the handle that sets it.
+    pub fn manual() -> (Clock, Arc<AtomicU64>) {
+        let t = Arc::new(AtomicU64::new(0));
+        (Clock::Manual(Arc::clone(&t)), t)
+    }
+
+    /// Now, in milliseconds.
+    pub fn now_ms(&self) -> u64 {
+        match self {
+            Clock::Monotonic(start) => start.elapsed().as_millis() as u64,
+            Clock::Manual(t) => t.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// One cache slot: owns one reference to the route it points to, or null.
+type Slot = AtomicPtr<Route>;
+
+/// A nexthop's cached routes and exceptions.
+#[derive(Debug)]
+pub struct NexthopCache {
+    key: NexthopKey,
+    /// Read by every lookup, written on invalidation only: its own line.
+    generation: CacheAligned<AtomicU64>,
+    input: CacheAligned<Slot>,
+    /// One output route for all cores: the kernel before per-CPU caches
+    /// (kept as the "before" of the udpflood experiment).
+    shared_output: CacheAligned<Slot>,
+    output: Box<[CacheAligned<Slot>]>,
+    exceptions: OnceLock<Mutex<ExceptionTable>>,
+}
+
+impl NexthopCache {
+    fn new(key: NexthopKey, workers: usize) -> NexthopCache {
+        NexthopCache {
+            key,
+            generation: CacheAligned::new(AtomicU64::new(1)),
+            input: CacheAligned::new(AtomicPtr::new(std::ptr::null_mut())),
+            shared_output: CacheAligned::new(AtomicPtr::new(std::ptr::null_mut())),
+            output: (0..workers.max(1))
+                .map(|_| CacheAligned::new(AtomicPtr::new(std::ptr::null_mut())))
+                .collect(),
+            exceptions: OnceLock::new(),
+        }
+    }
+
+    /// Its key.
+    pub fn key(&self) -> NexthopKey {
+        self.key
+    }
+
+    /// Its generation now.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn exceptions_if_any(&self) -> Option<std::sync::MutexGuard<'_, ExceptionTable>> {
+        self.exceptions
+            .get()
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Drop for NexthopCache {
+    fn drop(&mut self) {
+        let slots = std::iter::once(&*self.input)
+            .chain(std::iter::once(&*self.shared_output))
+            .chain(self.output.iter().map(|s| &**s));
+        for slot in slots {
+            let p = slot.swap(std::ptr::null_mut(), Ordering::AcqRel);
+            if !p.is_null() {
+                // SAFETY: a non-null slot owns one reference, given up by
+                // `into_raw` when it was installed; the nexthop is being
+                // dropped after its grace period, so no reader borrows it.
+                drop(unsafe { HeldRoute::from_raw(p) });
+            }
+        }
+    }
+}
+
+/// A route from the cache: borrowed for the read section (no counter
+/// touched), or held when it could not be cached (a lost install race, an
+/// exception route).
+#[derive(Debug)]
+pub enum RouteHandle<'a> {
+    /// Borrowed from a cache slot, valid for the read section.
+    Borrowed(&'a Route),
+    /// Held: a counted reference.
+    Held(HeldRoute),
+}
+
+impl RouteHandle<'_> {
+    /// Turns the handle into a held route, explicitly (one atomic add for
+    /// a borrowed route, nothing for a held one).
+    pub fn hold(self) -> Option<HeldRoute> {
+        match self {
+            RouteHandle::Borrowed(r) => r.hold(),
+            RouteHandle::Held(h) => Some(h),
+        }
+    }
+
+    /// True when borrowed from a cache slot.
+    pub fn is_cached(&self) -> bool {
+        matches!(self, RouteHandle::Borrowed(_))
+    }
+}
+
+impl std::ops::Deref for RouteHandle<'_> {
+    type Target = Route;
+    #[inline]
+    fn deref(&self) -> &Route {
+        match self {
+            RouteHandle::Borrowed(r) => r,
+            RouteHandle::Held(h) => h,
+        }
+    }
+}
+
+/// Which slot of a nexthop a lookup uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotKind {
+    /// The forwarding (input) route, one per nexthop.
+    Input,
+    /// This worker's output route.
+    PerCore(usize),
+    /// One output route shared by all workers (the "before").
+    SharedOutput,
+}
+
+/// A held route with the generations it was valid for: what a socket or a
+/// tunnel keeps between packets, checked with [`CachedDst::is_valid`].
+#[derive(Debug)]
+pub struct CachedDst {
+    route: HeldRoute,
+    nexthop: Arc<NexthopCache>,
+    nexthop_seen: u64,
+    prefix: Arc<AtomicU64>,
+    prefix_seen: u64,
+    matched: Prefix,
+    table: TableId,
+}
+
+impl CachedDst {
+    /// The route.
+    pub fn route(&self) -> &HeldRoute {
+        &self.route
+    }
+
+    /// The FIB prefix the destination matched.
+    pub fn matched(&self) -> (TableId, Prefix) {
+        (self.table, self.matched)
+    }
+
+    /// True while neither the nexthop nor the matched prefix (nor any more
+    /// specific prefix added under it) changed, and no expiry passed.
+    pub fn is_valid(&self, now_ms: u64) -> bool {
+        self.nexthop.generation() == self.nexthop_seen
+            && self.prefix.load(Ordering::Acquire) == self.prefix_seen
+            && !self.route.is_expired(now_ms)
+    }
+}
+
+type NexthopMap = HashMap<NexthopKey, Arc<NexthopCache>>;
+
+/// The route cache over a FIB.
+///
+/// ```
+/// use fibre_fib::*;
+/// use fibre_route::{RouteCache, SlotKind};
+/// let mut fib = Fib::new();
+/// fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None }).unwrap();
+/// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
+/// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
+///     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
+///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+/// let domain = fibre_rcu::Domain::new();
+/// let cache = RouteCache::new(&domain, fib, 2);
+/// let mut reader = domain.register();
+/// let key = FlowKeyV4 { dst: u32::from_be_bytes([10, 0, 0, 9]), ..Default::default() };
+/// {
+///     let guard = reader.read();
+///     let first = cache.output_v4(&guard, SlotKind::PerCore(0), &key).unwrap();
+///     assert!(first.is_cached());
+///     assert_eq!(first.src_addr(), Some("10.0.0.1".parse().unwrap()));
+///     assert_eq!(first.mtu, 1500);
+/// }
+/// reader.quiescent();
+/// ```
+pub struct RouteCache<S> {
+    source: S,
+    domain: Domain,
+    workers: usize,
+    nexthops: RcuCell<NexthopMap>,
+    /// Slot references replaced by readers wait here for a grace period
+    /// (each publish retires the previous one).
+    retired: RcuCell<Option<HeldRoute>>,
+    prefixes: Mutex<HashMap<(TableId, Prefix), Arc<AtomicU64>>>,
+    exception_config: ExceptionConfig,
+    clock: Clock,
+}
+
+impl<S> std::fmt::Debug for RouteCache<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RouteCache")
+            .field("workers", &self.workers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: RouteSource> RouteCache<S> {
+    /// A cache with `workers` per-core output slots per nexthop, default
+    /// exception settings and a monotonic clock.
+    pub fn new(domain: &Domain, source: S, workers: usize) -> RouteCache<S> {
+        Self::with_options(
+            domain,
+            source,
+            workers,
+            ExceptionConfig::default(),
+            Clock::Monotonic(Instant::now()),
+        )
+    }
+
+    /// A cache with explicit exception settings and clock.
+    pub fn with_options(
+        domain: &Domain,
+        source: S,
+        workers: usize,
+        exception_config: ExceptionConfig,
+        clock: Clock,
+    ) -> RouteCache<S> {
+        RouteCache {
+            source,
+            domain: domain.clone(),
+            workers: workers.max(1),
+            nexthops: RcuCell::new(domain, HashMap::new()),
+            retired: RcuCell::new(domain, None),
+            prefixes: Mutex::new(HashMap::new()),
+            exception_config,
+            clock,
+        }
+    }
+
+    /// The FIB behind the cache.
+    pub fn source(&self) -> &S {
+        &self.source
+    }
+
+    /// The RCU domain readers must be registered with.
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
+
+    /// The cache's clock now (ms).
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// The nexthop entry for `key`, made on first use.
+    pub fn nexthop<'a>(&'a self, guard: &'a ReadGuard<'_>, key: NexthopKey) -> &'a Arc<NexthopCache> {
+        if let Some(nh) = self.nexthops.read(guard).get(&key) {
+            return nh;
+        }
+        let workers = self.workers;
+        self.nexthops.update(|m| {
+            m.entry(key)
+                .or_insert_with(|| Arc::new(NexthopCache::new(key, workers)));
+        });
+        // The writer above published a map holding `key`; this read
+        // section sees the newest version.
+        match self.nexthops.read(guard).get(&key) {
+            Some(nh) => nh,
+            None => unreachable!("nexthop published just above"),
+        }
+    }
+
+    /// The output route for an IPv4 flow, from `slot` of its nexthop (or
+    /// from an exception for its destination).
+    ///
+    /// Per packet on a hit: the FIB lookup, one map probe, one load of the
+    /// slot and one of the generation, nothing written.
+    pub fn output_v4<'a>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        slot: SlotKind,
+        key: &FlowKeyV4,
+    ) -> Result<RouteHandle<'a>, Errno> {
+        let fwd = self.source.lookup_v4(key)?;
+        let nh = self.nexthop(guard, NexthopKey::of_v4(&fwd));
+        if let Some(held) = self.exception_route(nh, key, &fwd)? {
+            return Ok(RouteHandle::Held(held));
+        }
+        let slot_ref: &Slot = match slot {
+            SlotKind::Input => &nh.input,
+            SlotKind::SharedOutput => &nh.shared_output,
+            SlotKind::PerCore(w) => &nh.output[w % nh.output.len()],
+        };
+        let current = slot_ref.load(Ordering::Acquire);
+        let generation = nh.generation();
+        if !current.is_null() {
+            // SAFETY: a non-null slot owns a reference; a replaced route's
+            // reference is released only a grace period after the swap,
+            // and `guard` keeps this read section open for 'a.
+            let route = unsafe { &*current };
+            if route.stamp == generation {
+                return Ok(RouteHandle::Borrowed(route));
+            }
+        }
+        // Miss or stale: build with the generation read before building, so
+        // an invalidation racing with us leaves the new route stale too.
+        let mut data = self.source.describe_v4(key, &fwd)?.data;
+        data.stamp = generation;
+        data.flags |= flags::CACHED;
+        if slot == SlotKind::Input {
+            data.flags |= flags::INPUT;
+        }
+        let fresh = HeldRoute::new(data).into_raw();
+        match slot_ref.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(old) => {
+                if !old.is_null() {
+                    // SAFETY: we swapped `old` out, so we own the slot's
+                    // reference to it.
+                    let old = unsafe { HeldRoute::from_raw(old) };
+                    self.retired.publish(Some(old));
+                }
+                // SAFETY: the slot owns `fresh` now; if another reader
+                // replaces it, the release waits for our grace period.
+                Ok(RouteHandle::Borrowed(unsafe { &*fresh }))
+            }
+            Err(_) => {
+                // Lost the race: use our route uncached.
+                // SAFETY: `fresh` was not installed; we still own it.
+                let mut held = unsafe { HeldRoute::from_raw(fresh) };
+                strip_cached(&mut held);
+                Ok(RouteHandle::Held(held))
+            }
+        }
+    }
+
+    /// The route for `key` carrying its destination's exception, if any.
+    fn exception_route(
+        &self,
+        nh: &NexthopCache,
+        key: &FlowKeyV4,
+        fwd: &fibre_fib::Forward,
+    ) -> Result<Option<HeldRoute>, Errno> {
+        let Some(table) = nh.exceptions_if_any() else {
+            return Ok(None);
+        };
+        let now = self.clock.now_ms();
+        let Some(exception) = table.get(IpAddr::V4(Ipv4Addr::from(key.dst)), now) else {
+            return Ok(None);
+        };
+        drop(table);
+        let mut data = self.source.describe_v4(key, fwd)?.data;
+        apply_exception(&mut data, &exception);
+        Ok(Some(HeldRoute::new(data)))
+    }
+
+    /// A held route for a flow plus the generations it depends on: what a
+    /// socket or tunnel caches; check it with [`CachedDst::is_valid`].
+    pub fn hold_output_v4(
+        &self,
+        guard: &ReadGuard<'_>,
+        worker: usize,
+        key: &FlowKeyV4,
+    ) -> Result<CachedDst, Errno> {
+        let fwd = self.source.lookup_v4(key)?;
+        let details = self.source.describe_v4(key, &fwd)?;
+        let prefix = self.prefix_generation(fwd.table, details.matched);
+        let prefix_seen = prefix.load(Ordering::Acquire);
+        let nh = Arc::clone(self.nexthop(guard, NexthopKey::of_v4(&fwd)));
+        let nexthop_seen = nh.generation();
+        let route = self
+            .output_v4(guard, SlotKind::PerCore(worker), key)?
+            .hold()
+            .ok_or(Errno::NetUnreach)?;
+        Ok(CachedDst {
+            route,
+            nexthop: nh,
+            nexthop_seen,
+            prefix,
+            prefix_seen,
+            matched: details.matched,
+            table: fwd.table,
+        })
+    }
+
+    fn prefix_generation(&self, table: TableId, prefix: Prefix) -> Arc<AtomicU64> {
+        let mut map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(
+            map.entry((table, prefix))
+                .or_insert_with(|| Arc::new(AtomicU64::new(1))),
+        )
+    }
+
+    /// A nexthop changed (or went): its cached routes are stale from now
+    /// on and its exceptions are dropped. Other nexthops' routes stay
+    /// valid. Returns false if no route through it was ever cached.
+    pub fn invalidate_nexthop(&self, key: NexthopKey) -> bool {
+        let mut reader = self.domain.register();
+        let guard = reader.read();
+        let Some(nh) = self.nexthops.read(&guard).get(&key) else {
+            return false;
+        };
+        nh.bump();
+        if let Some(mut t) = nh.exceptions_if_any() {
+            t.remove_where(|_| true);
+        }
+        drop(guard);
+        reader.quiescent();
+        true
+    }
+
+    /// A device changed (down, MTU, address): every nexthop through it is
+    /// invalidated. Returns how many.
+    pub fn invalidate_device(&self, ifindex: u32) -> usize {
+        let keys = self.nexthop_keys();
+        keys.into_iter()
+            .filter(|k| k.dev == ifindex)
+            .filter(|k| self.invalidate_nexthop(*k))
+            .count()
+    }
+
+    /// The route for `prefix` in `table` was added, changed or deleted:
+    /// held routes whose destination matched `prefix` or a prefix that
+    /// contains it become stale (a more specific route may now win), others
+    /// stay valid; exceptions for destinations inside `prefix` are dropped.
+    /// Returns how many prefix generations were bumped.
+    pub fn invalidate_prefix(&self, table: TableId, prefix: Prefix) -> usize {
+        let mut bumped = 0;
+        {
+            let map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
+            for len in 0..=prefix.len() {
+                let ancestor = Prefix::containing(prefix.addr(), len);
+                if let Some(g) = map.get(&(table, ancestor)) {
+                    g.fetch_add(1, Ordering::AcqRel);
+                    bumped += 1;
+                }
+            }
+        }
+        let mut reader = self.domain.register();
+        {
+            let guard = reader.read();
+            for nh in self.nexthops.read(&guard).values() {
+                if nh.key.table != table {
+                    continue;
+                }
+                if let Some(mut t) = nh.exceptions_if_any() {
+                    t.remove_where(|e| prefix.contains(&e.dst));
+                }
+            }
+        }
+        reader.quiescent();
+        bumped
+    }
+
+    fn nexthop_keys(&self) -> Vec<NexthopKey> {
+        let mut reader = self.domain.register();
+        let keys = {
+            let guard = reader.read();
+            self.nexthops.read(&guard).keys().copied().collect()
+        };
+        reader.quiescent();
+        keys
+    }
+
+    /// An ICMP fragmentation-needed / packet-too-big report for `dst`,
+    /// fed by the forwarding plane: clamped as the kernel does
+    /// ([`clamp_pmtu`]), recorded as an exception on the nexthop `dst`
+    /// routes through now.
+    pub fn update_pmtu_v4(&self, guard: &ReadGuard<'_>, dst: Ipv4Addr, mtu: u32) -> PmtuOutcome {
+        let key = FlowKeyV4 {
+            dst: u32::from(dst),
+            ..Default::default()
+        };
+        let Ok(fwd) = self.source.lookup_v4(&key) else {
+            return PmtuOutcome::NoRoute;
+        };
+        let Ok(details) = self.source.describe_v4(&key, &fwd) else {
+            return PmtuOutcome::NoRoute;
+        };
+        if details.data.flags & flags::MTU_LOCKED != 0 {
+            return PmtuOutcome::Locked;
+        }
+        let nh = self.nexthop(guard, NexthopKey::of_v4(&fwd));
+        let now = self.clock.now_ms();
+        let config = self.exception_config;
+        let table = nh
+            .exceptions
+            .get_or_init(|| Mutex::new(ExceptionTable::new(config)));
+        let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
+        let current = table
+            .get(IpAddr::V4(dst), now)
+            .map(|e| e.pmtu)
+            .filter(|m| *m != 0)
+            .unwrap_or(details.data.mtu);
+        let outcome = clamp_pmtu(IpAddr::V4(dst), mtu, current, config.min_pmtu_v4);
+        if let PmtuOutcome::Recorded(m) = outcome {
+            table.set_pmtu(IpAddr::V4(dst), m, now);
+        }
+        outcome
+    }
+
+    /// An ICMP redirect for `dst` to `gateway` (IPv4), recorded as an
+    /// exception on the nexthop `dst` routes through. Refused (false)
+    /// when `dst` does not route, or the new gateway is unspecified,
+    /// multicast, broadcast or `dst` itself.
+    pub fn redirect_v4(&self, guard: &ReadGuard<'_>, dst: Ipv4Addr, gateway: Ipv4Addr) -> bool {
+        if gateway.is_unspecified()
+            || gateway.is_multicast()
+            || gateway.is_broadcast()
+            || gateway == dst
+        {
+            return false;
+        }
+        let key = FlowKeyV4 {
+            dst: u32::from(dst),
+            ..Default::default()
+        };
+        let Ok(fwd) = self.source.lookup_v4(&key) else {
+            return false;
+        };
+        let nh = self.nexthop(guard, NexthopKey::of_v4(&fwd));
+        let config = self.exception_config;
+        let now = self.clock.now_ms();
+        nh.exceptions
+            .get_or_init(|| Mutex::new(ExceptionTable::new(config)))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .set_redirect(IpAddr::V4(dst), IpAddr::V4(gateway), now);
+        true
+    }
+
+    /// Every live exception with its nexthop (`ip route show cache`).
+    pub fn exceptions(&self) -> Vec<(NexthopKey, Exception)> {
+        let now = self.clock.now_ms();
+        let mut reader = self.domain.register();
+        let mut all = Vec::new();
+        {
+            let guard = reader.read();
+            for nh in self.nexthops.read(&guard).values() {
+                if let Some(t) = nh.exceptions_if_any() {
+                    all.extend(t.entries(now).into_iter().map(|e| (nh.key, e)));
+                }
+            }
+        }
+        reader.quiescent();
+        all.sort_by_key(|(k, e)| (*k, e.dst));
+        all
+    }
+
+    /// The live exception for `dst`, if any, with its nexthop (for the
+    /// `cache` line of `ip route get`).
+    pub fn exception_for_v4(&self, dst: Ipv4Addr) -> Option<(NexthopKey, Exception)> {
+        let key = FlowKeyV4 {
+            dst: u32::from(dst),
+            ..Default::default()
+        };
+        let fwd = self.source.lookup_v4(&key).ok()?;
+        let nk = NexthopKey::of_v4(&fwd);
+        let mut reader = self.domain.register();
+        let found = {
+            let guard = reader.read();
+            let nh = self.nexthops.read(&guard).get(&nk).cloned();
+            nh.and_then(|nh| {
+                nh.exceptions_if_any()
+                    .and_then(|t| t.get(IpAddr::V4(dst), self.clock.now_ms()))
+            })
+        };
+        reader.quiescent();
+        found.map(|e| (nk, e))
+    }
+
+    /// Bytes held by all exception tables now.
+    pub fn exception_bytes(&self) -> usize {
+        let mut reader = self.domain.register();
+        let bytes = {
+            let guard = reader.read();
+            self.nexthops
+                .read(&guard)
+                .values()
+                .filter_map(|nh| nh.exceptions_if_any().map(|t| t.heap_bytes()))
+                .sum()
+        };
+        reader.quiescent();
+        bytes
+    }
+}
+
+/// Makes `data` carry an exception: its MTU, its redirected gateway, its
+/// expiry.
+fn apply_exception(data: &mut crate::route::RouteData, e: &Exception) {
+    if e.pmtu != 0 && e.pmtu < data.mtu {
+        data.mtu = e.pmtu;
+        data.flags |= flags::PMTU;
+    }
+    if let Some(gw) = e.gateway {
+        data.gateway = fibre_fib::addr_key(&gw);
+        data.flags |= flags::GATEWAY | flags::REDIRECTED;
+    }
+    data.expires_ms = e.expires_ms;
+    data.flags &= !flags::CACHED;
+}
+
+/// A route that lost its install race is not cached: clear the flag.
+fn strip_cached(held: &mut HeldRoute) {
+    // The route is ours alone (count 1, never published), but `Route`
+    // data is immutable once made; rebuild rather than mutate.
+    let mut data = *held.data();
+    data.flags &= !flags::CACHED;
+    *held = HeldRoute::new(data);
+}

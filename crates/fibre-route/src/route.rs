@@ -1,0 +1,251 @@
+//! The route object (the kernel's `dst_entry` + `rtable`): what the data
+//! path reads per packet after a lookup.
+//!
+//! Layout, asserted below:
+//!
+//! | offset | bytes | field | written |
+//! |---|---|---|---|
+//! | 0 | 16 | `gateway` (neighbour key) | at creation |
+//! | 16 | 16 | `src` (preferred source) | at creation |
+//! | 32 | 8 | `expires_ms` | at creation |
+//! | 40 | 8 | `stamp` (generation seen) | at creation |
+//! | 48 | 4 | `dev` | at creation |
+//! | 52 | 4 | `mtu` | at creation |
+//! | 56 | 4 | `encap` | at creation |
+//! | 60 | 2 | `flags` | at creation |
+//! | 62 | 1 | `kind` | at creation |
+//! | 63 | 1 | `family` | at creation |
+//! | [`COUNTER_OFFSET`] | 8 | reference count | per hold/release |
+//!
+//! Everything the data path reads is on the first 64-byte line and never
+//! written after publication. The reference count, the only field that
+//! changes per packet, sits alone on its own line. On x86-64 that line
+//! starts at 128, not 64: the adjacent-line prefetcher fetches 128-byte
+//! pairs, so a counter at 64 still drags the read-mostly line with it
+//! (`fibre_route::refcnt` measures both placements).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::refcount::RefCount;
+
+/// Where the reference count starts: 128 on x86-64 (adjacent-line
+/// prefetcher pairs lines), 64 elsewhere.
+#[cfg(target_arch = "x86_64")]
+pub const COUNTER_OFFSET: usize = 128;
+/// Where the reference count starts: 128 on x86-64 (adjacent-line
+/// prefetcher pairs lines), 64 elsewhere.
+#[cfg(not(target_arch = "x86_64"))]
+pub const COUNTER_OFFSET: usize = 64;
+
+/// Route flags (the kernel's `RTCF_*` / `DST_*` that matter here).
+pub mod flags {
+    /// The route has a gateway (`rt_uses_gateway`).
+    pub const GATEWAY: u16 = 1 << 0;
+    /// Local delivery.
+    pub const LOCAL: u16 = 1 << 1;
+    /// Held in a per-nexthop cache slot (`rt_is_cached`).
+    pub const CACHED: u16 = 1 << 2;
+    /// Carries a path MTU from an exception.
+    pub const PMTU: u16 = 1 << 3;
+    /// The gateway comes from an ICMP redirect (`RTCF_REDIRECTED`).
+    pub const REDIRECTED: u16 = 1 << 4;
+    /// An input (forwarding) route rather than an output one.
+    pub const INPUT: u16 = 1 << 5;
+    /// The MTU may not be lowered by PMTU discovery (`mtu lock`).
+    pub const MTU_LOCKED: u16 = 1 << 6;
+}
+
+/// The read-mostly part of a route: one cache line, written once before
+/// the route is published.
+#[repr(C, align(64))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RouteData {
+    /// Gateway (neighbour key) as an integer (IPv4 in the low 32 bits);
+    /// 0 when the destination is on link.
+    pub gateway: u128,
+    /// Preferred source address as an integer; 0 when none.
+    pub src: u128,
+    /// Expiry on the cache's clock (milliseconds); 0: never.
+    pub expires_ms: u64,
+    /// Generation of the nexthop when the route was made; the route is
+    /// valid while the nexthop's generation still equals it.
+    pub stamp: u64,
+    /// Output device (ifindex).
+    pub dev: u32,
+    /// Path MTU in bytes.
+    pub mtu: u32,
+    /// Encapsulation: a tunnel key or lightweight-tunnel id; 0: none.
+    pub encap: u32,
+    /// [`flags`].
+    pub flags: u16,
+    /// Route type as [`fibre_fib::RouteType`] ordinal (see [`RouteData::kind`]).
+    pub kind: u8,
+    /// 4 or 6.
+    pub family: u8,
+}
+
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<RouteData>() == 64);
+    assert!(offset_of!(RouteData, gateway) == 0);
+    assert!(offset_of!(RouteData, src) == 16);
+    assert!(offset_of!(RouteData, expires_ms) == 32);
+    assert!(offset_of!(RouteData, stamp) == 40);
+    assert!(offset_of!(RouteData, dev) == 48);
+    assert!(offset_of!(RouteData, mtu) == 52);
+    assert!(offset_of!(RouteData, encap) == 56);
+    assert!(offset_of!(RouteData, flags) == 60);
+    assert!(offset_of!(RouteData, kind) == 62);
+    assert!(offset_of!(RouteData, family) == 63);
+};
+
+impl RouteData {
+    /// A route out of `dev` with `mtu`, to `gateway` (none: on link),
+    /// from `src`.
+    ///
+    /// ```
+    /// use fibre_route::RouteData;
+    /// let r = RouteData::new(2, Some("10.0.0.2".parse().unwrap()), Some("10.0.0.1".parse().unwrap()), 1500);
+    /// assert_eq!(r.gateway_addr(), Some("10.0.0.2".parse().unwrap()));
+    /// assert_eq!(r.src_addr(), Some("10.0.0.1".parse().unwrap()));
+    /// assert!(r.has_gateway());
+    /// ```
+    pub fn new(dev: u32, gateway: Option<IpAddr>, src: Option<IpAddr>, mtu: u32) -> RouteData {
+        let family = match gateway.or(src) {
+            Some(IpAddr::V6(_)) => 6,
+            _ => 4,
+        };
+        RouteData {
+            gateway: gateway.map_or(0, |a| fibre_fib::addr_key(&a)),
+            src: src.map_or(0, |a| fibre_fib::addr_key(&a)),
+            expires_ms: 0,
+            stamp: 0,
+            dev,
+            mtu,
+            encap: 0,
+            flags: if gateway.is_some() { flags::GATEWAY } else { 0 },
+            kind: kind_code(fibre_fib::RouteType::Unicast),
+            family,
+        }
+    }
+
+    fn addr(&self, key: u128) -> Option<IpAddr> {
+        if key == 0 {
+            return None;
+        }
+        Some(if self.family == 6 {
+            IpAddr::V6(Ipv6Addr::from(key))
+        } else {
+            IpAddr::V4(Ipv4Addr::from(key as u32))
+        })
+    }
+
+    /// The gateway, if any.
+    pub fn gateway_addr(&self) -> Option<IpAddr> {
+        self.addr(self.gateway)
+    }
+
+    /// The preferred source, if any.
+    pub fn src_addr(&self) -> Option<IpAddr> {
+        self.addr(self.src)
+    }
+
+    /// True when packets go to a gateway rather than on link.
+    pub fn has_gateway(&self) -> bool {
+        self.flags & flags::GATEWAY != 0
+    }
+
+    /// The route type.
+    pub fn kind(&self) -> fibre_fib::RouteType {
+        kind_from_code(self.kind)
+    }
+
+    /// True when the route has an expiry and `now_ms` is past it.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expires_ms != 0 && now_ms >= self.expires_ms
+    }
+}
+
+const KINDS: [fibre_fib::RouteType; 10] = {
+    use fibre_fib::RouteType::*;
+    [
+        Unspec,
+        Unicast,
+        Local,
+        Broadcast,
+        Anycast,
+        Multicast,
+        Blackhole,
+        Unreachable,
+        Prohibit,
+        Throw,
+    ]
+};
+
+/// The compact code of a route type stored in [`RouteData::kind`].
+pub fn kind_code(kind: fibre_fib::RouteType) -> u8 {
+    KINDS.iter().position(|k| *k == kind).unwrap_or(0) as u8
+}
+
+fn kind_from_code(code: u8) -> fibre_fib::RouteType {
+    KINDS
+        .get(usize::from(code))
+        .copied()
+        .unwrap_or(fibre_fib::RouteType::Unspec)
+}
+
+/// The counter's own line.
+#[cfg_attr(target_arch = "x86_64", repr(C, align(128)))]
+#[cfg_attr(not(target_arch = "x86_64"), repr(C, align(64)))]
+#[derive(Debug)]
+pub(crate) struct CounterLine {
+    pub(crate) refs: RefCount,
+}
+
+/// A route: read-mostly data on line 0, the reference count alone on the
+/// line at [`COUNTER_OFFSET`]. Made and shared by
+/// [`HeldRoute`](crate::HeldRoute) and the caches.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Route {
+    data: RouteData,
+    pub(crate) counter: CounterLine,
+}
+
+const _: () = {
+    use std::mem::{align_of, offset_of, size_of};
+    assert!(offset_of!(Route, data) == 0);
+    assert!(offset_of!(Route, counter) == COUNTER_OFFSET);
+    assert!(size_of::<Route>() == 2 * COUNTER_OFFSET);
+    assert!(align_of::<Route>() == COUNTER_OFFSET);
+};
+
+impl Route {
+    pub(crate) fn new(data: RouteData) -> Route {
+        Route {
+            data,
+            counter: CounterLine {
+                refs: RefCount::new(),
+            },
+        }
+    }
+
+    /// The read-mostly data.
+    #[inline]
+    pub fn data(&self) -> &RouteData {
+        &self.data
+    }
+
+    /// The number of held references now (for tests and diagnostics).
+    pub fn ref_count(&self) -> i64 {
+        self.counter.refs.count()
+    }
+}
+
+impl std::ops::Deref for Route {
+    type Target = RouteData;
+    #[inline]
+    fn deref(&self) -> &RouteData {
+        &self.data
+    }
+}
