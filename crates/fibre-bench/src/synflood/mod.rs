@@ -429,3 +429,77 @@ impl Experiment for SynfloodExperiment {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::path::Path;
+
+    use flate2::write::GzEncoder;
+    use flate2::Compression;
+
+    use super::*;
+    use crate::Options;
+
+    fn write_gz(path: &Path, lines: &[String]) {
+        let mut gz = GzEncoder::new(std::fs::File::create(path).unwrap(), Compression::fast());
+        for line in lines {
+            writeln!(gz, "{line}").unwrap();
+        }
+        gz.finish().unwrap();
+    }
+
+    /// The experiment runs end to end on a small table: every case has
+    /// runs, packets were handled, the writer replayed updates, and the
+    /// headline rows join the summary.
+    #[test]
+    fn runs_on_a_small_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let snapshot = data::SNAPSHOT;
+        write_gz(
+            &dir.path().join(format!("{snapshot}-v4.txt.gz")),
+            &["10.0.0.0/8".into()],
+        );
+        let prefixes: Vec<String> = (0..300u32)
+            .map(|i| format!("2a{:02x}:{:x}::/32", i % 256, i + 1))
+            .collect();
+        write_gz(&dir.path().join(format!("{snapshot}-v6.txt.gz")), &prefixes);
+        let updates: Vec<String> = prefixes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("{} {p}", if i % 3 == 0 { "W" } else { "A" }))
+            .collect();
+        write_gz(
+            &dir.path().join(format!("{snapshot}-v6-updates.txt.gz")),
+            &updates,
+        );
+        let options = Options {
+            quick: true,
+            threads: Some(2),
+            data_dir: Some(dir.path().to_path_buf()),
+            progress: false,
+            ..Options::default()
+        };
+        let outcome = crate::run(&options, Some("synflood")).unwrap();
+        let report = &outcome.reports[0];
+        let cases = report.detail["cases"].as_array().unwrap();
+        // 3 strategies x (1 and 2 threads idle, 100k/s, full speed, alone).
+        assert_eq!(cases.len(), 15);
+        for case in cases {
+            if case["threads"] != 0 {
+                assert!(case["mpps"].as_f64().unwrap() > 0.0, "{case}");
+            }
+            if case["writer"] != "none" {
+                assert!(case["updates_per_second"].as_f64().unwrap() > 0.0, "{case}");
+            }
+        }
+        let names: Vec<&str> = report
+            .measurements
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert!(names.contains(&"rcu 2 threads"), "{names:?}");
+        assert!(names.contains(&"rcu writer alone"), "{names:?}");
+        assert!(outcome.to_text().contains("synflood    rcu 2 threads"));
+    }
+}
