@@ -46,8 +46,9 @@ pub enum DropReason {
     /// Larger than the path MTU and not fragmentable (DF set, or IPv6): the
     /// caller should send ICMP "fragmentation needed"/"packet too big".
     TooBig,
-    /// Larger than the path MTU with DF clear: outer fragmentation is not
-    /// implemented, so the packet is dropped rather than sent too large.
+    /// Larger than the tunnel MTU with DF clear but carrying IPv4 options,
+    /// which the fragmenter does not filter per fragment: dropped rather
+    /// than sent too large.
     FragmentationUnsupported,
     /// Not enough headroom in the buffer to prepend the headers.
     NoHeadroom,

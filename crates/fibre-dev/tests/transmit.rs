@@ -59,8 +59,8 @@ const V4: &[&str] = &[
 ];
 
 #[test]
-fn too_big_packets_are_refused_as_the_kernel_does() {
-    let (registry, _) = tunnel_pair(V4, 1400);
+fn too_big_packets_are_refused_or_fragmented_as_the_kernel_does() {
+    let (registry, receiver) = tunnel_pair(V4, 1400);
     let mtu = 1400 - 20 - 8;
     assert_eq!(registry.get(TUNNEL).unwrap().mtu(), mtu);
     let v6 = inner_udp(
@@ -71,17 +71,26 @@ fn too_big_packets_are_refused_as_the_kernel_does() {
         64,
         0,
     );
+    let no_df = v4_inner(mtu as usize + 1, false);
+    let mut with_options = v4_inner(mtu as usize + 4, false);
+    with_options[0] = 0x46; // IHL 6: 4 bytes of options (NOPs would be 0x01)
+    with_options[20..24].copy_from_slice(&[1, 1, 1, 0]);
+    with_options[10..12].fill(0);
+    let c = fibre_net::checksum::checksum(&with_options[..24]);
+    with_options[10..12].copy_from_slice(&c.to_be_bytes());
     let packets = [
         v4_inner(mtu as usize, true),
         v4_inner(mtu as usize + 1, true),
-        v4_inner(mtu as usize + 1, false),
+        no_df.clone(),
         v6,
+        with_options,
     ];
     let mut batch = batch_of(&packets, 64);
     let report = registry.transmit(TUNNEL, WorkerId::new(0), &mut batch);
+    // The DF-clear packet went out as two fragments (the second appended).
     assert_eq!(
         (report.sent, report.dropped, report.path_mtu),
-        (1, 3, Some(mtu))
+        (3, 3, Some(mtu))
     );
     let verdicts: Vec<Verdict> = batch.packets().iter().map(PacketBuf::verdict).collect();
     assert_eq!(
@@ -89,8 +98,10 @@ fn too_big_packets_are_refused_as_the_kernel_does() {
         [
             Verdict::Sent,
             Verdict::Dropped(DropReason::TooBig),
+            Verdict::Sent,
+            Verdict::Dropped(DropReason::TooBig),
             Verdict::Dropped(DropReason::FragmentationUnsupported),
-            Verdict::Dropped(DropReason::TooBig)
+            Verdict::Sent,
         ]
     );
     let s = registry.get(TUNNEL).unwrap().stats().snapshot();
@@ -102,6 +113,27 @@ fn too_big_packets_are_refused_as_the_kernel_does() {
         (2, 1)
     );
     assert_eq!(s.ip_link_stats().tx_errors, 3);
+    // Both fragments fit the underlay and decapsulate at the far end into
+    // the original packet's fragments.
+    let frames: Vec<Vec<u8>> = [2, 5]
+        .iter()
+        .map(|&i| batch.packets()[i].data().to_vec())
+        .collect();
+    assert!(frames.iter().all(|f| f.len() <= 1400));
+    let mut rx = batch_of(&frames, 0);
+    assert_eq!(receiver.receive(WorkerId::new(0), &mut rx), 2);
+    // Fragment payloads are multiples of 8: (1372 - 20) & !7 = 1352.
+    let mut payload = Vec::new();
+    for (p, (offset, more)) in rx.packets().iter().zip([(0, true), (1352, false)]) {
+        let ip = fibre_net::ipv4::Packet::new_checked(p.data()).unwrap();
+        let repr = fibre_net::ipv4::Repr::parse(&ip).unwrap();
+        assert_eq!(
+            (repr.frag_offset, repr.more_frags, repr.ident),
+            (offset, more, 7)
+        );
+        payload.extend_from_slice(ip.payload());
+    }
+    assert_eq!(payload, no_df[20..]);
     // A smaller route MTU later wins over the tunnel MTU.
     let mut batch = batch_of(&[v4_inner(1300, true)], 64);
     registry.get(TUNNEL).unwrap().set_mtu(1200);

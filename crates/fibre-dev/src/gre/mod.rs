@@ -16,15 +16,21 @@
 //! inner one (CE sent as ECT(0)); on receipt an outer CE is copied into an
 //! ECN-capable inner header and drops a Not-ECT one.
 //!
-//! Not implemented: outer fragmentation of DF-clear IPv4 packets larger
-//! than the path MTU (a clean drop,
-//! [`crate::DropReason::FragmentationUnsupported`]); IPv6 extension headers
-//! before GRE on receipt (not claimed); ip6gre's default
+//! Packets over the tunnel MTU: IPv4 without DF is cut into fragments that
+//! fit (as Linux's forwarding path does before its tunnel encapsulates;
+//! the only transmit path that allocates, one buffer per extra fragment);
+//! IPv4 with DF and IPv6 are dropped and [`crate::TxReport::path_mtu`]
+//! gives the MTU for the ICMP error.
+//!
+//! Not implemented: fragmenting inner IPv4 packets that carry options (a
+//! clean drop, [`crate::DropReason::FragmentationUnsupported`]); IPv6
+//! extension headers before GRE on receipt (not claimed); ip6gre's default
 //! encapsulation-limit option (frames are sent as with `encaplimit none`).
 
 mod config;
 mod decap;
 mod demux;
+mod fragment;
 mod route_cache;
 mod tunnel;
 

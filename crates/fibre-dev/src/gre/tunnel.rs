@@ -34,6 +34,7 @@ use fibre_fib::Family;
 
 use super::config::{GreConfig, Inheritable};
 use super::decap::{decapsulate, RxPolicy};
+use super::fragment::fragment_ipv4;
 use super::route_cache::RouteCache;
 use crate::packet::{PacketBatch, Verdict};
 use crate::registry::Registry;
@@ -253,9 +254,21 @@ impl GreTunnel {
         // Pass 1: decide, so the batch reserves exactly its sequence numbers.
         let mut path_mtu = None;
         let mut survivors = 0u32;
+        // Extra fragments (slow path; an empty Vec does not allocate).
+        let mut extras = Vec::new();
         for p in batch.pending_mut() {
-            match check_inner(p.data(), p.headroom(), &plan) {
-                Ok(()) => survivors += 1,
+            let fit = check_inner(p.data(), p.headroom(), &plan).and_then(|fit| match fit {
+                Fit::Whole => Ok(0),
+                Fit::Fragment => {
+                    let headroom = p.headroom();
+                    let more = fragment_ipv4(p, plan.mtu, headroom)?;
+                    let count = more.len() as u32;
+                    extras.extend(more);
+                    Ok(count)
+                }
+            });
+            match fit {
+                Ok(fragments) => survivors += 1 + fragments,
                 Err(reason) => {
                     if reason == DropReason::TooBig {
                         path_mtu = Some(plan.mtu as u32);
@@ -264,6 +277,9 @@ impl GreTunnel {
                     counts.drop(reason);
                 }
             }
+        }
+        for fragment in extras {
+            batch.push(fragment);
         }
         let mut seq = match (self.config.oseq, locked_seq) {
             (false, _) => None,
@@ -501,8 +517,16 @@ fn clamp_mtu(underlay_mtu: u32, config: &GreConfig) -> usize {
         .saturating_sub(overhead + ethernet)
 }
 
-/// Whether an inner packet can be sent as one outer packet.
-fn check_inner(inner: &[u8], headroom: usize, plan: &BatchPlan) -> Result<(), DropReason> {
+/// How an inner packet will be sent.
+enum Fit {
+    /// As it is, in one outer packet.
+    Whole,
+    /// Cut into IPv4 fragments first, each in its own outer packet.
+    Fragment,
+}
+
+/// Whether an inner packet can be sent, and how.
+fn check_inner(inner: &[u8], headroom: usize, plan: &BatchPlan) -> Result<Fit, DropReason> {
     if plan.tap {
         if inner.len() < ethernet::HEADER_LEN {
             return Err(DropReason::BadInnerPacket);
@@ -513,7 +537,7 @@ fn check_inner(inner: &[u8], headroom: usize, plan: &BatchPlan) -> Result<(), Dr
         return if headroom < plan.overhead {
             Err(DropReason::NoHeadroom)
         } else {
-            Ok(())
+            Ok(Fit::Whole)
         };
     }
     let (min_len, may_fragment) = match inner.first().map(|b| b >> 4) {
@@ -524,18 +548,20 @@ fn check_inner(inner: &[u8], headroom: usize, plan: &BatchPlan) -> Result<(), Dr
         _ => return Err(DropReason::BadInnerPacket),
     };
     debug_assert!(inner.len() >= min_len);
-    if inner.len() > plan.mtu {
-        // IPv4 without DF: Linux would fragment the outer packet; not here.
-        return Err(if may_fragment {
-            DropReason::FragmentationUnsupported
-        } else {
-            DropReason::TooBig
-        });
-    }
     if headroom < plan.overhead {
         return Err(DropReason::NoHeadroom);
     }
-    Ok(())
+    if inner.len() > plan.mtu {
+        // IPv4 without DF is cut to the tunnel MTU, as Linux's forwarding
+        // path does before its tunnel sees it; anything else is refused
+        // with the MTU to report.
+        return if may_fragment {
+            Ok(Fit::Fragment)
+        } else {
+            Err(DropReason::TooBig)
+        };
+    }
+    Ok(Fit::Whole)
 }
 
 /// Sets Congestion Experienced on an inner IPv4 or IPv6 header that
