@@ -58,6 +58,20 @@ fn synthetic_route(dst: IpAddr, kind: RouteType, dev: LinkIndex) -> Route {
 
 /// The FIB's answer to `ip route get`.
 pub(crate) fn route_get(fib: &Fib, req: &RouteGetRequest) -> Result<RouteAnswer, KernelError> {
+    // inet_rtm_getroute / inet6_rtm_getroute: a zero RTA_SRC is the same
+    // as none (kernel-checked: `10.3.1.0 from 0.0.0.0` answers with a
+    // prefsrc and no `from`).
+    let unspecified_src = req.src.is_some_and(|s| s.is_unspecified());
+    let normalised;
+    let req = if unspecified_src {
+        normalised = RouteGetRequest {
+            src: None,
+            ..req.clone()
+        };
+        &normalised
+    } else {
+        req
+    };
     if let Some(src) = req.src {
         if Family::of(&src) != Family::of(&req.dst) {
             return Err(err(Errno::Inval));
@@ -284,7 +298,15 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         }
     }
     if dst.is_unspecified() {
-        let s = saddr.unwrap_or(Ipv4Addr::LOCALHOST);
+        // With an oif the source is that device's (RT_SCOPE_HOST: any
+        // scope), then any device's; with none at all, 127.0.0.1.
+        let oif_source = || {
+            (oif != 0)
+                .then(|| fib.select_addr_v4(oif, None, Scope::HOST))
+                .flatten()
+                .map(|a| v4(&a))
+        };
+        let s = saddr.or_else(oif_source).unwrap_or(Ipv4Addr::LOCALHOST);
         let route = synthetic_route(IpAddr::V4(s), RouteType::Local, 1);
         let prefsrc = if req.src.is_none() {
             Some(IpAddr::V4(s))

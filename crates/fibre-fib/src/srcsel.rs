@@ -7,12 +7,15 @@ use crate::fib::Fib;
 use crate::types::*;
 
 /// RFC 4291 scope of an IPv6 address as the kernel ranks it
-/// (`__ipv6_addr_src_scope`): 1 node-local, 2 link, 5 site, 14 global.
-fn v6_scope(a: &Ipv6Addr) -> u8 {
-    if a.is_loopback() {
+/// (`__ipv6_addr_src_scope`): 1 node-local, 2 link, 5 site, 14 global, and
+/// -1 (`__IPV6_ADDR_SCOPE_INVALID`) for `::`, below every source's scope.
+fn v6_scope(a: &Ipv6Addr) -> i32 {
+    if a.is_unspecified() {
+        -1
+    } else if a.is_loopback() {
         1
     } else if a.is_multicast() {
-        a.octets()[1] & 0x0f
+        i32::from(a.octets()[1] & 0x0f)
     } else if (a.segments()[0] & 0xffc0) == 0xfe80 {
         2
     } else if (a.segments()[0] & 0xffc0) == 0xfec0 {
@@ -94,12 +97,8 @@ impl Fib {
             }
             for a in addrs {
                 let IpAddr::V6(c) = a.local else { continue };
-                let s = i32::from(v6_scope(&c));
-                let scope_score = if s >= i32::from(dst_scope) {
-                    -s
-                } else {
-                    s - 128
-                };
+                let s = v6_scope(&c);
+                let scope_score = if s >= dst_scope { -s } else { s - 128 };
                 let prefix = common_prefix_len(&c, d).min(a.prefix_len);
                 let score = (c == *d, scope_score, Some(*index) == dev, prefix);
                 if best.as_ref().is_none_or(|(b, _)| score > *b) {
