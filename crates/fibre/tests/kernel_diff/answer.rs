@@ -40,6 +40,8 @@ pub struct Answer {
     pub table: String,
     /// `prefsrc`.
     pub prefsrc: Option<IpAddr>,
+    /// `from`: the source asked for, echoed.
+    pub from: Option<IpAddr>,
     /// `nexthops` of a multipath route (in `fibmatch` answers).
     pub paths: Vec<Path>,
     /// The JSON object as printed.
@@ -133,6 +135,7 @@ pub fn parse_json_answer(line: &str) -> Result<Outcome, String> {
         dev: text(object, "dev"),
         table: text(object, "table").unwrap_or_else(|| "main".into()),
         prefsrc: address(object, "prefsrc")?,
+        from: address(object, "from")?,
         paths,
         raw: serde_json::to_string(&object).expect("a JSON map serialises"),
     }))

@@ -62,21 +62,21 @@ pub fn compare(
             }
             // `ip` prints no table key for table 0 (RT_TABLE_UNSPEC: the
             // answer came from no FIB route, e.g. an on-link guess for
-            // `oif`, 255.255.255.255, 0.0.0.0) as for main. The kernel's
+            // `oif`, 255.255.255.255, 0.0.0.0) as for main; the kernel's
             // `fibmatch` tells them apart: it finds no route for table 0.
-            let kernel_table_zero = matches!(kernel.route, Outcome::Error(_));
-            let fibre_table_zero = f.table == "unspec";
-            if kernel_table_zero != fibre_table_zero {
-                verdict.fields.push("table");
+            // A table 0 shown by fibre is named apart (a display slip) when
+            // the kernel also used no FIB route.
+            if f.table == "unspec" {
+                let kernel_table_zero = matches!(kernel.route, Outcome::Error(_));
+                verdict
+                    .fields
+                    .push(if kernel_table_zero && k.table == "main" {
+                        "table0-shown"
+                    } else {
+                        "table"
+                    });
             } else if k.table != f.table {
-                // Named apart so that the CLI's display of table 0 is a
-                // cause of its own.
-                let unspec_shown = k.table == "main" && fibre_table_zero;
-                verdict.fields.push(if unspec_shown {
-                    "table0-shown"
-                } else {
-                    "table"
-                });
+                verdict.fields.push("table");
             }
             match live_paths(&kernel.route, locals) {
                 Some(paths) => {
@@ -102,12 +102,32 @@ pub fn compare(
                 verdict.notes.push("dst");
             }
             // The source follows the path: only compared on the same one.
-            let same_path = k.gateway == f.gateway && k.dev == f.dev;
+            // An answer without its gateway (a broadcast, a path via a
+            // local address) names a multipath route's path only when no
+            // other live path shares its device.
+            let paths = live_paths(&kernel.route, locals);
+            let path_named = k.gateway.is_some()
+                || paths.as_ref().is_none_or(|paths| {
+                    let mut on_dev: Vec<_> = paths.iter().filter(|(_, d)| *d == k.dev).collect();
+                    on_dev.dedup();
+                    on_dev.len() <= 1
+                });
+            let same_path = path_named && k.gateway == f.gateway && k.dev == f.dev;
             if same_path && k.prefsrc != f.prefsrc {
-                if strict_prefsrc {
-                    verdict.fields.push("prefsrc");
+                // IPv6 prints the source it chose even when it is the one
+                // asked for (IPv4 leaves it out): named apart, it is the
+                // CLI's display, not the model's choice.
+                let v6_echo_hidden = f.prefsrc.is_none()
+                    && k.prefsrc.is_some_and(|p| p.is_ipv6() && k.from == Some(p));
+                let field = if v6_echo_hidden {
+                    "prefsrc-v6-echo-hidden"
                 } else {
-                    verdict.notes.push("prefsrc");
+                    "prefsrc"
+                };
+                if strict_prefsrc {
+                    verdict.fields.push(field);
+                } else {
+                    verdict.notes.push(field);
                 }
             }
         }
@@ -466,10 +486,9 @@ mod tests {
             compare(&no_fib_route, &f_unspec, true, &none).fields,
             vec!["table0-shown"]
         );
-        assert_eq!(
-            compare(&no_fib_route, &f_main, true, &none).fields,
-            vec!["table"],
-            "the kernel found no FIB route: table 0, not main"
+        assert!(
+            compare(&no_fib_route, &f_main, true, &none).agrees(),
+            "table 0 and main print alike"
         );
         let main_route = reply(answer, r#"[{"dst":"10.1.0.0/16","dev":"fd1"}]"#);
         assert_eq!(
@@ -478,5 +497,51 @@ mod tests {
             "the kernel found a route in main"
         );
         assert!(compare(&main_route, &f_main, true, &none).agrees());
+    }
+
+    #[test]
+    fn an_ipv6_source_hidden_because_it_was_asked_for_is_a_cause_of_its_own() {
+        let k = reply(
+            r#"[{"dst":"2001:db8:1::d9","from":"2001:db8:1::6d26","dev":"fd0","prefsrc":"2001:db8:1::6d26"}]"#,
+            r#"[{"dst":"2001:db8:1::/64","dev":"fd0"}]"#,
+        );
+        let hidden =
+            parse_json_answer(r#"{"dst":"2001:db8:1::d9","from":"2001:db8:1::6d26","dev":"fd0"}"#)
+                .unwrap();
+        let none = LocalCover::default();
+        assert_eq!(
+            compare(&k, &hidden, true, &none).fields,
+            vec!["prefsrc-v6-echo-hidden"]
+        );
+        let other = parse_json_answer(
+            r#"{"dst":"2001:db8:1::d9","from":"2001:db8:1::6d26","dev":"fd0","prefsrc":"2001:db8:1::1"}"#,
+        )
+        .unwrap();
+        assert_eq!(compare(&k, &other, true, &none).fields, vec!["prefsrc"]);
+    }
+
+    #[test]
+    fn a_broadcast_over_a_multipath_route_names_no_path_for_its_source() {
+        let route = r#"[{"type":"broadcast","dst":"default","nexthops":[{"gateway":"10.2.5.24","dev":"fd1","flags":[]},{"gateway":"10.2.0.29","dev":"fd1","flags":[]},{"gateway":"10.1.5.171","dev":"fd0","flags":[]}]}]"#;
+        let k = reply(
+            r#"[{"type":"broadcast","dst":"255.255.255.255","dev":"fd1","prefsrc":"10.2.5.198"}]"#,
+            route,
+        );
+        let f = parse_json_answer(
+            r#"{"type":"broadcast","dst":"255.255.255.255","dev":"fd1","prefsrc":"10.2.0.163"}"#,
+        )
+        .unwrap();
+        let none = LocalCover::default();
+        assert!(compare(&k, &f, true, &none).agrees());
+        // The only path on fd0: its source is compared.
+        let k0 = reply(
+            r#"[{"type":"broadcast","dst":"255.255.255.255","dev":"fd0","prefsrc":"10.1.5.19"}]"#,
+            route,
+        );
+        let f0 = parse_json_answer(
+            r#"{"type":"broadcast","dst":"255.255.255.255","dev":"fd0","prefsrc":"10.1.5.20"}"#,
+        )
+        .unwrap();
+        assert_eq!(compare(&k0, &f0, true, &none).fields, vec!["prefsrc"]);
     }
 }
