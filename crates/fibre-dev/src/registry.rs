@@ -169,7 +169,11 @@ impl Registry {
 
     /// Transmits the batch's pending packets through device `index`:
     /// tunnels encapsulate in place and pass the batch on to their
-    /// underlay device. Every packet ends sent or dropped (and counted).
+    /// underlay device. Every pending packet ends sent or dropped (and
+    /// counted by the device that dropped it). The report counts the whole
+    /// batch by verdict afterwards, so reuse buffers through
+    /// [`crate::PacketBuf::load`] or [`crate::PacketBuf::rewind`], which
+    /// make them pending again.
     pub fn transmit(&self, index: u32, worker: WorkerId, batch: &mut PacketBatch) -> TxReport {
         let path_mtu = self.transmit_nested(index, worker, batch, 0);
         let mut report = TxReport {

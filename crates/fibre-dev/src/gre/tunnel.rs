@@ -97,7 +97,8 @@ struct BatchPlan {
 }
 
 impl GreTunnel {
-    /// A tunnel with ifindex `index` for `workers` workers. Its MTU is the
+    /// A tunnel with ifindex `index` for `workers` workers (clamped to
+    /// 1..=[`crate::MAX_WORKERS`]). Its MTU is the
     /// underlay route's MTU minus the headers (1500 minus the headers when
     /// the remote is not routable yet, as Linux assumes Ethernet). Refuses
     /// a route to the remote that leaves through `index` itself.
@@ -120,6 +121,7 @@ impl GreTunnel {
         mode: TxMode,
         workers: usize,
     ) -> Result<GreTunnel, super::GreConfigError> {
+        let workers = workers.clamp(1, crate::MAX_WORKERS);
         let underlay = routes.resolve(config.remote, config.local).ok();
         if underlay.is_some_and(|r| r.oif == index) {
             return Err(super::GreConfigError::UnderlayLoop {
