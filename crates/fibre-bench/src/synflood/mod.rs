@@ -373,6 +373,11 @@ impl Experiment for SynfloodExperiment {
                 ratio(mpps(rcu, t, idle), mpps(rcu, 1, idle)),
                 "x 1 thread",
             ));
+            measurements.push(Measurement::new(
+                format!("rcu {t} threads scaling on-CPU"),
+                ratio(mpps_cpu(rcu, t, idle), mpps_cpu(rcu, 1, idle)),
+                "x 1 thread",
+            ));
         }
         measurements.push(
             Measurement::new(
@@ -381,6 +386,17 @@ impl Experiment for SynfloodExperiment {
                 "Mpps",
             )
             .with_ratio(ratio(mpps(rcu, t, paced), mpps(rcu, t, idle)), "no writer"),
+        );
+        measurements.push(
+            Measurement::new(
+                format!("rcu {t} {}, writer 100k/s, on-CPU", plural(t)),
+                mpps_cpu(rcu, t, paced),
+                "Mpps",
+            )
+            .with_ratio(
+                ratio(mpps_cpu(rcu, t, paced), mpps_cpu(rcu, t, idle)),
+                "no writer on-CPU",
+            ),
         );
         if let Some(case) = find(rcu, t, paced) {
             let (p50, p99) = case.latency(false);
