@@ -10,7 +10,7 @@ use crate::shared::{BatchMode, FibWriter};
 use crate::*;
 
 const READERS: usize = 3;
-const BATCHES: u16 = 600;
+const BATCHES: u16 = 200;
 
 /// Probes: destinations inside `dst(0)` and `dst(1)` (only ever replaced,
 /// together), and `dst(2)` (added and deleted in turn).
