@@ -3,8 +3,10 @@
 //!
 //! * [`Registry`]: devices by ifindex; [`Registry::transmit`] is the
 //!   transmit contract (a [`PacketBatch`] of buffers with headroom, a
-//!   [`WorkerId`], a [`TxReport`]) that AF_XDP/AF_PACKET queues will fit;
-//! * [`gre`]: GRE/ip6gre tunnels (RFC 2784, RFC 2890);
+//!   [`WorkerId`], a [`TxReport`]), [`Registry::receive_gre`] the GRE
+//!   receive one; NIC queues (AF_XDP/AF_PACKET) join as a [`Port`];
+//! * [`gre`]: gre/ip6gre/gretap/ip6gretap tunnels (RFC 2784, RFC 2890),
+//!   lockless or locked transmit, `iseq`/`icsum`/key checks on receipt;
 //! * [`route`]: what a tunnel needs from the route cache, with
 //!   [`FibRoutes`] over `fibre_fib` and a fixed table for tests;
 //! * [`stats`]: per-worker counters, summed when read, and `ip -s link`;
