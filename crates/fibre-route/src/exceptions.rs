@@ -9,7 +9,7 @@
 //! most [`ExceptionTable::max_bytes`] however many destinations arrive.
 
 use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// IPv4's minimum MTU (RFC 791): anything below is bogus.
@@ -155,18 +155,13 @@ impl ExceptionTable {
     }
 
     fn bucket_of(&self, dst: IpAddr) -> usize {
-        let mut h = self.hasher.build_hasher();
-        dst.hash(&mut h);
-        (h.finish() % self.config.buckets as u64) as usize
+        (self.hasher.hash_one(dst) % self.config.buckets as u64) as usize
     }
 
     /// A random chain cap in `depth..2*depth`, drawn from the keyed hasher.
     fn drawn_depth(&self) -> usize {
-        let mut h = self.hasher.build_hasher();
-        self.next_stamp.hash(&mut h);
-        0xdead_u16.hash(&mut h);
         let d = self.config.chain_depth;
-        d + (h.finish() % d as u64) as usize
+        d + (self.hasher.hash_one((self.next_stamp, 0xdead_u16)) % d as u64) as usize
     }
 
     fn upsert(&mut self, dst: IpAddr, now_ms: u64, change: impl FnOnce(&mut Exception)) {
@@ -292,8 +287,7 @@ impl ExceptionTable {
     pub fn max_bytes(&self) -> usize {
         let max_chain = (2 * self.config.chain_depth - 1).next_power_of_two();
         self.config.buckets
-            * (std::mem::size_of::<Vec<Exception>>()
-                + max_chain * std::mem::size_of::<Exception>())
+            * (std::mem::size_of::<Vec<Exception>>() + max_chain * std::mem::size_of::<Exception>())
     }
 }
 
@@ -327,9 +321,7 @@ pub fn format_cache_line(exception: &Exception, now_ms: u64) -> String {
 /// in 10.0.0.0/8 (IPv4) or 2001:db8::/32 (IPv6).
 pub fn nth_address(i: u64, v6: bool) -> IpAddr {
     if v6 {
-        IpAddr::V6(Ipv6Addr::from(
-            (0x2001_0db8_u128 << 96) | u128::from(i),
-        ))
+        IpAddr::V6(Ipv6Addr::from((0x2001_0db8_u128 << 96) | u128::from(i)))
     } else {
         IpAddr::V4(Ipv4Addr::from(0x0a00_0000 | (i as u32 & 0x00ff_ffff)))
     }
@@ -377,7 +369,10 @@ mod tests {
         t.set_pmtu(dst, 1400, 0);
         t.set_redirect(dst, "10.9.9.9".parse().unwrap(), 0);
         let e = t.get(dst, 0).unwrap();
-        assert_eq!((e.pmtu, e.gateway), (1400, Some("10.9.9.9".parse().unwrap())));
+        assert_eq!(
+            (e.pmtu, e.gateway),
+            (1400, Some("10.9.9.9".parse().unwrap()))
+        );
         assert_eq!(
             format_cache_line(&e, 5_000),
             "cache <redirected> expires 595sec mtu 1400"

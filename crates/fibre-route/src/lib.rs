@@ -26,8 +26,8 @@
 
 pub mod cache;
 pub mod exceptions;
-mod refcount;
 pub mod refcnt;
+mod refcount;
 pub mod route;
 pub mod source;
 pub mod testbed;

@@ -133,7 +133,7 @@ impl Default for RefcntParams {
     fn default() -> Self {
         RefcntParams {
             threads: 2,
-            reads: 50_000_000,
+            reads: 500_000_000,
         }
     }
 }
@@ -142,7 +142,9 @@ impl Default for RefcntParams {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RefcntError {
     /// Zero threads or reads.
-    #[error("refcnt needs at least one thread and one read (got {threads} threads, {reads} reads)")]
+    #[error(
+        "refcnt needs at least one thread and one read (got {threads} threads, {reads} reads)"
+    )]
     Empty {
         /// Threads asked for.
         threads: usize,
@@ -221,7 +223,12 @@ impl RefcntResult {
                     ratio_to: self
                         .ratio_to_same_line(*l, t)
                         .filter(|_| *l != Layout::SameLine)
-                        .map(|r| (r, format!("refcnt readers, counter same-line {t} thread(s)"))),
+                        .map(|r| {
+                            (
+                                r,
+                                format!("refcnt readers, counter same-line {t} thread(s)"),
+                            )
+                        }),
                 })
             })
             .collect()
@@ -300,7 +307,10 @@ fn measure<C: Counted>(object: &C, layout: Layout, threads: usize, reads: u64) -
         reads: reads * readers as u64,
         holds: results.iter().sum(),
         seconds: times.wall.as_secs_f64(),
-        reader_cpu_seconds: times.cpu[..readers].iter().sum::<std::time::Duration>().as_secs_f64(),
+        reader_cpu_seconds: times.cpu[..readers]
+            .iter()
+            .sum::<std::time::Duration>()
+            .as_secs_f64(),
     }
 }
 

@@ -96,7 +96,7 @@ impl Default for UdpFloodParams {
     fn default() -> Self {
         UdpFloodParams {
             threads: 2,
-            frames: 2_000_000,
+            frames: 10_000_000,
             payload: 18,
             strategies: Strategy::ALL.to_vec(),
         }
@@ -107,7 +107,9 @@ impl Default for UdpFloodParams {
 #[derive(Debug, thiserror::Error)]
 pub enum UdpFloodError {
     /// Zero threads or frames.
-    #[error("udpflood needs at least one thread and one frame (got {threads} threads, {frames} frames)")]
+    #[error(
+        "udpflood needs at least one thread and one frame (got {threads} threads, {frames} frames)"
+    )]
     Empty {
         /// Threads asked for.
         threads: usize,
@@ -283,10 +285,15 @@ impl GlobalCache {
         }
     }
 
+    /// linux-3.5's cache key: (daddr, saddr, tos, oif, mark); no ports.
+    fn same_key(a: &FlowKeyV4, b: &FlowKeyV4) -> bool {
+        (a.dst, a.src, a.tos, a.oif, a.mark) == (b.dst, b.src, b.tos, b.oif, b.mark)
+    }
+
     fn bucket(key: &FlowKeyV4) -> usize {
         let h = (u64::from(key.dst) << 32 | u64::from(key.src))
-            ^ (u64::from(key.sport) << 16 | u64::from(key.dport))
-            ^ u64::from(key.oif);
+            ^ (u64::from(key.oif) << 8 | u64::from(key.tos))
+            ^ u64::from(key.mark).rotate_left(17);
         (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize % GLOBAL_BUCKETS
     }
 
@@ -298,7 +305,10 @@ impl GlobalCache {
         now: u64,
     ) -> Result<HeldRoute, Errno> {
         let b = Self::bucket(key);
-        if let Some(e) = self.buckets.read(guard)[b].iter().find(|e| e.key == *key) {
+        if let Some(e) = self.buckets.read(guard)[b]
+            .iter()
+            .find(|e| Self::same_key(&e.key, key))
+        {
             // dst_use(): a hold and two plain (non-atomic in C) writes.
             let held = e.route.clone();
             self.uses
@@ -348,10 +358,11 @@ fn build_frame(buf: &mut [u8], route: &Route, key: &FlowKeyV4, payload: usize) -
     Some(total)
 }
 
-/// The flow of thread `t`.
+/// The flow of thread `t`: as in the seed's udpflood, every sender aims
+/// at one destination (one 3.5 cache entry, one nexthop); ports differ.
 fn flow(t: usize) -> FlowKeyV4 {
     FlowKeyV4 {
-        dst: u32::from(Ipv4Addr::new(198, 51, 100, 1 + (t % 250) as u8)),
+        dst: u32::from(Ipv4Addr::new(198, 51, 100, 1)),
         sport: 1024 + t as u16,
         dport: 9,
         proto: 17,
