@@ -3,7 +3,7 @@
 
 use std::marker::PhantomData;
 
-use crate::node::{mask_through, Node, DIRECT_LEAF, INLINE_NO_ROUTE, STRIDE};
+use crate::node::{mask_through, Node, DIRECT_LEAF, INLINE_NO_ROUTE, STRIDE, WIDE_LEAF};
 use crate::pool::BlockPool;
 use crate::{Key, Value};
 
@@ -16,11 +16,24 @@ pub(crate) type Entry<K, V> = (K, u8, V);
 /// What lookups read, plus the per-node bookkeeping updates need.
 #[derive(Debug, Clone)]
 pub(crate) struct LookupArrays<K: Key, V: Value> {
-    /// One entry per value of the top `K::DIRECT_BITS` bits: either
-    /// `DIRECT_LEAF | value` (31-bit inline leaf) or the index of a root node.
+    /// One entry per value of the top `K::TOP_BITS` bits: either
+    /// `DIRECT_LEAF | value` (31-bit inline leaf), or, when `TOP_BITS` is
+    /// `DIRECT_BITS`, the index of a root node; else (two levels) the
+    /// number of a chunk, or `WIDE_LEAF | index` of a one-slot leaf block for
+    /// a value too wide to inline with nothing longer below.
     /// Empty until the first prefix arrives (reads then see "no route"), so
     /// that an unused table costs nothing.
     pub dir: Vec<u32>,
+    /// Second-level direct pointing (only when `TOP_BITS < DIRECT_BITS`):
+    /// chunk `c` is the `chunk_len::<K>()` entries from `c * chunk_len`, one per
+    /// value of the next `DIRECT_BITS - TOP_BITS` bits, each an inline leaf
+    /// or a root node index. A top slot has a chunk exactly while it needs
+    /// one: prefixes longer than `TOP_BITS` below it, or a value too wide to
+    /// inline.
+    pub chunks: Vec<u32>,
+    /// Chunk numbers free for reuse, and those unlinked by the last update.
+    free_chunks: Vec<u32>,
+    retired_chunks: Vec<u32>,
     pub nodes: BlockPool<Node>,
     /// Control plane, parallel to `nodes`: the value a node's range inherits
     /// from shorter prefixes, so that a subtree can be rebuilt on its own.
@@ -34,6 +47,18 @@ pub(crate) struct LookupArrays<K: Key, V: Value> {
     _key: PhantomData<K>,
 }
 
+/// Bits of the second direct-pointing level (0: one level only).
+#[inline(always)]
+pub(crate) const fn chunk_bits<K: Key>() -> u32 {
+    K::DIRECT_BITS - K::TOP_BITS
+}
+
+/// Entries per chunk of the second level.
+#[inline(always)]
+pub(crate) const fn chunk_len<K: Key>() -> usize {
+    1 << chunk_bits::<K>()
+}
+
 /// The key left-aligned in 128 bits, so one bit extractor serves all widths.
 #[inline]
 pub(crate) fn left_aligned<K: Key>(k: K) -> u128 {
@@ -44,6 +69,40 @@ pub(crate) fn left_aligned<K: Key>(k: K) -> u128 {
 #[inline]
 fn bits(a: u128, offset: u32, width: u32) -> u32 {
     ((a << offset) >> (128 - width)) as u32
+}
+
+/// The value each of the `2^width` units of `width` bits after `offset`
+/// inherits from the prefixes of `pfx` (all inside one range of `offset`
+/// bits, none shorter than `offset`) no longer than `offset + width`,
+/// over `default`: shorter prefixes painted first, longer ones over them.
+fn paint_units<K: Key, V: Value>(
+    pfx: &[Entry<K, V>],
+    offset: u32,
+    width: u32,
+    default: V,
+) -> Vec<V> {
+    let deepest = offset + width;
+    let mut units = vec![default; 1usize << width];
+    let mut short: Vec<Entry<K, V>> = pfx
+        .iter()
+        .copied()
+        .filter(|&(_, l, _)| u32::from(l) <= deepest)
+        .collect();
+    short.sort_by_key(|&(_, l, _)| l);
+    for (prefix, len, value) in short {
+        let first = bits(left_aligned(prefix), offset, width) as usize;
+        let count = 1usize << (deepest - u32::from(len));
+        units[first..first + count].fill(value);
+    }
+    units
+}
+
+/// How many prefixes at the start of `pfx` (sorted by address) have `unit`
+/// as their `width` bits after `offset`.
+fn run_len<K: Key, V: Value>(pfx: &[Entry<K, V>], offset: u32, width: u32, unit: u32) -> usize {
+    pfx.iter()
+        .take_while(|&&(k, _, _)| bits(left_aligned(k), offset, width) == unit)
+        .count()
 }
 
 /// The inline direct-pointing entry for a leaf value, if it fits 31 bits.
@@ -63,6 +122,9 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     pub fn new() -> Self {
         Self {
             dir: Vec::new(),
+            chunks: Vec::new(),
+            free_chunks: Vec::new(),
+            retired_chunks: Vec::new(),
             nodes: BlockPool::new(Node::default()),
             node_default: Vec::new(),
             leaves: BlockPool::new(V::NO_ROUTE),
@@ -77,15 +139,40 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// table has not had one yet.
     pub fn ensure_dir(&mut self) {
         if self.dir.is_empty() {
-            self.dir = vec![NO_ROUTE_ENTRY; 1usize << K::DIRECT_BITS];
+            self.dir = vec![NO_ROUTE_ENTRY; 1usize << K::TOP_BITS];
         }
     }
 
-    /// The direct-pointing entry of `slot` ("no route" before the array
-    /// exists).
+    /// The direct-pointing entry of `slot`, a value of the top
+    /// `K::DIRECT_BITS` bits, through the chunk when its top slot has one
+    /// ("no route" before the array exists).
     #[inline(always)]
     pub fn entry(&self, slot: usize) -> u32 {
-        self.dir.get(slot).copied().unwrap_or(NO_ROUTE_ENTRY)
+        let top = self
+            .dir
+            .get(slot >> chunk_bits::<K>())
+            .copied()
+            .unwrap_or(NO_ROUTE_ENTRY);
+        if chunk_bits::<K>() == 0 || top & (DIRECT_LEAF | WIDE_LEAF) != 0 {
+            top
+        } else {
+            self.chunks[top as usize * chunk_len::<K>() + (slot & (chunk_len::<K>() - 1))]
+        }
+    }
+
+    /// Whether top slot `top` points to a chunk.
+    pub fn has_chunk(&self, top: usize) -> bool {
+        chunk_bits::<K>() > 0 && self.dir[top] & (DIRECT_LEAF | WIDE_LEAF) == 0
+    }
+
+    /// The top entry for a range that holds `value` everywhere: inline when
+    /// it fits, else a fresh one-slot leaf block.
+    pub fn top_leaf(&mut self, value: V) -> u32 {
+        inline_leaf(value).unwrap_or_else(|| {
+            let index = self.leaves.alloc(1);
+            self.leaves.slots_mut()[index as usize] = value;
+            WIDE_LEAF | index
+        })
     }
 
     /// The value `slot` inherits from prefixes of at most `DIRECT_BITS`.
@@ -93,6 +180,8 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         let entry = self.entry(slot);
         if entry & DIRECT_LEAF != 0 {
             V::from_inline(entry & !DIRECT_LEAF)
+        } else if chunk_bits::<K>() > 0 && entry & WIDE_LEAF != 0 {
+            self.leaves.slots()[(entry & !WIDE_LEAF) as usize]
         } else {
             self.node_default[entry as usize]
         }
@@ -100,7 +189,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
 
     /// Bytes of everything lookups read (free pool slots included).
     pub fn bytes(&self) -> usize {
-        self.dir.len() * std::mem::size_of::<u32>()
+        (self.dir.len() + self.chunks.len()) * std::mem::size_of::<u32>()
             + self.nodes.len() * std::mem::size_of::<Node>()
             + self.leaves.len() * std::mem::size_of::<V>()
     }
@@ -195,6 +284,52 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         }
     }
 
+    /// Builds the whole direct-pointing structure from every prefix
+    /// (sorted by address, then length, without duplicates) into an
+    /// allocated, empty top array.
+    pub fn build_all(&mut self, all: &[Entry<K, V>]) {
+        let defaults = paint_units(all, 0, K::TOP_BITS, V::NO_ROUTE);
+        let long: Vec<Entry<K, V>> = all
+            .iter()
+            .copied()
+            .filter(|&(_, l, _)| u32::from(l) > K::TOP_BITS)
+            .collect();
+        let mut start = 0;
+        for (top, &default) in defaults.iter().enumerate() {
+            let end = start + run_len(&long[start..], 0, K::TOP_BITS, top as u32);
+            let below = &long[start..end];
+            self.dir[top] = if chunk_bits::<K>() == 0 {
+                self.build_slot_entry(below, default)
+            } else {
+                self.build_top_entry(below, default)
+            };
+            start = end;
+        }
+    }
+
+    /// The top entry for a range whose prefixes longer than `TOP_BITS` are
+    /// `below` and whose shorter ones give `default`: an inline leaf when it
+    /// can be, else a fresh chunk.
+    fn build_top_entry(&mut self, below: &[Entry<K, V>], default: V) -> u32 {
+        if below.is_empty() {
+            return self.top_leaf(default);
+        }
+        let defaults = paint_units(below, K::TOP_BITS, chunk_bits::<K>(), default);
+        let deep: Vec<Entry<K, V>> = below
+            .iter()
+            .copied()
+            .filter(|&(_, l, _)| u32::from(l) > K::DIRECT_BITS)
+            .collect();
+        let mut entries = vec![NO_ROUTE_ENTRY; chunk_len::<K>()];
+        let mut start = 0;
+        for (low, &default) in defaults.iter().enumerate() {
+            let end = start + run_len(&deep[start..], K::TOP_BITS, chunk_bits::<K>(), low as u32);
+            entries[low] = self.build_slot_entry(&deep[start..end], default);
+            start = end;
+        }
+        self.build_chunk(&entries)
+    }
+
     /// The direct-pointing entry for one slot: an inline leaf when nothing
     /// longer than the slot is stored and the value fits, else a root node
     /// in a fresh block.
@@ -212,16 +347,105 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     }
 
     /// Publishes `entry` for `slot` with one aligned store, then retires the
-    /// subtree it replaced.
+    /// subtree it replaced. A slot whose top entry is an inline leaf first
+    /// gets a fresh chunk holding that leaf everywhere, `entry` in place,
+    /// published by the store of its number into the top entry.
     pub fn publish_slot(&mut self, slot: usize, entry: u32) {
-        let old = self.dir[slot];
-        self.dir[slot] = entry;
+        let old = if chunk_bits::<K>() == 0 {
+            std::mem::replace(&mut self.dir[slot], entry)
+        } else {
+            let top = slot >> chunk_bits::<K>();
+            let low = slot & (chunk_len::<K>() - 1);
+            let old_top = self.dir[top];
+            if old_top & (DIRECT_LEAF | WIDE_LEAF) != 0 {
+                let chunk = if old_top & DIRECT_LEAF != 0 {
+                    self.alloc_chunk(old_top)
+                } else {
+                    // Each slot needs its own subtree for a wide value.
+                    let value = self.leaves.slots()[(old_top & !WIDE_LEAF) as usize];
+                    let chunk = self.alloc_chunk(NO_ROUTE_ENTRY);
+                    let start = chunk as usize * chunk_len::<K>();
+                    for at in start..start + chunk_len::<K>() {
+                        self.chunks[at] = self.build_slot_entry(&[], value);
+                    }
+                    chunk
+                };
+                let at = chunk as usize * chunk_len::<K>() + low;
+                let replaced = std::mem::replace(&mut self.chunks[at], entry);
+                self.dir[top] = chunk;
+                self.retire_entry(replaced);
+                self.retire_top_leaf(old_top);
+                self.reclaim();
+                return;
+            }
+            let at = self.dir[top] as usize * chunk_len::<K>() + low;
+            std::mem::replace(&mut self.chunks[at], entry)
+        };
+        self.retire_entry(old);
+        self.reclaim();
+    }
+
+    /// Publishes `entry` (from [`Self::top_leaf`]) for top slot `top` with
+    /// one store, then retires what it replaced: a wide leaf, or a chunk and
+    /// every subtree below it.
+    pub fn publish_top(&mut self, top: usize, entry: u32) {
+        let old = std::mem::replace(&mut self.dir[top], entry);
+        if old & (DIRECT_LEAF | WIDE_LEAF) != 0 {
+            self.retire_top_leaf(old);
+        } else {
+            let start = old as usize * chunk_len::<K>();
+            for at in start..start + chunk_len::<K>() {
+                self.retire_entry(self.chunks[at]);
+            }
+            self.retired_chunks.push(old);
+        }
+        self.reclaim();
+    }
+
+    /// Queues the leaf block of a replaced wide top entry.
+    fn retire_top_leaf(&mut self, old: u32) {
+        if old & DIRECT_LEAF == 0 && old & WIDE_LEAF != 0 {
+            self.retired_leaves.push((old & !WIDE_LEAF, 1));
+        }
+    }
+
+    /// Queues the subtree of a replaced slot entry (nothing for a leaf).
+    fn retire_entry(&mut self, old: u32) {
         if old & DIRECT_LEAF == 0 {
             let node = self.nodes.slots()[old as usize];
             self.retired_nodes.push((old, 1));
             self.retire_below(node);
         }
-        self.reclaim();
+    }
+
+    /// A chunk with every entry set to `fill`, from the free list if any.
+    fn alloc_chunk(&mut self, fill: u32) -> u32 {
+        let chunk = match self.free_chunks.pop() {
+            Some(chunk) => chunk,
+            None => {
+                let chunk = self.chunks.len() / chunk_len::<K>();
+                assert!(
+                    chunk < WIDE_LEAF as usize,
+                    "LPM chunk numbers exceed 30 bits"
+                );
+                self.chunks
+                    .resize(self.chunks.len() + chunk_len::<K>(), NO_ROUTE_ENTRY);
+                chunk as u32
+            }
+        };
+        let start = chunk as usize * chunk_len::<K>();
+        self.chunks[start..start + chunk_len::<K>()].fill(fill);
+        chunk
+    }
+
+    /// Fills a fresh chunk with `entries` (one per chunk slot, in order) and
+    /// returns the top entry that points to it.
+    pub fn build_chunk(&mut self, entries: &[u32]) -> u32 {
+        debug_assert_eq!(entries.len(), chunk_len::<K>());
+        let chunk = self.alloc_chunk(NO_ROUTE_ENTRY);
+        let start = chunk as usize * chunk_len::<K>();
+        self.chunks[start..start + chunk_len::<K>()].copy_from_slice(entries);
+        chunk
     }
 
     /// Replaces child node `child` of `parent` by `node`: copies the
@@ -275,6 +499,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         for (start, n) in self.retired_leaves.drain(..) {
             self.leaves.release(start, n);
         }
+        self.free_chunks.append(&mut self.retired_chunks);
     }
 
     /// Walks from the root of `slot` towards `key` and records, outermost
@@ -283,7 +508,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     pub fn path_to(&self, slot: usize, key: K, len: u32, path: &mut Vec<(u32, u32, u32)>) {
         path.clear();
         let entry = self.entry(slot);
-        if entry & DIRECT_LEAF != 0 {
+        if entry & DIRECT_LEAF != 0 || (chunk_bits::<K>() > 0 && entry & WIDE_LEAF != 0) {
             return;
         }
         let (mut index, mut offset, mut parent) = (entry, K::DIRECT_BITS, u32::MAX);

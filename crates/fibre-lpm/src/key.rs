@@ -17,10 +17,16 @@ pub trait Key: Copy + Eq + Ord + Hash + Debug + Default + Send + Sync + 'static 
     /// Bitwise and.
     fn and(self, other: Self) -> Self;
 
-    /// Bits of the address consumed by the direct-pointing array of
-    /// [`crate::Poptrie`] (the top level of the trie).
+    /// Bits of the address consumed by direct pointing in
+    /// [`crate::Poptrie`]: the first node level starts here.
     #[doc(hidden)]
     const DIRECT_BITS: u32;
+
+    /// Bits indexing the top direct-pointing array. When smaller than
+    /// `DIRECT_BITS`, a top entry may point to a chunk of
+    /// `2^(DIRECT_BITS - TOP_BITS)` second-level entries instead.
+    #[doc(hidden)]
+    const TOP_BITS: u32;
 
     /// Lookups [`crate::Poptrie::lookup_batch`] walks in lockstep (at most
     /// 64): enough to overlap the cache misses of a level, few enough that
@@ -43,6 +49,8 @@ impl Key for u32 {
     // (where /23 and /24 split the 16..22 level); the 1 MiB array costs
     // about 1 byte per prefix and one read.
     const DIRECT_BITS: u32 = 18;
+    // One level: the 1 MiB array already costs about 1 byte per prefix.
+    const TOP_BITS: u32 = 18;
     // Measured on the RIS table (AMD EPYC): 48 and 64 lanes within noise
     // (130-150 M/s batched), 16 clearly slower.
     const BATCH_LANES: usize = 48;
@@ -75,13 +83,15 @@ impl Key for u32 {
 
 impl Key for u128 {
     const BITS: u8 = 128;
-    // 12 + 6 * 6 = 48: the /48s (45% of a full table) end exactly at a level
-    // boundary, and the node levels align as with 18 bits (the same 96k nodes
-    // on the RIS table), but the array is 16 KiB instead of 1 MiB (4 bytes per
-    // prefix). The extra level costs little: real prefixes sit under a few
-    // dozen /12s on the RIS table, whose nodes stay in L1. 16 bits would split
-    // the /48s (134k nodes).
-    const DIRECT_BITS: u32 = 12;
+    // Two levels of direct pointing, 12 + 12 bits, then 6-bit nodes:
+    // 24 + 6 * 4 = 48, so the dominant /48s (45% of a full table) end on a
+    // level boundary after four nodes instead of the six that 12-bit direct
+    // pointing needed (each node level costs 2-3 ns per batched lookup). The
+    // top array is 16 KiB; a 16 KiB chunk of second-level entries exists
+    // only under the /12s that hold longer prefixes: 12 on the RIS table
+    // (0.8 byte per prefix), where one 24-bit array would take 64 MiB.
+    const DIRECT_BITS: u32 = 24;
+    const TOP_BITS: u32 = 12;
     // Eight dependent levels per lookup keep more prefetches in flight per
     // lane than IPv4's three: on the RIS table 24-32 lanes measured 44-48 M/s
     // batched against 42-44 with 64 (AMD EPYC, 24-entry miss buffers).
@@ -178,6 +188,8 @@ mod tests {
         let b: u128 = 0x2001_0db8_u128 << 96;
         assert_eq!(b.bits_at(0, 18), 0x2001 << 2);
         assert_eq!(b.bits_at(0, 12), 0x200);
+        assert_eq!(b.bits_at(12, 12), 0x10d);
+        assert_eq!(b.bits_at(0, 24), 0x20_010d);
         assert_eq!(b.bits_at(122, 6), 0);
         assert_eq!(u128::MAX.bits_at(126, 6), 0b11_0000);
         let c: u128 = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;

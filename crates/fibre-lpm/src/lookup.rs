@@ -1,13 +1,13 @@
 //! The read side: single and batched lookups over [`LookupArrays`].
 //!
-//! Each lookup is one direct-pointing read, then one node per 6 bits, then
-//! one leaf. Batches walk up to [`Key::BATCH_LANES`] (at most [`LANES`])
+//! Each lookup is one direct-pointing read (two for IPv6 under a /12 with
+//! longer prefixes), then one node per 6 bits, then one leaf. Batches walk up to [`Key::BATCH_LANES`] (at most [`LANES`])
 //! addresses in lockstep, one level
 //! per round, prefetching every lane's next node before reading any of them,
 //! so the cache misses of the lanes overlap instead of queueing.
 
-use crate::arrays::{LookupArrays, NO_ROUTE_ENTRY};
-use crate::node::{ones_through, DIRECT_LEAF, STRIDE};
+use crate::arrays::{chunk_bits, chunk_len, LookupArrays, NO_ROUTE_ENTRY};
+use crate::node::{ones_through, DIRECT_LEAF, STRIDE, WIDE_LEAF};
 use crate::{Key, Value};
 
 /// Most addresses a batch can walk together: one bit each in a `u64` mask.
@@ -56,6 +56,9 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         if entry & DIRECT_LEAF != 0 {
             return V::from_inline(entry & !DIRECT_LEAF);
         }
+        if chunk_bits::<K>() > 0 && entry & WIDE_LEAF != 0 {
+            return self.leaves.slots()[(entry & !WIDE_LEAF) as usize];
+        }
         let nodes = self.nodes.slots();
         let mut node = &nodes[entry as usize];
         let mut offset = K::DIRECT_BITS;
@@ -100,29 +103,50 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     fn lockstep(&self, addrs: &[K], out: &mut [V], next: &[K]) {
         debug_assert!(addrs.len() <= LANES && out.len() == addrs.len());
         let dir = &self.dir;
+        let chunks = &self.chunks;
         let nodes = self.nodes.slots();
         let leaves = self.leaves.slots();
-        // Per lane: the direct-pointing slot, then the node, then the leaf.
+        // Per lane: the top slot, the chunk entry, the node, then the leaf.
         let mut at = [0u32; LANES];
         for (at, addr) in at.iter_mut().zip(addrs) {
-            *at = addr.bits_at(0, K::DIRECT_BITS);
+            *at = addr.bits_at(0, K::TOP_BITS);
             prefetch(dir.as_ptr().wrapping_add(*at as usize));
         }
 
         let mut walking = 0u64;
+        let mut chunked = 0u64;
         for (lane, (at, out)) in at.iter_mut().zip(out.iter_mut()).enumerate() {
             let entry = dir.get(*at as usize).copied().unwrap_or(NO_ROUTE_ENTRY);
             if entry & DIRECT_LEAF != 0 {
                 *out = V::from_inline(entry & !DIRECT_LEAF);
-            } else {
+            } else if chunk_bits::<K>() == 0 {
                 *at = entry;
                 prefetch(nodes.as_ptr().wrapping_add(entry as usize));
                 walking |= 1u64 << lane;
+            } else if entry & WIDE_LEAF != 0 {
+                *out = leaves[(entry & !WIDE_LEAF) as usize];
+            } else {
+                let low = addrs[lane].bits_at(K::TOP_BITS, chunk_bits::<K>());
+                *at = entry * chunk_len::<K>() as u32 + low;
+                prefetch(chunks.as_ptr().wrapping_add(*at as usize));
+                chunked |= 1u64 << lane;
             }
         }
         for addr in next {
-            let slot = addr.bits_at(0, K::DIRECT_BITS) as usize;
+            let slot = addr.bits_at(0, K::TOP_BITS) as usize;
             prefetch(dir.as_ptr().wrapping_add(slot));
+        }
+        while chunked != 0 {
+            let lane = chunked.trailing_zeros() as usize;
+            chunked &= chunked - 1;
+            let entry = chunks[at[lane] as usize];
+            if entry & DIRECT_LEAF != 0 {
+                out[lane] = V::from_inline(entry & !DIRECT_LEAF);
+            } else {
+                at[lane] = entry;
+                prefetch(nodes.as_ptr().wrapping_add(entry as usize));
+                walking |= 1u64 << lane;
+            }
         }
 
         let mut leafed = 0u64;

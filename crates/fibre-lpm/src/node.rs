@@ -63,6 +63,9 @@ pub(crate) fn ones_through(bits: u64, v: u32) -> u32 {
 
 /// Set in a direct-pointing entry that holds a leaf value inline.
 pub(crate) const DIRECT_LEAF: u32 = 0x8000_0000;
+/// Set (with `DIRECT_LEAF` clear) in a top entry of a two-level key that
+/// holds the index of a one-slot leaf block: a value too wide to inline.
+pub(crate) const WIDE_LEAF: u32 = 0x4000_0000;
 /// The inline payload that means "no route".
 pub(crate) const INLINE_NO_ROUTE: u32 = 0x7fff_ffff;
 

@@ -38,8 +38,8 @@ impl<T: Copy> BlockPool<T> {
     /// A block of `n` (1..=64) slots, not shared with any live block.
     ///
     /// # Panics
-    /// If `n` is 0 or over 64, or the pool would pass 2^31 slots (indexes
-    /// must fit the 31 bits of a direct-pointing entry).
+    /// If `n` is 0 or over 64, or the pool would pass 2^30 slots (indexes
+    /// must fit the 30 bits a direct-pointing entry leaves beside its tags).
     pub fn alloc(&mut self, n: u32) -> u32 {
         assert!((1..=MAX_BLOCK).contains(&n), "block size {n} out of 1..=64");
         if let Some(&(size, start)) = self.free_by_size.range((n, 0)..).next() {
@@ -54,8 +54,8 @@ impl<T: Copy> BlockPool<T> {
         }
         let start = self.slots.len();
         assert!(
-            start + (n as usize) < (1usize << 31),
-            "LPM pool exceeds 2^31 slots"
+            start + (n as usize) < (1usize << 30),
+            "LPM pool exceeds 2^30 slots"
         );
         self.slots.resize(start + n as usize, self.fill);
         start as u32

@@ -4,13 +4,18 @@
 
 use std::collections::BTreeMap;
 
-use crate::arrays::{left_aligned, Entry, LookupArrays};
+use crate::arrays::{chunk_bits, left_aligned, Entry, LookupArrays};
 use crate::reference::check_prefix;
 use crate::{Key, LpmError, Value};
 
 /// The host bits of a `len`-bit prefix of `K`, as a plain `u128`.
 fn host_mask<K: Key>(len: u32) -> u128 {
     !left_aligned(K::prefix_mask(len as u8)) >> (128 - u32::from(K::BITS))
+}
+
+/// The first address of top slot `top`.
+fn top_start<K: Key>(top: usize) -> K {
+    K::from_u128((top as u128) << (u32::from(K::BITS) - K::TOP_BITS))
 }
 
 /// Longest-prefix match table: a Poptrie over a `BTreeMap` RIB.
@@ -47,7 +52,7 @@ impl<K: Key, V: Value> Default for Poptrie<K, V> {
 /// Sizes of the lookup arrays, for memory reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoptrieStats {
-    /// Entries of the direct-pointing array (4 bytes each).
+    /// Entries of the direct-pointing arrays, both levels (4 bytes each).
     pub direct_entries: usize,
     /// Node slots held (24 bytes each), free ones included.
     pub node_slots: usize,
@@ -115,38 +120,8 @@ impl<K: Key, V: Value> Poptrie<K, V> {
             }
         }
 
-        // Paint the slot defaults, shorter prefixes first.
-        let direct = K::DIRECT_BITS;
-        let mut slot_default = vec![V::NO_ROUTE; 1usize << direct];
-        let mut short: Vec<Entry<K, V>> = all
-            .iter()
-            .copied()
-            .filter(|&(_, l, _)| u32::from(l) <= direct)
-            .collect();
-        short.sort_by_key(|&(_, l, _)| l);
-        for (prefix, len, value) in short {
-            let first = prefix.bits_at(0, direct) as usize;
-            let count = 1usize << (direct - u32::from(len));
-            slot_default[first..first + count].fill(value);
-        }
-
-        // Slot by slot, from the prefixes longer than the direct bits.
-        let long: Vec<Entry<K, V>> = all
-            .iter()
-            .copied()
-            .filter(|&(_, l, _)| u32::from(l) > direct)
-            .collect();
         table.arrays.ensure_dir();
-        let mut start = 0;
-        for (slot, &default) in slot_default.iter().enumerate() {
-            let mut end = start;
-            while end < long.len() && long[end].0.bits_at(0, direct) as usize == slot {
-                end += 1;
-            }
-            let entry = table.arrays.build_slot_entry(&long[start..end], default);
-            table.arrays.dir[slot] = entry;
-            start = end;
-        }
+        table.arrays.build_all(&all);
         table.rib = all.into_iter().map(|(k, l, v)| ((k, l), v)).collect();
         Ok(table)
     }
@@ -347,7 +322,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     /// ```
     pub fn stats(&self) -> PoptrieStats {
         PoptrieStats {
-            direct_entries: self.arrays.dir.len(),
+            direct_entries: self.arrays.dir.len() + self.arrays.chunks.len(),
             node_slots: self.arrays.nodes.len(),
             free_node_slots: self.arrays.nodes.free_slots(),
             leaf_slots: self.arrays.leaves.len(),
@@ -364,12 +339,16 @@ impl<K: Key, V: Value> Poptrie<K, V> {
         } else {
             self.refresh_node(prefix, u32::from(len));
         }
+        if chunk_bits::<K>() > 0 && u32::from(len) > K::TOP_BITS && after.is_none() {
+            self.drop_chunk_if_unneeded(prefix.bits_at(0, K::TOP_BITS) as usize);
+        }
     }
 
-    /// A prefix of at most `DIRECT_BITS` changed. The slots it covers that no
-    /// longer prefix of at most `DIRECT_BITS` shadows inherited its value
-    /// (or, when absent, that of the next shorter prefix covering it); they
-    /// inherit the new one now.
+    /// A prefix of at most `DIRECT_BITS` changed. The units it covers (top
+    /// slots if it is at most `TOP_BITS` long, else slots) that no longer
+    /// prefix up to the unit's width shadows inherited its value (or, when
+    /// absent, that of the next shorter prefix covering it); they inherit
+    /// the new one now.
     fn refresh_slots(&mut self, prefix: K, len: u8, before: Option<V>, after: Option<V>) {
         let shorter = self
             .matches(prefix)
@@ -380,24 +359,87 @@ impl<K: Key, V: Value> Poptrie<K, V> {
         if old == new {
             return;
         }
-        let direct = K::DIRECT_BITS;
-        let first = prefix.bits_at(0, direct) as usize;
-        let count = 1usize << (direct - u32::from(len));
-        let mut shadowed = vec![0u64; count.div_ceil(64)];
-        let end = K::from_u128(prefix.to_u128() | host_mask::<K>(u32::from(len)));
-        for (&(key, l), _) in self.rib.range((prefix, len + 1)..=(end, direct as u8)) {
-            if u32::from(l) <= direct {
-                let from = key.bits_at(0, direct) as usize - first;
-                for slot in from..from + (1usize << (direct - u32::from(l))) {
-                    shadowed[slot / 64] |= 1u64 << (slot % 64);
-                }
+        let width = if u32::from(len) <= K::TOP_BITS {
+            K::TOP_BITS
+        } else {
+            K::DIRECT_BITS
+        };
+        let (first, shadowed) = self.shadowed_units(prefix, len, width);
+        for (offset, shadowed) in shadowed.into_iter().enumerate() {
+            if shadowed {
+                continue;
             }
-        }
-        for offset in 0..count {
-            if shadowed[offset / 64] & (1u64 << (offset % 64)) == 0 {
+            if width == K::DIRECT_BITS {
                 self.rebuild_slot(first + offset, new);
+            } else {
+                self.repaint_top(first + offset, new);
             }
         }
+    }
+
+    /// The first unit of `width` bits inside `prefix/len`, and for each unit
+    /// from there whether a stored prefix longer than `len` and at most
+    /// `width` long covers it.
+    fn shadowed_units(&self, prefix: K, len: u8, width: u32) -> (usize, Vec<bool>) {
+        let first = prefix.bits_at(0, width) as usize;
+        let count = 1usize << (width - u32::from(len));
+        let mut shadowed = vec![false; count];
+        let end = K::from_u128(prefix.to_u128() | host_mask::<K>(u32::from(len)));
+        for (&(key, l), _) in self.rib.range((prefix, len + 1)..=(end, width as u8)) {
+            if u32::from(l) <= width {
+                let from = key.bits_at(0, width) as usize - first;
+                shadowed[from..from + (1usize << (width - u32::from(l)))].fill(true);
+            }
+        }
+        (first, shadowed)
+    }
+
+    /// Top slot `top` now inherits `default` from prefixes of at most
+    /// `TOP_BITS`: an inline leaf when nothing longer is stored below and the
+    /// value fits, else its chunk's slots that nothing longer shadows.
+    fn repaint_top(&mut self, top: usize, default: V) {
+        if chunk_bits::<K>() == 0 {
+            self.rebuild_slot(top, default);
+            return;
+        }
+        let start = top_start::<K>(top);
+        if !self.has_longer_below(start, K::TOP_BITS) {
+            let entry = self.arrays.top_leaf(default);
+            self.arrays.publish_top(top, entry);
+            return;
+        }
+        let (first, shadowed) = self.shadowed_units(start, K::TOP_BITS as u8, K::DIRECT_BITS);
+        for (offset, shadowed) in shadowed.into_iter().enumerate() {
+            if !shadowed {
+                self.rebuild_slot(first + offset, default);
+            }
+        }
+    }
+
+    /// After a prefix longer than `TOP_BITS` went: folds the chunk of top
+    /// slot `top` back into one leaf if nothing longer than `TOP_BITS` is
+    /// left below it (its entries then all hold that value).
+    fn drop_chunk_if_unneeded(&mut self, top: usize) {
+        let start = top_start::<K>(top);
+        if !self.arrays.has_chunk(top) || self.has_longer_below(start, K::TOP_BITS) {
+            return;
+        }
+        let default = self
+            .matches(start)
+            .find(|&(_, l, _)| u32::from(l) <= K::TOP_BITS)
+            .map_or(V::NO_ROUTE, |(_, _, v)| v);
+        let entry = self.arrays.top_leaf(default);
+        self.arrays.publish_top(top, entry);
+    }
+
+    /// Whether the RIB holds a prefix longer than `offset` inside
+    /// `start/offset`.
+    fn has_longer_below(&self, start: K, offset: u32) -> bool {
+        let end = K::from_u128(start.to_u128() | host_mask::<K>(offset));
+        self.rib
+            .range((start, offset as u8 + 1)..=(end, K::BITS))
+            .next()
+            .is_some()
     }
 
     /// Rebuilds one direct-pointing slot from the RIB, under `default`.
