@@ -24,8 +24,10 @@ pub enum Pace {
 /// Updates per batch of a full-speed writer (a burst, as after a BGP
 /// session reset).
 pub const FULL_SPEED_BATCH: usize = 1024;
-/// The most updates a paced writer folds into one batch when it falls behind.
-const MAX_PACED_BATCH: usize = 1024;
+/// The most updates a paced writer folds into one batch when it falls
+/// behind (while a grace period lasts, say): large, so that the batches grow
+/// with the delay and the writer keeps its rate; one publication per batch.
+const MAX_PACED_BATCH: usize = 65_536;
 /// How long a paced writer sleeps when nothing is due.
 const PACED_NAP: Duration = Duration::from_micros(50);
 
