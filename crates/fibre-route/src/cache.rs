@@ -278,6 +278,9 @@ pub struct RouteCache<S> {
     prefixes: Mutex<HashMap<(TableId, Prefix), Arc<AtomicU64>>>,
     exception_config: ExceptionConfig,
     clock: Clock,
+    /// Bumped by every invalidation: the coarse "something changed" that
+    /// `fibre_dev`'s `UnderlayRoutes::generation` asks for.
+    changes: AtomicU64,
 }
 
 impl<S> std::fmt::Debug for RouteCache<S> {
@@ -318,6 +321,7 @@ impl<S: RouteSource> RouteCache<S> {
             prefixes: Mutex::new(HashMap::new()),
             exception_config,
             clock,
+            changes: AtomicU64::new(0),
         }
     }
 
@@ -334,6 +338,13 @@ impl<S: RouteSource> RouteCache<S> {
     /// The cache's clock now (ms).
     pub fn now_ms(&self) -> u64 {
         self.clock.now_ms()
+    }
+
+    /// How many invalidations the cache has seen: changes whenever any
+    /// cached answer may have become wrong (coarse; per-route validity is
+    /// [`CachedDst::is_valid`]).
+    pub fn change_count(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
     }
 
     /// The nexthop entry for `key`, made on first use.
@@ -482,6 +493,7 @@ impl<S: RouteSource> RouteCache<S> {
     /// on and its exceptions are dropped. Other nexthops' routes stay
     /// valid. Returns false if no route through it was ever cached.
     pub fn invalidate_nexthop(&self, key: NexthopKey) -> bool {
+        self.changes.fetch_add(1, Ordering::AcqRel);
         let mut reader = self.domain.register();
         let found = {
             let guard = reader.read();
@@ -516,6 +528,7 @@ impl<S: RouteSource> RouteCache<S> {
     /// stay valid; exceptions for destinations inside `prefix` are dropped.
     /// Returns how many prefix generations were bumped.
     pub fn invalidate_prefix(&self, table: TableId, prefix: Prefix) -> usize {
+        self.changes.fetch_add(1, Ordering::AcqRel);
         let mut bumped = 0;
         {
             let map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());

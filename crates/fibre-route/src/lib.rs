@@ -33,6 +33,7 @@ pub mod source;
 pub mod testbed;
 pub mod timing;
 pub mod udpflood;
+mod underlay;
 
 pub use cache::{CachedDst, Clock, NexthopCache, RouteCache, RouteHandle, SlotKind};
 pub use refcount::HeldRoute;
