@@ -7,7 +7,8 @@
 //! - a veth pair is two links, the peer registered first (lower index);
 //!   carrier only when both ends are up; dummy and ifb have carrier when up;
 //! - `lo` coming up gets 127.0.0.1/8 and ::1/128;
-//! - a link coming up gets an IPv6 link-local address from its MAC (EUI-64).
+//! - a link coming up with carrier (for a veth: once both ends are up) gets
+//!   an IPv6 link-local address from its MAC (EUI-64).
 //!   The kernel's MACs for ifb/veth are random; the model derives a stable
 //!   MAC from the ifindex (`02:fb:00:IDX`), so the link-local address differs
 //!   from the kernel's but its routes (`fe80::/64`, `local fe80::...`,
@@ -215,21 +216,34 @@ impl Fib {
         }
     }
 
-    fn refresh_carrier(&mut self) {
+    /// Updates every link's carrier; returns the links that gained it.
+    fn refresh_carrier(&mut self) -> Vec<LinkIndex> {
         let indexes: Vec<LinkIndex> = self.links.keys().copied().collect();
+        let mut gained = Vec::new();
         for index in indexes {
             let carrier = self.carrier_of(index);
             let link = self.links.get_mut(&index).expect("listed");
             if link.carrier != carrier {
                 link.carrier = carrier;
                 self.set_linkdown_flags(index, !carrier);
+                if carrier {
+                    gained.push(index);
+                }
             }
         }
+        gained
     }
 
     fn link_up(&mut self, index: LinkIndex) {
         self.links.get_mut(&index).expect("caller resolved").up = true;
-        self.refresh_carrier();
+        let gained = self.refresh_carrier();
+        // NETDEV_CHANGE on a veth peer already up: addrconf now sees the
+        // link ready and configures it.
+        for other in gained.into_iter().filter(|&i| i != index) {
+            if self.ipv6_enabled(other) {
+                self.ipv6_link_ready(other);
+            }
+        }
         // fib_sync_up: multipath nexthops through this link come alive again.
         self.revive_nexthops_of_dev(index);
         let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
@@ -260,11 +274,28 @@ impl Fib {
     }
 
     /// addrconf on an up link: prefix routes of the addresses kept while
-    /// down, the link-local address (with fe80::/64) and ff00::/8.
+    /// down; with carrier, the rest (see [`Fib::ipv6_link_ready`]).
     fn ipv6_up(&mut self, index: LinkIndex) {
         self.add_addr_routes_v6_of(index);
+        if self.links[&index].carrier {
+            self.ipv6_link_ready(index);
+        }
+    }
+
+    /// addrconf_dev_config, once `addrconf_link_ready` (up with carrier:
+    /// a veth whose peer is down waits): the link-local address (with
+    /// fe80::/64) and ff00::/8. Kernel-checked: `v0` up with its peer down
+    /// has no IPv6 address and no route; the peer coming up gives both.
+    fn ipv6_link_ready(&mut self, index: LinkIndex) {
         if !matches!(self.links[&index].kind, LinkKind::Loopback) {
             let ll = link_local_of(model_mac(index));
+            let present = self
+                .addrs_v6
+                .get(&index)
+                .is_some_and(|v| v.iter().any(|a| a.local == IpAddr::V6(ll)));
+            if present {
+                return;
+            }
             let _ = self.addr_insert_v6(
                 index,
                 Address {
@@ -296,7 +327,9 @@ impl Fib {
 
     fn link_down(&mut self, index: LinkIndex) {
         self.links.get_mut(&index).expect("caller resolved").up = false;
-        self.refresh_carrier();
+        // Carrier lost by a peer leaves its IPv6 configuration alone
+        // (NETDEV_CHANGE without link_ready only marks routes linkdown).
+        let _ = self.refresh_carrier();
         // addrconf_ifdown: IPv6 addresses go (keep_addr_on_down = 0), lo keeps ::1.
         let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
         if !is_loopback {
@@ -363,6 +396,50 @@ mod tests {
         add(&mut fib, "c", LinkKind::Ifb);
         let idx: Vec<(String, u32)> = fib.links().map(|l| (l.name.clone(), l.index)).collect();
         assert_eq!(idx, [("lo".into(), 1), ("a".into(), 2), ("c".into(), 4)]);
+    }
+
+    #[test]
+    fn a_veth_gets_its_link_local_address_once_it_has_carrier() {
+        // Kernel-checked (6.18): `v0` up with `v1` down has no IPv6 address
+        // and no route (addrconf waits for the link to be ready); `v1` up
+        // gives v0 its link-local, fe80::/64 and multicast ff00::/8; `v1`
+        // down again leaves them (linkdown).
+        let mut fib = Fib::new();
+        add(&mut fib, "v0", LinkKind::Veth { peer: "v1".into() });
+        let set = |fib: &mut Fib, n: &str, up: bool| {
+            fib.apply(&Command::LinkSet {
+                name: n.into(),
+                up: Some(up),
+                mtu: None,
+            })
+            .unwrap()
+        };
+        let v0 = fib.link_by_name("v0").unwrap().index;
+        let v6_of = |fib: &Fib| -> Vec<IpAddr> {
+            fib.addrs_v6
+                .get(&v0)
+                .map(|v| v.iter().map(|a| a.local).collect())
+                .unwrap_or_default()
+        };
+        let v6_routes_of = |fib: &Fib| {
+            fib.routes(Family::V6, None)
+                .iter()
+                .filter(|r| r.nexthops.iter().any(|n| n.dev == Some(v0)))
+                .count()
+        };
+        set(&mut fib, "v0", true);
+        assert!(v6_of(&fib).is_empty());
+        assert_eq!(v6_routes_of(&fib), 0);
+        set(&mut fib, "v1", true);
+        let link_local = IpAddr::V6(link_local_of(model_mac(v0)));
+        assert_eq!(v6_of(&fib), vec![link_local]);
+        // fe80::/64, local fe80::..., multicast ff00::/8, and with
+        // forwarding on (as the model assumes) anycast fe80::.
+        assert_eq!(v6_routes_of(&fib), 4);
+        set(&mut fib, "v1", false);
+        assert_eq!(v6_of(&fib), vec![link_local]);
+        set(&mut fib, "v1", true);
+        assert_eq!(v6_of(&fib), vec![link_local], "not added twice");
     }
 
     #[test]
