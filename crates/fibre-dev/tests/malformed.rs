@@ -465,5 +465,10 @@ fn transmit_survives_random_inner_packets() {
                 );
             }
         }
+        // The paths behind the checks were reached.
+        assert!(sent > 1_000, "{tokens:?}: {sent} sent");
+        if !tokens.contains(&"gretap") {
+            assert!(fragmented > 100, "{tokens:?}: {fragmented} fragmented");
+        }
     }
 }
