@@ -49,6 +49,23 @@ fn ops<K: Key + 'static>(
     prop::collection::vec(op, 1..200)
 }
 
+/// Like [`ops`] for IPv6, but with lengths up to /40 around the two
+/// direct-pointing levels (/12 and /24), so that chunks under a /12 are
+/// created, repainted by shorter prefixes and folded back.
+fn ops_v6_short(value_max: u32) -> impl Strategy<Value = Vec<Op<u128>>> {
+    // A few /12s, each with a few /24s, so prefixes nest and collide.
+    let addr = (0u128..3, 0u128..4, any::<u128>()).prop_map(|(top, mid, low)| {
+        (0x2a0_u128 << 116) | (top << 116) | (mid << 104) | (low >> 24)
+    });
+    let len = prop_oneof![0u8..=12, 13u8..=24, 25u8..=40, 41u8..=128];
+    let op = prop_oneof![
+        4 => (addr.clone(), len.clone(), 0..=value_max).prop_map(|(a, l, v)| Op::Insert(prefix_of(a, l), l, v)),
+        3 => (addr.clone(), len).prop_map(|(a, l)| Op::Remove(prefix_of(a, l), l)),
+        2 => addr.prop_map(Op::Lookup),
+    ];
+    prop::collection::vec(op, 1..200)
+}
+
 /// Replays `ops` on both engines, comparing every answer, then compares a
 /// sweep of lookups (single and batched) and the stored contents.
 fn replay<K: Key, V: Value + TryFrom<u32>>(ops: &[Op<K>], probes: &[K]) -> Result<(), TestCaseError>
@@ -154,6 +171,36 @@ proptest! {
     #[test]
     fn v6_u16_matches_reference(ops in ops(clustered_v6(), 7), probes in prop::collection::vec(any::<u128>(), 0..64)) {
         replay::<u128, u16>(&ops, &probes)?;
+    }
+
+    #[test]
+    fn v6_short_prefixes_u32_matches_reference(ops in ops_v6_short(u32::MAX), probes in prop::collection::vec(any::<u128>(), 0..64)) {
+        // Half the values are too wide to inline (>= 2^31 - 1).
+        replay::<u128, u32>(&ops, &probes)?;
+    }
+
+    #[test]
+    fn v6_short_prefixes_u16_matches_reference(ops in ops_v6_short(5), probes in prop::collection::vec(any::<u128>(), 0..64)) {
+        replay::<u128, u16>(&ops, &probes)?;
+    }
+
+    #[test]
+    fn v6_bulk_build_matches_inserts(entries in prop::collection::vec((clustered_v6(), prop_oneof![0u8..=24, 25u8..=128], any::<u32>()), 0..400)) {
+        let entries: Vec<_> = entries.into_iter().map(|(a, l, v)| (prefix_of(a, l), l, v)).collect();
+        let built = Poptrie::<u128, u32>::build(entries.iter().copied()).unwrap();
+        let mut inserted = Poptrie::<u128, u32>::new();
+        let mut oracle = ReferenceLpm::<u128, u32>::new();
+        for &(p, l, v) in &entries {
+            oracle.insert(p, l, v).unwrap();
+            inserted.insert(p, l, v).unwrap();
+        }
+        prop_assert_eq!(built.len(), oracle.len());
+        for &(p, _, _) in &entries {
+            for a in [p, p.wrapping_add(1), p.wrapping_sub(1), p | 0xffff_ffff << 80] {
+                prop_assert_eq!(built.lookup(a), oracle.lookup(a));
+                prop_assert_eq!(inserted.lookup(a), oracle.lookup(a));
+            }
+        }
     }
 
     #[test]
@@ -321,4 +368,63 @@ fn churn_reuses_freed_blocks() {
     );
     assert_eq!(t.lookup(0x0a00_0101), Some(1 + 19));
     assert_eq!(t.lookup(0x0a00_0001), None);
+}
+
+#[test]
+fn ipv6_chunks_are_folded_back_and_reused() {
+    // One /48 under an otherwise empty /12 needs a chunk (4096 entries
+    // beside the 4096 top entries); withdrawing it folds the chunk back, and
+    // the next /12 to need one reuses it instead of growing the array.
+    let mut t = Poptrie::<u128, u32>::new();
+    t.insert(0, 0, 7).unwrap();
+    let a: u128 = 0x2a00_1450_4001_u128 << 80;
+    let b: u128 = 0x2600_1f18_0001_u128 << 80;
+    t.insert(a, 48, 1).unwrap();
+    assert_eq!(t.stats().direct_entries, 2 * 4096);
+    assert_eq!(
+        (t.lookup(a | 5), t.lookup(a ^ (1 << 80))),
+        (Some(1), Some(7))
+    );
+    t.remove(a, 48).unwrap();
+    assert_eq!(t.lookup(a | 5), Some(7));
+    t.insert(b, 48, 2).unwrap();
+    assert_eq!(t.stats().direct_entries, 2 * 4096);
+    assert_eq!((t.lookup(b | 5), t.lookup(a | 5)), (Some(2), Some(7)));
+    // Everything below the folded chunk went back to the pools.
+    t.remove(b, 48).unwrap();
+    let s = t.stats();
+    assert_eq!(
+        (s.node_slots, s.free_node_slots),
+        (s.free_node_slots, s.node_slots)
+    );
+}
+
+#[test]
+fn ipv6_wide_values_on_short_prefixes() {
+    // Values past 31 bits cannot sit inline in a direct entry; under a /12
+    // they take a leaf slot, under a chunk one subtree per slot.
+    let wide = u32::MAX - 1;
+    let mut t = Poptrie::<u128, u32>::new();
+    t.insert(0, 0, wide).unwrap();
+    assert_eq!(t.lookup(12345), Some(wide));
+    let p: u128 = 0x2001_0db8_u128 << 96;
+    t.insert(p, 32, 3).unwrap();
+    assert_eq!(
+        (t.lookup(p | 1), t.lookup(p ^ (1 << 100))),
+        (Some(3), Some(wide))
+    );
+    let p16: u128 = 0x2001_u128 << 112;
+    t.insert(p16, 16, wide - 1).unwrap();
+    assert_eq!(t.lookup(p ^ (1 << 100)), Some(wide - 1));
+    t.remove(p, 32).unwrap();
+    assert_eq!(
+        (t.lookup(p | 1), t.lookup(p ^ (1 << 120))),
+        (Some(wide - 1), Some(wide))
+    );
+    t.remove(p16, 16).unwrap();
+    t.remove(0, 0).unwrap();
+    assert_eq!(t.lookup(p), None);
+    let mut out = [Some(0); 2];
+    t.lookup_batch(&[p, 1], &mut out);
+    assert_eq!(out, [None, None]);
 }
