@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fibre_dev::greflood::SummaryFigure;
 
-use crate::refcount::RefCount;
+use crate::rcuref::RefCount;
 use crate::timing::run_threads;
 
 /// Where the counter sits.

@@ -9,53 +9,9 @@
 //! hold costs the same under contention as alone (one locked add), only
 //! the cache line transfer differs.
 
-use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicI64, Ordering};
-
+pub(crate) use crate::rcuref::RefCount;
 use crate::route::{Route, RouteData};
-
-/// An rcuref-style reference count: references minus one.
-#[derive(Debug)]
-pub(crate) struct RefCount(AtomicI64);
-
-impl RefCount {
-    /// One reference.
-    pub(crate) fn new() -> RefCount {
-        RefCount(AtomicI64::new(0))
-    }
-
-    /// Takes a reference; false (and nothing taken) if the count had
-    /// already dropped below one.
-    #[inline]
-    pub(crate) fn get(&self) -> bool {
-        // Relaxed as in rcuref_get(): the caller already has the object
-        // alive (a reference or a read section), it only adds one more.
-        let old = self.0.fetch_add(1, Ordering::Relaxed);
-        if old < 0 {
-            self.0.fetch_sub(1, Ordering::Relaxed);
-            return false;
-        }
-        true
-    }
-
-    /// Drops a reference; true when it was the last one.
-    #[inline]
-    pub(crate) fn put(&self) -> bool {
-        // Release orders this owner's accesses before the count drop; the
-        // acquire fence below orders the free after every other owner's.
-        let old = self.0.fetch_sub(1, Ordering::Release);
-        if old == 0 {
-            fence(Ordering::Acquire);
-            return true;
-        }
-        false
-    }
-
-    /// References now.
-    pub(crate) fn count(&self) -> i64 {
-        self.0.load(Ordering::Relaxed) + 1
-    }
-}
+use std::ptr::NonNull;
 
 /// A held (counted) route: keeps the route alive outside any read section,
 /// like a socket's cached `dst` or a tunnel's cached underlay route.
