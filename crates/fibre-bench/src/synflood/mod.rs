@@ -38,6 +38,10 @@ use strategy::{Strategy, StrategyKind};
 /// The fixed writer rate, in updates per second.
 pub const WRITER_RATE: f64 = 100_000.0;
 
+/// A trickle of single updates (one per batch), for the latency of a lone
+/// update.
+pub const TRICKLE_RATE: f64 = 1_000.0;
+
 /// The experiment.
 ///
 /// ```
@@ -190,7 +194,11 @@ impl Experiment for SynfloodExperiment {
                 cases.push((strategy, threads, Pace::Idle));
             }
         }
-        for pace in [Pace::Rate(WRITER_RATE), Pace::FullSpeed] {
+        for pace in [
+            Pace::Rate(TRICKLE_RATE),
+            Pace::Rate(WRITER_RATE),
+            Pace::FullSpeed,
+        ] {
             for strategy in 0..strategies.len() {
                 cases.push((strategy, ctx.threads, pace));
             }
@@ -411,6 +419,19 @@ impl Experiment for SynfloodExperiment {
                 "us",
             ));
         }
+        if let Some(case) = find(rcu, t, Pace::Rate(TRICKLE_RATE)) {
+            let (p50, p99) = case.latency(false);
+            measurements.push(Measurement::new(
+                "rcu single-update publication p50",
+                micros(p50),
+                "us",
+            ));
+            measurements.push(Measurement::new(
+                "rcu single-update publication p99",
+                micros(p99),
+                "us",
+            ));
+        }
         if let Some(alone) = find(rcu, 0, Pace::FullSpeed) {
             measurements.push(Measurement::new(
                 "rcu writer alone",
@@ -437,6 +458,7 @@ impl Experiment for SynfloodExperiment {
                 "runs": plan.runs,
                 "setup_seconds": setup_time.as_secs_f64(),
                 "writer_rate": WRITER_RATE,
+                "trickle_rate": TRICKLE_RATE,
                 "full_speed_batch": run::FULL_SPEED_BATCH,
                 "reader_batch": strategy::BATCH,
                 "cases": detail_cases,
@@ -499,8 +521,8 @@ mod tests {
         let outcome = crate::run(&options, Some("synflood")).unwrap();
         let report = &outcome.reports[0];
         let cases = report.detail["cases"].as_array().unwrap();
-        // 3 strategies x (1 and 2 threads idle, 100k/s, full speed, alone).
-        assert_eq!(cases.len(), 15);
+        // 3 strategies x (1 and 2 threads idle, 1k/s, 100k/s, full speed, alone).
+        assert_eq!(cases.len(), 18);
         for case in cases {
             if case["threads"] != 0 {
                 assert!(case["mpps"].as_f64().unwrap() > 0.0, "{case}");
