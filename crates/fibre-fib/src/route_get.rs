@@ -85,10 +85,28 @@ pub(crate) fn route_get(fib: &Fib, req: &RouteGetRequest) -> Result<RouteAnswer,
         (None, Family::V4) => output_v4(fib, req, oif.unwrap_or(0))?,
         (None, Family::V6) => output_v6(fib, req, oif.unwrap_or(0))?,
     };
-    if req.fibmatch && answer.route.table == TABLE_UNSPEC {
-        return Err(err(Errno::HostUnreach));
+    if req.fibmatch {
+        if answer.route.table == TABLE_UNSPEC {
+            return Err(err(Errno::HostUnreach));
+        }
+        return Ok(as_fibmatch(answer));
     }
     Ok(answer)
+}
+
+/// The matched route as `fibmatch` reports it: in the table the lookup
+/// reported (main for a local-table route while the tables are merged)
+/// and, for IPv4, with the answer's type (`fri.type = rt->rt_type`: a
+/// broadcast destination under a `local` route reports `broadcast`).
+/// Kernel-checked: `route add local 0.0.0.0/0 dev fd2` then `route get
+/// fibmatch 255.255.255.255` gives `{"type":"broadcast","dst":"default",
+/// "dev":"fd2","scope":"host"}` (no table key).
+fn as_fibmatch(mut answer: RouteAnswer) -> RouteAnswer {
+    answer.route.table = answer.table;
+    if Family::of(&answer.dst) == Family::V4 {
+        answer.route.kind = answer.kind;
+    }
+    answer
 }
 
 fn flow_of(req: &RouteGetRequest, oif: LinkIndex) -> Flow {

@@ -495,7 +495,8 @@ pub enum RuleAction {
     Nop,
     /// FR_ACT_BLACKHOLE: "Invalid argument".
     Blackhole,
-    /// FR_ACT_UNREACHABLE: "No route to host".
+    /// FR_ACT_UNREACHABLE: "Network is unreachable" (a route of type
+    /// unreachable answers "No route to host" instead).
     Unreachable,
     /// FR_ACT_PROHIBIT: "Permission denied".
     Prohibit,
