@@ -7,8 +7,8 @@
 //! the configuration says `link set lo up`; forwarding on, rp_filter off,
 //! no IPv6 link-local addresses) with `ip -force -batch` and asks every
 //! query in one `ip -j -batch` process, each also as `fibmatch`; the fibre
-//! side runs `fibre lookup --config FILE --force -j` with the queries on
-//! stdin. Both the lines each side refused and the answers are compared
+//! side runs `fibre lookup --config FILE --force -j` with the queries, each
+//! also as `fibmatch`, on stdin. Both the lines each side refused and the answers are compared
 //! (see `kernel_diff/compare.rs` for which fields, and why).
 //!
 //! Tests: seeded random cases; a handwritten configuration covering every
@@ -135,9 +135,16 @@ fn run_case(
     };
     let refused: Vec<usize> = outcome.refusals.iter().map(|r| r.line).collect();
     let locals = compare::local_addresses(config, &refused);
-    let answers = queries.iter().zip(replies).zip(fibre.outcomes);
-    for (index, ((query, kernel), fibre)) in answers.enumerate() {
-        let verdict = compare::compare(&kernel, &fibre, strict_prefsrc, &locals);
+    let answers = queries
+        .iter()
+        .zip(replies)
+        .zip(fibre.outcomes)
+        .zip(fibre.routes);
+    for (index, (((query, kernel), fibre), fibre_route)) in answers.enumerate() {
+        let mut verdict = compare::compare(&kernel, &fibre, strict_prefsrc, &locals);
+        verdict
+            .fields
+            .extend(compare::compare_fibmatch(&kernel.route, &fibre_route));
         outcome.compared += 1;
         for note in &verdict.notes {
             *outcome.notes.entry((*note).to_string()).or_default() += 1;
@@ -149,6 +156,7 @@ fn run_case(
                 query: query.clone(),
                 kernel,
                 fibre,
+                fibre_route,
                 verdict,
                 cause,
             });

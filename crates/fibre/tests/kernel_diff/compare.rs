@@ -135,6 +135,63 @@ pub fn compare(
     verdict
 }
 
+/// Compares the FIB routes the two sides matched (`route get fibmatch`):
+/// the refusal text, or the route's type, prefix, table and paths (gateway,
+/// device and whether dead; in order, as both list them in the route's
+/// order). Returns the fields that differ, prefixed `fibmatch-`.
+pub fn compare_fibmatch(kernel: &Outcome, fibre: &Outcome) -> Vec<&'static str> {
+    let mut fields = Vec::new();
+    match (kernel, fibre) {
+        (Outcome::Error(k), Outcome::Error(f)) => {
+            if k != f {
+                fields.push("fibmatch-error");
+            }
+        }
+        (Outcome::Error(_), Outcome::Answer(_)) | (Outcome::Answer(_), Outcome::Error(_)) => {
+            fields.push("fibmatch-outcome");
+        }
+        (Outcome::Answer(k), Outcome::Answer(f)) => {
+            if k.kind != f.kind {
+                fields.push("fibmatch-type");
+            }
+            if k.dst != f.dst {
+                fields.push("fibmatch-dst");
+            }
+            if k.table != f.table {
+                fields.push("fibmatch-table");
+            }
+            let paths = |a: &Answer| -> Vec<(Option<IpAddr>, Option<String>, bool)> {
+                if a.paths.is_empty() {
+                    vec![(a.gateway, a.dev.clone(), false)]
+                } else {
+                    a.paths
+                        .iter()
+                        .map(|p| (p.gateway, p.dev.clone(), p.dead))
+                        .collect()
+                }
+            };
+            // IPv6 lists the siblings from the one its hash chose (a
+            // rotation of the route's order; kernel-checked), IPv4 in the
+            // route's order.
+            let (kp, fp) = (paths(k), paths(f));
+            let v6 = k.dst.contains(':') || kp.iter().any(|p| p.0.is_some_and(|g| g.is_ipv6()));
+            let same = if v6 && kp.len() == fp.len() {
+                (0..kp.len().max(1)).any(|turn| {
+                    let mut turned = fp.clone();
+                    turned.rotate_left(turn % fp.len().max(1));
+                    turned == kp
+                })
+            } else {
+                kp == fp
+            };
+            if !same {
+                fields.push("fibmatch-paths");
+            }
+        }
+    }
+    fields
+}
+
 /// The (gateway, dev) answers a multipath `fibmatch` route's live paths
 /// allow. A gateway that is a local address is dropped, as the kernel's
 /// answer drops it: the path's scope is host, so it "uses no gateway". A
@@ -543,5 +600,39 @@ mod tests {
         )
         .unwrap();
         assert_eq!(compare(&k0, &f0, true, &none).fields, vec!["prefsrc"]);
+    }
+
+    #[test]
+    fn fibmatch_routes_compare_by_type_prefix_table_and_paths() {
+        let parse = |s: &str| parse_json_answer(s).unwrap();
+        let ecmp = r#"[{"dst":"198.18.0.0/15","flags":[],"nexthops":[{"gateway":"10.1.0.5","dev":"fd0","weight":1,"flags":[]},{"gateway":"10.2.0.5","dev":"fd1","weight":1,"flags":["dead","linkdown"]}]}]"#;
+        assert!(compare_fibmatch(&parse(ecmp), &parse(ecmp)).is_empty());
+        let alive = ecmp.replace(r#"["dead","linkdown"]"#, "[]");
+        assert_eq!(
+            compare_fibmatch(&parse(ecmp), &parse(&alive)),
+            vec!["fibmatch-paths"]
+        );
+        let single = r#"{"dst":"198.18.0.0/16","gateway":"10.1.0.5","dev":"fd0","table":"100"}"#;
+        assert_eq!(
+            compare_fibmatch(&parse(ecmp), &parse(single)),
+            vec!["fibmatch-dst", "fibmatch-table", "fibmatch-paths"]
+        );
+        let v6 = r#"[{"dst":"default","nexthops":[{"gateway":"2001:db8::cc","dev":"fd0","flags":[]},{"gateway":"2001:db8::3c","dev":"fd0","flags":[]},{"gateway":"2001:db8::dd","dev":"fd1","flags":[]}]}]"#;
+        let v6_turned = r#"{"dst":"default","nexthops":[{"gateway":"2001:db8::dd","dev":"fd1","flags":[]},{"gateway":"2001:db8::cc","dev":"fd0","flags":[]},{"gateway":"2001:db8::3c","dev":"fd0","flags":[]}]}"#;
+        let v6_swapped = r#"{"dst":"default","nexthops":[{"gateway":"2001:db8::3c","dev":"fd0","flags":[]},{"gateway":"2001:db8::cc","dev":"fd0","flags":[]},{"gateway":"2001:db8::dd","dev":"fd1","flags":[]}]}"#;
+        assert!(compare_fibmatch(&parse(v6), &parse(v6_turned)).is_empty());
+        assert_eq!(
+            compare_fibmatch(&parse(v6), &parse(v6_swapped)),
+            vec!["fibmatch-paths"]
+        );
+        let unreachable = Outcome::Error("Network is unreachable".into());
+        assert_eq!(
+            compare_fibmatch(&unreachable, &parse(single)),
+            vec!["fibmatch-outcome"]
+        );
+        assert_eq!(
+            compare_fibmatch(&unreachable, &Outcome::Error("No route to host".into())),
+            vec!["fibmatch-error"]
+        );
     }
 }

@@ -48,6 +48,8 @@ pub struct FibreRun {
     pub refusals: Vec<Refusal>,
     /// One outcome per query.
     pub outcomes: Vec<Outcome>,
+    /// fibre's `fibmatch` answer to each query (the FIB route matched).
+    pub routes: Vec<Outcome>,
 }
 
 /// Asks `fibre lookup` every query against `config`.
@@ -60,7 +62,11 @@ pub fn lookup(config: &[String], queries: &[String]) -> Result<FibreRun, String>
         .arg(&file.path)
         .arg("--force")
         .arg("-j");
-    let input: String = queries.iter().map(|q| format!("{q}\n")).collect();
+    // Each query is asked twice, as the kernel is: plain and `fibmatch`.
+    let input: String = queries
+        .iter()
+        .map(|q| format!("{q}\nfibmatch {q}\n"))
+        .collect();
     let done = process::run(command, &input, FIBRE_LIMIT)?;
     if done.code != Some(0) {
         return Err(format!(
@@ -74,22 +80,27 @@ pub fn lookup(config: &[String], queries: &[String]) -> Result<FibreRun, String>
         .lines()
         .filter(|l| !l.trim().is_empty())
         .collect();
-    if lines.len() != queries.len() {
+    if lines.len() != 2 * queries.len() {
         return Err(format!(
-            "fibre lookup printed {} answers for {} queries; stderr: {}",
+            "fibre lookup printed {} answers for {} queries (each asked twice); stderr: {}",
             lines.len(),
             queries.len(),
             done.stderr.trim()
         ));
     }
-    let outcomes = lines
+    let parsed = lines
         .iter()
         .map(|l| answer::parse_json_answer(l))
         .collect::<Result<Vec<_>, _>>()?;
+    let (outcomes, routes) = parsed
+        .chunks(2)
+        .map(|pair| (pair[0].clone(), pair[1].clone()))
+        .unzip();
     let prefix = format!("{}:", file.path.display());
     Ok(FibreRun {
         refusals: parse_refusals(&done.stderr, &prefix),
         outcomes,
+        routes,
     })
 }
 

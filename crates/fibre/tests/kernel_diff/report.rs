@@ -19,6 +19,8 @@ pub struct Mismatch {
     pub kernel: KernelReply,
     /// fibre's answer.
     pub fibre: Outcome,
+    /// fibre's `fibmatch` answer.
+    pub fibre_route: Outcome,
     /// What differs.
     pub verdict: Verdict,
     /// Grouping key.
@@ -269,6 +271,7 @@ pub fn print_case(origin: &str, config: &[String], outcome: &CaseOutcome, show: 
         eprintln!("    kernel:       {}", mismatch.kernel.answer.render());
         eprintln!("    fibre:        {}", mismatch.fibre.render());
         eprintln!("    kernel route: {}", mismatch.kernel.route.render());
+        eprintln!("    fibre route:  {}", mismatch.fibre_route.render());
         for (number, line) in related_lines(config, &mismatch.kernel) {
             eprintln!("    config {number:3}: {line}");
         }
