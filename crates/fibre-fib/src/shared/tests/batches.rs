@@ -129,4 +129,21 @@ fn a_batch_whose_commands_all_fail_keeps_the_kernels_traces() {
     let (active, spare) = writer.copies();
     assert_eq!(dump(active), dump(&reference));
     assert_eq!(dump(spare), dump(&reference));
+    // The empty table shows only in a later delete's error: both copies
+    // must give the reference's.
+    let probe = route_del(Prefix::new("10.9.0.0".parse().unwrap(), 16).unwrap());
+    let Command::Route { op, mut spec } = probe else {
+        unreachable!("route_del builds a route command")
+    };
+    spec.table = 77;
+    let probe = Command::Route { op, spec };
+    let want = reference.clone().apply(&probe).unwrap_err();
+    let mut without_table = router();
+    assert_ne!(
+        without_table.apply(&probe).unwrap_err(),
+        want,
+        "the probe must tell a created table from none"
+    );
+    assert_eq!(active.clone().apply(&probe).unwrap_err(), want);
+    assert_eq!(spare.clone().apply(&probe).unwrap_err(), want);
 }
