@@ -317,6 +317,39 @@ pub fn format_cache_line(exception: &Exception, now_ms: u64) -> String {
     line
 }
 
+/// One entry of `ip route show cache` (IPv4, as the kernel lists
+/// exceptions): the destination line, then the indented `cache` line.
+/// `gateway` is the route's gateway (a redirect's replaces it), `dev` the
+/// output device's name.
+///
+/// ```
+/// use fibre_route::exceptions::{format_show_cache, ExceptionConfig, ExceptionTable};
+/// let mut t = ExceptionTable::new(ExceptionConfig::default());
+/// let dst = "198.51.100.7".parse().unwrap();
+/// t.set_pmtu(dst, 1400, 0);
+/// let e = t.get(dst, 13_000).unwrap();
+/// assert_eq!(
+///     format_show_cache(&e, Some("10.0.0.2".parse().unwrap()), "dummy0", 13_000),
+///     "198.51.100.7 via 10.0.0.2 dev dummy0 \n    cache expires 587sec mtu 1400 "
+/// );
+/// ```
+pub fn format_show_cache(
+    exception: &Exception,
+    gateway: Option<IpAddr>,
+    dev: &str,
+    now_ms: u64,
+) -> String {
+    let mut out = exception.dst.to_string();
+    if let Some(gw) = exception.gateway.or(gateway) {
+        out.push_str(&format!(" via {gw}"));
+    }
+    out.push_str(&format!(
+        " dev {dev} \n    {} ",
+        format_cache_line(exception, now_ms)
+    ));
+    out
+}
+
 /// A distinct address for flood tests and benchmarks: the `i`-th address
 /// in 10.0.0.0/8 (IPv4) or 2001:db8::/32 (IPv6).
 pub fn nth_address(i: u64, v6: bool) -> IpAddr {

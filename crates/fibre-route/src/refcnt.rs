@@ -170,9 +170,18 @@ pub struct RefcntRow {
     pub seconds: f64,
     /// CPU seconds of the readers.
     pub reader_cpu_seconds: f64,
+    /// CPU seconds of every thread.
+    pub cpu_seconds: f64,
 }
 
 impl RefcntRow {
+    /// Cores actually used on average: when under the thread count, the
+    /// holders ran while the readers waited, not beside them, and the
+    /// false sharing could not show.
+    pub fn parallelism(&self) -> f64 {
+        self.cpu_seconds / self.seconds
+    }
+
     /// Reader CPU nanoseconds per read.
     pub fn ns_per_read(&self) -> f64 {
         self.reader_cpu_seconds * 1e9 / self.reads as f64
@@ -238,20 +247,21 @@ impl RefcntResult {
     pub fn render(&self) -> String {
         let mut out = format!(
             "refcnt: {} read(s) per reader thread; half the threads read MTU+device, the rest hold/release\n\
-             {:<10} {:>4} {:>3} {:>3} {:>8} {:>8} {:>11} {:>12} {:>10}\n",
-            self.params.reads, "layout", "off", "T", "R", "wall s", "ns/read", "Mreads/cpu", "holds", "x same"
+             {:<10} {:>4} {:>3} {:>3} {:>8} {:>6} {:>8} {:>11} {:>12} {:>10}\n",
+            self.params.reads, "layout", "off", "T", "R", "wall s", "cores", "ns/read", "Mreads/cpu", "holds", "x same"
         );
         for r in &self.rows {
             let ratio = self
                 .ratio_to_same_line(r.layout, r.threads)
                 .map_or("-".into(), |x| format!("{x:.2}"));
             out.push_str(&format!(
-                "{:<10} {:>4} {:>3} {:>3} {:>8.3} {:>8.2} {:>11.1} {:>12} {:>10}\n",
+                "{:<10} {:>4} {:>3} {:>3} {:>8.3} {:>6.2} {:>8.2} {:>11.1} {:>12} {:>10}\n",
                 r.layout.name(),
                 r.layout.counter_offset(),
                 r.threads,
                 r.readers,
                 r.seconds,
+                r.parallelism(),
                 r.ns_per_read(),
                 r.mreads_per_cpu(),
                 r.holds,
@@ -311,6 +321,7 @@ fn measure<C: Counted>(object: &C, layout: Layout, threads: usize, reads: u64) -
             .iter()
             .sum::<std::time::Duration>()
             .as_secs_f64(),
+        cpu_seconds: times.cpu_total().as_secs_f64(),
     }
 }
 

@@ -156,6 +156,13 @@ impl UdpFloodRow {
         self.cpu_seconds * 1e9 / self.frames as f64
     }
 
+    /// Cores actually used on average: CPU seconds over wall seconds (the
+    /// shared machine often leaves fewer than `threads`, and then threads
+    /// take turns instead of contending).
+    pub fn parallelism(&self) -> f64 {
+        self.cpu_seconds / self.seconds
+    }
+
     /// Million frames per second if each thread had its core alone:
     /// threads / (CPU ns per frame).
     pub fn mpps_per_cpu(&self) -> f64 {
@@ -222,7 +229,7 @@ impl UdpFloodResult {
     pub fn render(&self) -> String {
         let mut out = format!(
             "udpflood: {} frame(s) per thread, {}-byte payload, dummy device\n\
-             {:<13} {:>3} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9} {:>9}\n",
+             {:<13} {:>3} {:>8} {:>8} {:>8} {:>6} {:>9} {:>10} {:>9} {:>9}\n",
             self.params.frames,
             self.params.payload,
             "strategy",
@@ -230,6 +237,7 @@ impl UdpFloodResult {
             "wall s",
             "Mpps",
             "cpu s",
+            "cores",
             "ns/frame",
             "Mpps/cpu",
             "x shared",
@@ -243,12 +251,13 @@ impl UdpFloodResult {
                 .scaling(r.strategy, r.threads)
                 .map_or("-".to_string(), |x| format!("{x:.2}"));
             out.push_str(&format!(
-                "{:<13} {:>3} {:>8.3} {:>8.2} {:>8.3} {:>9.1} {:>10.2} {:>9} {:>9}\n",
+                "{:<13} {:>3} {:>8.3} {:>8.2} {:>8.3} {:>6.2} {:>9.1} {:>10.2} {:>9} {:>9}\n",
                 r.strategy.name(),
                 r.threads,
                 r.seconds,
                 r.mpps(),
                 r.cpu_seconds,
+                r.parallelism(),
                 r.cpu_ns_per_frame(),
                 r.mpps_per_cpu(),
                 ratio,
