@@ -38,6 +38,17 @@
 //!   soon as `apply_batch` returns; [`BatchReport::latency`] says how long
 //!   that took.
 //!
+//! Measured by `fibre bench synflood` (RIPE NCC RIS IPv6 table, 246,175
+//! routes; 2-core VM shared with other builds, load average 3-7, so wide
+//! ranges): a single update is visible to readers 20 us after the call at
+//! the median (p99: milliseconds, the time a preempted reader takes to get
+//! a core back and report); the writer alone sustains 220,000-570,000
+//! IPv6 updates/s in batches of 1,024 (each command is applied twice).
+//! A grace period lasts until every reader finishes its current batch:
+//! microseconds while readers run, a scheduler tick when one is preempted,
+//! which is why a writer that falls behind folds more updates into its
+//! next batch.
+//!
 //! # Batches and refusals
 //!
 //! [`BatchMode::BestEffort`] applies every command, refuses the bad ones
