@@ -22,11 +22,15 @@
 //! Fast and Scalable Software IP Routing Table Lookup" (SIGCOMM 2015), one
 //! implementation for both key widths and both value types:
 //!
-//! * a direct-pointing array indexed by the top bits of the address: 18 for
-//!   IPv4 (18 + 6 = 24, so every /19../24 of an /18 lives in one node) and 12
-//!   for IPv6 (12 + 6 * 6 = 48, so the dominant /48s end on a level boundary,
-//!   for 16 KiB instead of the 1 MiB of 18 bits). An entry holds a 31-bit leaf
-//!   value inline or the index of a root node;
+//! * direct pointing on the top bits of the address. IPv4: one array of
+//!   2^18 entries (18 + 6 = 24, so every /19../24 of an /18 lives in one
+//!   node). IPv6: two levels of 12 bits (12 + 12 + 6 * 4 = 48, so the
+//!   dominant /48s end on a level boundary after four nodes): a 16 KiB top
+//!   array, and a 16 KiB chunk of second-level entries only under the /12s
+//!   that hold longer prefixes (12 on the RIS table). An entry holds a
+//!   31-bit leaf value inline, or the index of a root node (a top IPv6 entry:
+//!   a chunk number, or for a value too wide to inline the index of a
+//!   one-slot leaf block);
 //! * internal nodes of 6 bits (`#[repr(C)]`, 24 bytes): a 64-bit `vector`
 //!   (which children are nodes), a 64-bit `leafvec` (where the leaf value
 //!   changes: leaf compression) and two `u32` bases into the node and leaf
@@ -41,9 +45,9 @@
 //! prefixes below any node as one contiguous range for rebuilds.
 //! [`Poptrie::build`] builds everything from a list in one pass.
 //!
-//! [`Poptrie::lookup_batch`] walks up to 64 addresses (48 for IPv4, 24 for IPv6) in lockstep, one level per
-//! round, prefetching each lane's next node so that the cache misses of the
-//! lanes overlap.
+//! [`Poptrie::lookup_batch`] walks 48 (IPv4) or 24 (IPv6) addresses in
+//! lockstep, one level per round, prefetching each lane's next node so that
+//! the cache misses of the lanes overlap.
 //!
 //! # Updates and publication
 //!
@@ -51,20 +55,25 @@
 //! deepest existing node whose range strictly contains the prefix (a handful
 //! of prefixes for a typical /24 or /48). A shorter one rebuilds the
 //! direct-pointing slots it covers that no longer short prefix shadows, and
-//! only if the value they inherit changed.
+//! only if the value they inherit changed; for IPv6, a prefix of at most /12
+//! repaints top entries, and under a /12 with a chunk the chunk entries no
+//! /13../24 shadows. A /12 gets its chunk when the first longer prefix
+//! arrives below it, and folds back to one leaf when the last one goes.
 //!
 //! Every rebuild writes its nodes and leaves into blocks that no lookup can
 //! reach, and the result becomes visible through exactly one aligned 32-bit
-//! store: the slot's entry in the direct-pointing array, or the parent's
+//! store: the slot's entry in the direct-pointing array (or in its chunk; a
+//! new chunk is filled first and published by the store of its number in the
+//! top entry, a folded one by the store of the leaf), or the parent's
 //! `base1` after the parent's children were copied into a fresh block with
 //! the new child in place (the parent's bitmaps do not change, because the
 //! rebuilt node stays a node). Only after that store are the replaced blocks
 //! retired to the free lists. A concurrent (RCU) version therefore needs to
 //! (1) make those stores atomic release stores, (2) defer the reuse of
-//! retired blocks past a grace period (retiring and reusing are already two
-//! steps), (3) keep pool storage from moving while readers run (fixed or
-//! chunked pools; the `u32` indexes allow that without changing the node
-//! format), and (4) allocate the direct-pointing array, which arrives lazily
+//! retired blocks and chunks past a grace period (retiring and reusing are
+//! already two steps), (3) keep pool and chunk storage from moving while
+//! readers run (fixed or chunked pools; the `u32` indexes allow that
+//! without changing the node format), and (4) allocate the direct-pointing array, which arrives lazily
 //! with the first prefix, before readers start. A prefix shorter than the
 //! direct-pointing bits is published slot by slot, as in the paper: each
 //! lookup sees its slot either before or after the change.
