@@ -18,18 +18,18 @@
 //!   freed a grace period later, so borrowing costs nothing.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use fibre_fib::{Errno, FlowKeyV4, Prefix, TableId};
+use fibre_fib::{Errno, FlowKeyV4, FlowKeyV6, Prefix, TableId};
 use fibre_rcu::{CacheAligned, Domain, RcuCell, ReadGuard};
 
 use crate::exceptions::{clamp_pmtu, Exception, ExceptionConfig, ExceptionTable, PmtuOutcome};
 use crate::refcount::HeldRoute;
 use crate::route::{flags, Route};
-use crate::source::{NexthopKey, RouteSource};
+use crate::source::{NexthopKey, RouteDetails, RouteSource};
 
 /// The cache's clock: milliseconds, monotonic; a manual one for tests.
 #[derive(Debug, Clone)]
@@ -381,9 +381,41 @@ impl<S: RouteSource> RouteCache<S> {
         key: &FlowKeyV4,
     ) -> Result<RouteHandle<'a>, Errno> {
         let fwd = self.source.lookup_v4(key)?;
-        let nh = self.nexthop(guard, NexthopKey::of_v4(&fwd));
-        if let Some(held) = self.exception_route(nh, key, &fwd)? {
-            return Ok(RouteHandle::Held(held));
+        let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
+        self.output_via(guard, slot, NexthopKey::of_v4(&fwd), dst, || {
+            self.source.describe_v4(key, &fwd)
+        })
+    }
+
+    /// [`RouteCache::output_v4`] for an IPv6 flow.
+    pub fn output_v6<'a>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        slot: SlotKind,
+        key: &FlowKeyV6,
+    ) -> Result<RouteHandle<'a>, Errno> {
+        let fwd = self.source.lookup_v6(key)?;
+        let dst = IpAddr::V6(Ipv6Addr::from(key.dst));
+        self.output_via(guard, slot, NexthopKey::of_v6(&fwd), dst, || {
+            self.source.describe_v6(key, &fwd)
+        })
+    }
+
+    /// The cached route of nexthop `nk` for destination `dst`; `describe`
+    /// builds a route on a miss.
+    fn output_via<'a>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        slot: SlotKind,
+        nk: NexthopKey,
+        dst: IpAddr,
+        describe: impl Fn() -> Result<RouteDetails, Errno>,
+    ) -> Result<RouteHandle<'a>, Errno> {
+        let nh = self.nexthop(guard, nk);
+        if let Some(exception) = self.live_exception(nh, dst) {
+            let mut data = describe()?.data;
+            apply_exception(&mut data, &exception);
+            return Ok(RouteHandle::Held(HeldRoute::new(data)));
         }
         let slot_ref: &Slot = match slot {
             SlotKind::Input => &nh.input,
@@ -403,7 +435,7 @@ impl<S: RouteSource> RouteCache<S> {
         }
         // Miss or stale: build with the generation read before building, so
         // an invalidation racing with us leaves the new route stale too.
-        let mut data = self.source.describe_v4(key, &fwd)?.data;
+        let mut data = describe()?.data;
         data.stamp = generation;
         data.flags |= flags::CACHED;
         if slot == SlotKind::Input {
@@ -432,24 +464,10 @@ impl<S: RouteSource> RouteCache<S> {
         }
     }
 
-    /// The route for `key` carrying its destination's exception, if any.
-    fn exception_route(
-        &self,
-        nh: &NexthopCache,
-        key: &FlowKeyV4,
-        fwd: &fibre_fib::Forward,
-    ) -> Result<Option<HeldRoute>, Errno> {
-        let Some(table) = nh.exceptions_if_any() else {
-            return Ok(None);
-        };
-        let now = self.clock.now_ms();
-        let Some(exception) = table.get(IpAddr::V4(Ipv4Addr::from(key.dst)), now) else {
-            return Ok(None);
-        };
-        drop(table);
-        let mut data = self.source.describe_v4(key, fwd)?.data;
-        apply_exception(&mut data, &exception);
-        Ok(Some(HeldRoute::new(data)))
+    /// The live exception of `dst` on `nh`, if it has any.
+    fn live_exception(&self, nh: &NexthopCache, dst: IpAddr) -> Option<Exception> {
+        let table = nh.exceptions_if_any()?;
+        table.get(dst, self.clock.now_ms())
     }
 
     /// A held route for a flow plus the generations it depends on: what a
@@ -566,25 +584,45 @@ impl<S: RouteSource> RouteCache<S> {
         keys
     }
 
-    /// An ICMP fragmentation-needed / packet-too-big report for `dst`,
-    /// fed by the forwarding plane: clamped as the kernel does
+    /// The nexthop `dst` routes through now and its route's details.
+    fn resolve_dst<'a>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        dst: IpAddr,
+    ) -> Result<(&'a Arc<NexthopCache>, RouteDetails), Errno> {
+        match dst {
+            IpAddr::V4(d) => {
+                let key = FlowKeyV4 {
+                    dst: u32::from(d),
+                    ..Default::default()
+                };
+                let fwd = self.source.lookup_v4(&key)?;
+                let details = self.source.describe_v4(&key, &fwd)?;
+                Ok((self.nexthop(guard, NexthopKey::of_v4(&fwd)), details))
+            }
+            IpAddr::V6(d) => {
+                let key = FlowKeyV6 {
+                    dst: u128::from(d),
+                    ..Default::default()
+                };
+                let fwd = self.source.lookup_v6(&key)?;
+                let details = self.source.describe_v6(&key, &fwd)?;
+                Ok((self.nexthop(guard, NexthopKey::of_v6(&fwd)), details))
+            }
+        }
+    }
+
+    /// An ICMP fragmentation-needed (IPv4) or packet-too-big (IPv6) report
+    /// for `dst`, fed by the forwarding plane: clamped as the kernel does
     /// ([`clamp_pmtu`]), recorded as an exception on the nexthop `dst`
     /// routes through now.
-    pub fn update_pmtu_v4(&self, guard: &ReadGuard<'_>, dst: Ipv4Addr, mtu: u32) -> PmtuOutcome {
-        let key = FlowKeyV4 {
-            dst: u32::from(dst),
-            ..Default::default()
-        };
-        let Ok(fwd) = self.source.lookup_v4(&key) else {
-            return PmtuOutcome::NoRoute;
-        };
-        let Ok(details) = self.source.describe_v4(&key, &fwd) else {
+    pub fn update_pmtu(&self, guard: &ReadGuard<'_>, dst: IpAddr, mtu: u32) -> PmtuOutcome {
+        let Ok((nh, details)) = self.resolve_dst(guard, dst) else {
             return PmtuOutcome::NoRoute;
         };
         if details.data.flags & flags::MTU_LOCKED != 0 {
             return PmtuOutcome::Locked;
         }
-        let nh = self.nexthop(guard, NexthopKey::of_v4(&fwd));
         let now = self.clock.now_ms();
         let config = self.exception_config;
         let table = nh
@@ -592,15 +630,20 @@ impl<S: RouteSource> RouteCache<S> {
             .get_or_init(|| Mutex::new(ExceptionTable::new(config)));
         let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
         let current = table
-            .get(IpAddr::V4(dst), now)
+            .get(dst, now)
             .map(|e| e.pmtu)
             .filter(|m| *m != 0)
             .unwrap_or(details.data.mtu);
-        let outcome = clamp_pmtu(IpAddr::V4(dst), mtu, current, config.min_pmtu_v4);
+        let outcome = clamp_pmtu(dst, mtu, current, config.min_pmtu_v4);
         if let PmtuOutcome::Recorded(m) = outcome {
-            table.set_pmtu(IpAddr::V4(dst), m, now);
+            table.set_pmtu(dst, m, now);
         }
         outcome
+    }
+
+    /// [`RouteCache::update_pmtu`] for an IPv4 destination.
+    pub fn update_pmtu_v4(&self, guard: &ReadGuard<'_>, dst: Ipv4Addr, mtu: u32) -> PmtuOutcome {
+        self.update_pmtu(guard, IpAddr::V4(dst), mtu)
     }
 
     /// An ICMP redirect for `dst` to `gateway` (IPv4), recorded as an
@@ -653,24 +696,21 @@ impl<S: RouteSource> RouteCache<S> {
 
     /// The live exception for `dst`, if any, with its nexthop (for the
     /// `cache` line of `ip route get`).
-    pub fn exception_for_v4(&self, dst: Ipv4Addr) -> Option<(NexthopKey, Exception)> {
-        let key = FlowKeyV4 {
-            dst: u32::from(dst),
-            ..Default::default()
-        };
-        let fwd = self.source.lookup_v4(&key).ok()?;
-        let nk = NexthopKey::of_v4(&fwd);
+    pub fn exception_for(&self, dst: IpAddr) -> Option<(NexthopKey, Exception)> {
         let mut reader = self.domain.register();
         let found = {
             let guard = reader.read();
-            let nh = self.nexthops.read(&guard).get(&nk).cloned();
-            nh.and_then(|nh| {
-                nh.exceptions_if_any()
-                    .and_then(|t| t.get(IpAddr::V4(dst), self.clock.now_ms()))
-            })
+            self.resolve_dst(&guard, dst)
+                .ok()
+                .and_then(|(nh, _)| self.live_exception(nh, dst).map(|e| (nh.key, e)))
         };
         reader.quiescent();
-        found.map(|e| (nk, e))
+        found
+    }
+
+    /// [`RouteCache::exception_for`] an IPv4 destination.
+    pub fn exception_for_v4(&self, dst: Ipv4Addr) -> Option<(NexthopKey, Exception)> {
+        self.exception_for(IpAddr::V4(dst))
     }
 
     /// Bytes held by all exception tables now.

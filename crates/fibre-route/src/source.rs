@@ -6,17 +6,23 @@
 //! and asks for the rest of a route (preferred source, MTU, matched
 //! prefix) only on a cache miss, through [`RouteSource::describe_v4`].
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::RwLock;
 
-use fibre_fib::{Errno, FlowKeyV4, Forward, Prefix, RouteGetRequest, RouteType, TableId};
+use fibre_fib::{
+    Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6, Prefix, RouteGetRequest, RouteType,
+    TableId,
+};
 
 use crate::route::{kind_code, RouteData};
 
 /// A nexthop's identity as the cache sees it: until the FIB exports a
-/// stable nexthop id, (table, output device, gateway).
+/// stable nexthop id, (family, table, output device, gateway).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NexthopKey {
+    /// 4 or 6 (IPv4 and IPv6 tables share ids, and on-link nexthops of
+    /// both families share gateway 0).
+    pub family: u8,
     /// Table of the route that chose this nexthop.
     pub table: TableId,
     /// Output device (ifindex).
@@ -32,13 +38,24 @@ impl NexthopKey {
     /// use fibre_fib::{Forward, RouteType};
     /// use fibre_route::NexthopKey;
     /// let k = NexthopKey::of_v4(&Forward { gateway: 0x0a00_0002, dev: 2, table: 254, kind: RouteType::Unicast });
-    /// assert_eq!((k.table, k.dev, k.gateway), (254, 2, 0x0a00_0002));
+    /// assert_eq!((k.family, k.table, k.dev, k.gateway), (4, 254, 2, 0x0a00_0002));
     /// ```
     pub fn of_v4(fwd: &Forward) -> NexthopKey {
         NexthopKey {
+            family: 4,
             table: fwd.table,
             dev: fwd.dev,
             gateway: u128::from(fwd.gateway),
+        }
+    }
+
+    /// The key of an IPv6 lookup answer.
+    pub fn of_v6(fwd: &Forward6) -> NexthopKey {
+        NexthopKey {
+            family: 6,
+            table: fwd.table,
+            dev: fwd.dev,
+            gateway: fwd.gateway,
         }
     }
 }
@@ -59,43 +76,80 @@ pub trait RouteSource: Send + Sync {
     /// The full route for a flow whose lookup answered `fwd` (called on
     /// cache misses only: may be slow).
     fn describe_v4(&self, key: &FlowKeyV4, fwd: &Forward) -> Result<RouteDetails, Errno>;
+    /// The IPv6 data-path output lookup.
+    fn lookup_v6(&self, key: &FlowKeyV6) -> Result<Forward6, Errno>;
+    /// The full route for an IPv6 flow (cache misses only).
+    fn describe_v6(&self, key: &FlowKeyV6, fwd: &Forward6) -> Result<RouteDetails, Errno>;
     /// The MTU of device `dev`, if it exists.
     fn device_mtu(&self, dev: u32) -> Option<u32>;
 }
 
-impl RouteSource for fibre_fib::Fib {
+/// `ip route get` for a flow, and the route data it implies.
+fn describe(
+    fib: &Fib,
+    req: RouteGetRequest,
+    dev: u32,
+    gateway: Option<IpAddr>,
+    kind: RouteType,
+) -> Result<RouteDetails, Errno> {
+    let answer = fib.route_get(&req).map_err(|e| e.errno)?;
+    let dev_mtu = fib.link(dev).map(|l| l.mtu).ok_or(Errno::NoDev)?;
+    let mut data = RouteData::new(
+        dev,
+        gateway,
+        answer.prefsrc,
+        answer.mtu.unwrap_or(dev_mtu).min(dev_mtu),
+    );
+    data.family = if req.dst.is_ipv6() { 6 } else { 4 };
+    data.kind = kind_code(kind);
+    if kind == RouteType::Local {
+        data.flags |= crate::route::flags::LOCAL;
+    }
+    Ok(RouteDetails {
+        data,
+        matched: answer.route.dst,
+    })
+}
+
+fn oif_name(fib: &Fib, oif: u32) -> Result<Option<String>, Errno> {
+    if oif == 0 {
+        return Ok(None);
+    }
+    Ok(Some(fib.link(oif).ok_or(Errno::NoDev)?.name.clone()))
+}
+
+impl RouteSource for Fib {
     fn lookup_v4(&self, key: &FlowKeyV4) -> Result<Forward, Errno> {
         self.lookup_output_v4(key)
     }
 
     fn describe_v4(&self, key: &FlowKeyV4, fwd: &Forward) -> Result<RouteDetails, Errno> {
-        let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
-        let mut req = RouteGetRequest::to(dst);
+        let mut req = RouteGetRequest::to(IpAddr::V4(Ipv4Addr::from(key.dst)));
         req.src = (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src)));
         req.mark = key.mark;
         req.tos = key.tos;
-        req.oif = if key.oif != 0 {
-            Some(self.link(key.oif).ok_or(Errno::NoDev)?.name.clone())
-        } else {
-            None
-        };
-        let answer = self.route_get(&req).map_err(|e| e.errno)?;
-        let dev_mtu = self.device_mtu(fwd.dev).ok_or(Errno::NoDev)?;
-        let mut data = RouteData::new(
+        req.oif = oif_name(self, key.oif)?;
+        describe(
+            self,
+            req,
             fwd.dev,
             fwd.gateway_addr().map(IpAddr::V4),
-            answer.prefsrc,
-            answer.mtu.unwrap_or(dev_mtu).min(dev_mtu),
-        );
-        data.family = 4;
-        data.kind = kind_code(fwd.kind);
-        if fwd.kind == RouteType::Local {
-            data.flags |= crate::route::flags::LOCAL;
-        }
-        Ok(RouteDetails {
-            data,
-            matched: answer.route.dst,
-        })
+            fwd.kind,
+        )
+    }
+
+    fn lookup_v6(&self, key: &FlowKeyV6) -> Result<Forward6, Errno> {
+        self.lookup_output_v6(key)
+    }
+
+    fn describe_v6(&self, key: &FlowKeyV6, fwd: &Forward6) -> Result<RouteDetails, Errno> {
+        let mut req = RouteGetRequest::to(IpAddr::V6(Ipv6Addr::from(key.dst)));
+        req.src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
+        req.mark = key.mark;
+        req.tos = key.tos;
+        req.oif = oif_name(self, key.oif)?;
+        let gateway = (fwd.gateway != 0).then(|| IpAddr::V6(Ipv6Addr::from(fwd.gateway)));
+        describe(self, req, fwd.dev, gateway, fwd.kind)
     }
 
     fn device_mtu(&self, dev: u32) -> Option<u32> {
@@ -105,7 +159,7 @@ impl RouteSource for fibre_fib::Fib {
 
 /// A FIB that changes while the cache runs: readers take the read lock
 /// (fine for tests and control paths; the data path wants `SharedFib`).
-impl RouteSource for RwLock<fibre_fib::Fib> {
+impl RouteSource for RwLock<Fib> {
     fn lookup_v4(&self, key: &FlowKeyV4) -> Result<Forward, Errno> {
         self.read()
             .unwrap_or_else(|e| e.into_inner())
@@ -116,6 +170,18 @@ impl RouteSource for RwLock<fibre_fib::Fib> {
         self.read()
             .unwrap_or_else(|e| e.into_inner())
             .describe_v4(key, fwd)
+    }
+
+    fn lookup_v6(&self, key: &FlowKeyV6) -> Result<Forward6, Errno> {
+        self.read()
+            .unwrap_or_else(|e| e.into_inner())
+            .lookup_output_v6(key)
+    }
+
+    fn describe_v6(&self, key: &FlowKeyV6, fwd: &Forward6) -> Result<RouteDetails, Errno> {
+        self.read()
+            .unwrap_or_else(|e| e.into_inner())
+            .describe_v6(key, fwd)
     }
 
     fn device_mtu(&self, dev: u32) -> Option<u32> {

@@ -42,6 +42,7 @@ fn two_nexthop_cache(
 
 fn nh(gw: [u8; 4]) -> NexthopKey {
     NexthopKey {
+        family: 4,
         table: TABLE_MAIN,
         dev: DUMMY_IFINDEX,
         gateway: u128::from(u32::from_be_bytes(gw)),
