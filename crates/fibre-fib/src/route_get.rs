@@ -61,6 +61,7 @@ pub(crate) fn route_get(fib: &Fib, req: &RouteGetRequest) -> Result<RouteAnswer,
     // inet_rtm_getroute / inet6_rtm_getroute: a zero RTA_SRC is the same
     // as none (kernel-checked: `10.3.1.0 from 0.0.0.0` answers with a
     // prefsrc and no `from`).
+    check_ipproto(req)?;
     let unspecified_src = req.src.is_some_and(|s| s.is_unspecified());
     let normalised;
     let req = if unspecified_src {
@@ -92,6 +93,29 @@ pub(crate) fn route_get(fib: &Fib, req: &RouteGetRequest) -> Result<RouteAnswer,
         return Ok(as_fibmatch(answer));
     }
     Ok(answer)
+}
+
+/// `rtm_getroute_parse_ip_proto`: a query may name TCP, UDP and ICMP of its
+/// family only. Kernel-checked: `route get 10.0.0.7 ipproto sctp` and `-6
+/// route get 2001:db8::7 ipproto icmp` are "Error: Unsupported ip proto.".
+fn check_ipproto(req: &RouteGetRequest) -> Result<(), KernelError> {
+    const TCP: u8 = 6;
+    const UDP: u8 = 17;
+    const ICMP: u8 = 1;
+    const ICMPV6: u8 = 58;
+    let supported = match (req.ipproto, Family::of(&req.dst)) {
+        (None | Some(TCP | UDP), _) => true,
+        (Some(ICMP), Family::V4) | (Some(ICMPV6), Family::V6) => true,
+        _ => false,
+    };
+    if supported {
+        Ok(())
+    } else {
+        Err(KernelError::with_extack(
+            Errno::OpNotSupp,
+            "Unsupported ip proto",
+        ))
+    }
 }
 
 /// The matched route as `fibmatch` reports it: in the table the lookup

@@ -360,3 +360,33 @@ fn ipv6_multipath_refusals_follow_the_path_order() {
         "RTNETLINK answers: No route to host"
     );
 }
+
+/// `route get` names TCP, UDP and its family's ICMP only. Kernel-checked
+/// (6.18): `10.0.0.7 ipproto sctp`, `10.0.0.7 ipproto ipv6-icmp` and
+/// `2001:db8::7 ipproto icmp` are "Error: Unsupported ip proto."; `ipproto
+/// icmp` (IPv4), `ipv6-icmp` (IPv6), `tcp` and `udp` answer. Found by
+/// kernel_diff once its queries named protocols.
+#[test]
+fn route_get_with_an_unsupported_ip_proto() {
+    let fib = fib();
+    let get = |dst: &str, proto: u8| {
+        let req = RouteGetRequest {
+            ipproto: Some(proto),
+            sport: Some(1000),
+            dport: Some(80),
+            ..RouteGetRequest::to(ip(dst))
+        };
+        fib.route_get(&req).map(|_| ()).map_err(|e| e.to_string())
+    };
+    let unsupported = Err("Error: Unsupported ip proto.".to_string());
+    assert_eq!(get("10.0.0.7", 132), unsupported);
+    assert_eq!(get("10.0.0.7", 58), unsupported);
+    assert_eq!(get("2001:db8::7", 1), unsupported);
+    assert_eq!(get("2001:db8::7", 132), unsupported);
+    for proto in [1, 6, 17] {
+        assert_eq!(get("10.0.0.7", proto), Ok(()), "ipproto {proto}");
+    }
+    for proto in [58, 6, 17] {
+        assert_eq!(get("2001:db8::7", proto), Ok(()), "ipproto {proto}");
+    }
+}
