@@ -8,8 +8,9 @@
 //! refuse the same ones, and `-force` skips them.
 //!
 //! Queries follow `ip route get`'s grammar without `route get`: the input
-//! form `DST from SRC iif DEV [mark M] [tos T]` and the output form
-//! `DST [from SRC] [oif DEV] [mark M] [tos T]`, with destinations picked at
+//! form `DST from SRC iif DEV [mark M] [tos T] [ipproto P sport S dport D]`
+//! and the output form `DST [from SRC] [oif DEV] [mark M] [tos T] [ipproto
+//! P sport S dport D]`, with destinations picked at
 //! and around the edges of every configured prefix.
 
 use std::net::IpAddr;
@@ -21,6 +22,12 @@ use super::rng::Rng;
 const TABLES: &[&str] = &["100", "101", "200", "51820", "main", "local", "default"];
 /// TOS values routes, rules and queries use.
 const TOS_VALUES: &[u8] = &[0x04, 0x08, 0x10, 0x18];
+/// IPv6 traffic classes for queries and rules: the IPv4 values and DSCPs
+/// beyond the old TOS bits (IPv6 rules match the whole DSCP).
+const TCLASS_VALUES: &[u8] = &[0x04, 0x08, 0x10, 0x18, 0x20, 0xb8];
+/// Transport protocols a query may name, with ports (the kernel namespace
+/// hashes ECMP flows by L4, fibre's answer must still be a live path).
+const IPPROTOS: &[&str] = &["tcp", "udp", "sctp", "icmp", "ipv6-icmp"];
 /// wg-quick's firewall mark and table.
 const WG_MARK: u32 = 51820;
 
@@ -448,8 +455,9 @@ fn rule(rng: &mut Rng, plan: &mut Plan, v6: bool) -> String {
             line.push_str(&format!(" fwmark {mark}"));
         }
     }
-    if !v6 && rng.chance(10) {
-        line.push_str(&format!(" tos 0x{:02x}", rng.pick(TOS_VALUES)));
+    if rng.chance(10) {
+        let values = if v6 { TCLASS_VALUES } else { TOS_VALUES };
+        line.push_str(&format!(" tos 0x{:02x}", rng.pick(values)));
     }
     match rng.below(100) {
         0..=54 => line.push_str(&format!(" lookup {}", rng.pick(TABLES))),
@@ -613,8 +621,17 @@ fn query(rng: &mut Rng, plan: &Plan) -> String {
         };
         text.push_str(&format!(" mark {mark}"));
     }
-    if !v6 && rng.chance(10) {
-        text.push_str(&format!(" tos 0x{:02x}", rng.pick(TOS_VALUES)));
+    if rng.chance(10) {
+        let values = if v6 { TCLASS_VALUES } else { TOS_VALUES };
+        text.push_str(&format!(" tos 0x{:02x}", rng.pick(values)));
+    }
+    if rng.chance(15) {
+        text.push_str(&format!(
+            " ipproto {} sport {} dport {}",
+            rng.pick(IPPROTOS),
+            rng.range(1, 0xffff),
+            rng.range(1, 0xffff)
+        ));
     }
     text
 }
@@ -686,9 +703,16 @@ mod tests {
             " down",
             "type veth peer name fdv1",
             " mark ",
+            " ipproto tcp sport ",
+            " dport ",
         ] {
             assert!(text.contains(needle), "no {needle:?} in 60 seeds");
         }
+        let v6_with_tos = text.lines().any(|l| {
+            l.split_whitespace().next().is_some_and(|w| w.contains(':')) && l.contains(" tos 0x")
+        });
+        assert!(v6_with_tos, "no IPv6 query with tos in 60 seeds");
+        assert!(text.contains("-6 rule add") && text.contains(" tos 0xb8"));
     }
 
     #[test]
@@ -701,8 +725,9 @@ mod tests {
                     let src: IpAddr = words[i + 1].parse().unwrap();
                     assert_eq!(src.is_ipv6(), dst.is_ipv6(), "{q}");
                 }
-                if dst.is_ipv6() {
-                    assert!(!q.contains(" tos "), "IPv6 query with tos: {q}");
+                if let Some(i) = words.iter().position(|w| *w == "tos") {
+                    let tos = u8::from_str_radix(words[i + 1].trim_start_matches("0x"), 16);
+                    assert!(tos.is_ok_and(|t| t & 0x03 == 0), "ECN bits in {q}");
                 }
             }
         }

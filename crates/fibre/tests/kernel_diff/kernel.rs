@@ -14,7 +14,7 @@ use super::process;
 const IP_LIMIT: Duration = Duration::from_secs(60);
 
 /// Set before any link exists, so that every link inherits them: routing
-/// between links, no reverse-path filter, no DAD. IPv6 link-local
+/// between links, no reverse-path filter, no DAD, L4 multipath hashing. IPv6 link-local
 /// addresses stay on (EUI-64 from the MAC, which the loader sets to the
 /// model's, see [`model_mac`]).
 const SYSCTLS: &[(&str, &str)] = &[
@@ -25,6 +25,9 @@ const SYSCTLS: &[(&str, &str)] = &[
     ("net/ipv6/conf/all/forwarding", "1"),
     ("net/ipv6/conf/default/forwarding", "1"),
     ("net/ipv6/conf/default/accept_dad", "0"),
+    // ECMP flows hashed by L4 too, so that queries' ports move them.
+    ("net/ipv4/fib_multipath_hash_policy", "1"),
+    ("net/ipv6/fib_multipath_hash_policy", "1"),
 ];
 
 static NEXT_NAMESPACE: AtomicUsize = AtomicUsize::new(0);
