@@ -530,6 +530,23 @@ impl<S: RouteSource> RouteCache<S> {
         found
     }
 
+    /// A nexthop is gone for good (its last route deleted): invalidates it
+    /// and removes its entry, so that its cached routes and exceptions are
+    /// freed once no reader can see them (a grace period; sooner for none,
+    /// later if a [`CachedDst`] still holds the entry). Returns false if it
+    /// had no entry.
+    pub fn forget_nexthop(&self, key: NexthopKey) -> bool {
+        if !self.invalidate_nexthop(key) {
+            return false;
+        }
+        self.nexthops.update(|m| m.remove(&key)).is_some()
+    }
+
+    /// How many nexthops have an entry.
+    pub fn nexthop_count(&self) -> usize {
+        self.nexthop_keys().len()
+    }
+
     /// A device changed (down, MTU, address): every nexthop through it is
     /// invalidated. Returns how many.
     pub fn invalidate_device(&self, ifindex: u32) -> usize {

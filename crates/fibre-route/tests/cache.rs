@@ -111,6 +111,39 @@ fn invalidating_a_nexthop_stales_exactly_its_routes() {
 }
 
 #[test]
+fn a_forgotten_nexthop_releases_its_routes_after_the_grace_period() {
+    let domain = Domain::new();
+    let (cache, _) = two_nexthop_cache(&domain);
+    let mut reader = domain.register();
+    let kept = {
+        let g = reader.read();
+        let r = cache
+            .output_v4(&g, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+            .unwrap();
+        cache
+            .output_v4(&g, SlotKind::PerCore(0), &key([203, 0, 113, 7]))
+            .unwrap();
+        r.hold().unwrap()
+    };
+    assert_eq!(cache.nexthop_count(), 2);
+    assert_eq!(kept.ref_count(), 2, "ours and the slot's");
+    assert!(cache.forget_nexthop(nh([10, 0, 0, 2])));
+    assert!(!cache.forget_nexthop(nh([10, 0, 0, 2])));
+    assert_eq!(cache.nexthop_count(), 1);
+    // The reader has not reported yet: the entry (and its slot's
+    // reference) must survive.
+    assert_eq!(kept.ref_count(), 2);
+    reader.quiescent();
+    // The next publication polls the retire list.
+    cache.forget_nexthop(nh([10, 0, 0, 3]));
+    assert_eq!(
+        kept.ref_count(),
+        1,
+        "the slot's reference went with the entry"
+    );
+}
+
+#[test]
 fn invalidating_a_device_stales_every_nexthop_through_it() {
     let domain = Domain::new();
     let (cache, _) = two_nexthop_cache(&domain);
