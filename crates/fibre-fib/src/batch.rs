@@ -209,7 +209,8 @@ impl Fib {
             src: (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src))),
             oif: key.oif,
             mark: key.mark,
-            tos: key.tos,
+            // The DSCP, as route_get's lookup sees it.
+            tos: key.tos & 0xfc,
             proto: key.proto,
             sport: key.sport,
             dport: key.dport,

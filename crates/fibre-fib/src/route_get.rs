@@ -133,12 +133,23 @@ fn as_fibmatch(mut answer: RouteAnswer) -> RouteAnswer {
     answer
 }
 
+/// The TOS bits a lookup sees: IPv4 keeps IPTOS_RT_MASK (0x1c), IPv6 the
+/// whole DSCP (`ip6_dscp`). Kernel-checked: rule `tos 0x18` matches IPv4
+/// queries with tos 0x18, 0x38 and 0xb8, not 0x1c; IPv6 rule `tos 0xb8`
+/// matches tos 0xb8 only (not 0x18 nor 0xbc).
+pub(crate) fn lookup_tos(dst: &IpAddr, tos: u8) -> u8 {
+    match Family::of(dst) {
+        Family::V4 => tos & 0x1c,
+        Family::V6 => tos & 0xfc,
+    }
+}
+
 fn flow_of(req: &RouteGetRequest, oif: LinkIndex) -> Flow {
     Flow {
         src: req.src,
         oif,
         mark: req.mark,
-        tos: req.tos & 0x1c,
+        tos: lookup_tos(&req.dst, req.tos),
         proto: req.ipproto.unwrap_or(0),
         sport: req.sport.unwrap_or(0),
         dport: req.dport.unwrap_or(0),

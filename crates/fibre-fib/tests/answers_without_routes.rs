@@ -118,3 +118,46 @@ fn the_unspecified_ipv6_destination_prefers_the_smallest_scope() {
         );
     }
 }
+
+/// Which TOS bits rules see. Kernel-checked (6.18; d0 with 10.0.0.1/24 and
+/// 2001:db8::1/64, `-4 rule add pref 100 tos 0x18 table 100`, `-6 rule add
+/// pref 100 tos 0xb8 table 100`, prohibit routes for both subnets in table
+/// 100): IPv4 tos 0x18, 0x38, 0xb8 are "Permission denied", 0x1c answers
+/// (IPTOS_RT_MASK); IPv6 tos 0xb8 is "Permission denied", 0x18 and 0xbc
+/// answer (the whole DSCP). Found by kernel_diff once IPv6 queries had tos.
+#[test]
+fn rules_see_the_rt_tos_bits_for_ipv4_and_the_dscp_for_ipv6() {
+    let mut fib = fib();
+    for (family, tos, dst) in [
+        (Family::V4, 0x18, "10.0.0.0/24"),
+        (Family::V6, 0xb8, "2001:db8::/64"),
+    ] {
+        let mut spec = rule_spec(family, RuleAction::Lookup(100));
+        spec.priority = Some(100);
+        spec.tos = tos;
+        rule(&mut fib, spec).unwrap();
+        add(
+            &mut fib,
+            RouteSpec {
+                table: 100,
+                ..typed(RouteType::Prohibit, dst)
+            },
+        );
+    }
+    let get = |dst: &str, tos: u8| {
+        let req = RouteGetRequest {
+            tos,
+            ..RouteGetRequest::to(ip(dst))
+        };
+        fib.route_get(&req).map(|_| ()).map_err(|e| e.to_string())
+    };
+    let denied = Err("RTNETLINK answers: Permission denied".to_string());
+    for tos in [0x18, 0x38, 0xb8] {
+        assert_eq!(get("10.0.0.7", tos), denied, "IPv4 tos {tos:#x}");
+    }
+    assert_eq!(get("10.0.0.7", 0x1c), Ok(()));
+    assert_eq!(get("2001:db8::7", 0xb8), denied);
+    for tos in [0x18, 0xbc] {
+        assert_eq!(get("2001:db8::7", tos), Ok(()), "IPv6 tos {tos:#x}");
+    }
+}
