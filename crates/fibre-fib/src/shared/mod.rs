@@ -64,7 +64,10 @@
 //! the callback given to [`FibWriterBuilder::on_stall`]). The writer waits
 //! for it at most [`FibWriterBuilder::grace_timeout`], then refuses the
 //! batch with [`WriteError::GracePeriodTimeout`] (nothing applied); the
-//! memory the reader pins is the one old copy.
+//! memory the reader pins is the one old copy, never more (the stall
+//! report's `pinned_versions` says whether it is pinned; its
+//! `pinned_bytes` counts only the handle to the copy, not the copy, which
+//! is as large as the published FIB).
 //!
 //! ```
 //! use fibre_fib::shared::{BatchMode, FibWriter};
