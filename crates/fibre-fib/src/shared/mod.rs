@@ -104,7 +104,7 @@ use crate::fib::Fib;
 
 pub use reader::FibReader;
 pub use report::{BatchMode, BatchReport, Refusal, WriteError};
-pub use writer::{FibWriter, FibWriterBuilder};
+pub use writer::{FibWriter, FibWriterBuilder, DEFAULT_GRACE_TIMEOUT};
 
 /// One published state of the FIB and its version number (0 for the
 /// state the writer was made with, then one more per publication).
