@@ -168,7 +168,9 @@ impl std::ops::Deref for RouteHandle<'_> {
 pub enum SlotKind {
     /// The forwarding (input) route, one per nexthop.
     Input,
-    /// This worker's output route.
+    /// This worker's output route (workers beyond the count the cache was
+    /// made for share slots, modulo that count: still correct, since slots
+    /// are installed by compare-and-swap, but no longer per core).
     PerCore(usize),
     /// One output route shared by all workers (the "before").
     SharedOutput,
@@ -348,25 +350,28 @@ impl<S: RouteSource> RouteCache<S> {
     }
 
     /// The nexthop entry for `key`, made on first use.
+    ///
+    /// # Errors
+    /// `Inval` if `guard` belongs to a reader of another RCU domain than
+    /// the cache's (its quiescent states would not protect the routes).
     pub fn nexthop<'a>(
         &'a self,
         guard: &'a ReadGuard<'_>,
         key: NexthopKey,
-    ) -> &'a Arc<NexthopCache> {
-        if let Some(nh) = self.nexthops.read(guard).get(&key) {
-            return nh;
+    ) -> Result<&'a Arc<NexthopCache>, Errno> {
+        let map = self.nexthops.try_read(guard).map_err(|_| Errno::Inval)?;
+        if let Some(nh) = map.get(&key) {
+            return Ok(nh);
         }
         let workers = self.workers;
         self.nexthops.update(|m| {
             m.entry(key)
                 .or_insert_with(|| Arc::new(NexthopCache::new(key, workers)));
         });
-        // The writer above published a map holding `key`; this read
-        // section sees the newest version.
-        match self.nexthops.read(guard).get(&key) {
-            Some(nh) => nh,
-            None => unreachable!("nexthop published just above"),
-        }
+        // The update above published a map holding `key` (a concurrent
+        // `forget_nexthop` may have removed it again: then report it gone).
+        let map = self.nexthops.try_read(guard).map_err(|_| Errno::Inval)?;
+        map.get(&key).ok_or(Errno::NetUnreach)
     }
 
     /// The output route for an IPv4 flow, from `slot` of its nexthop (or
@@ -411,7 +416,7 @@ impl<S: RouteSource> RouteCache<S> {
         dst: IpAddr,
         describe: impl Fn() -> Result<RouteDetails, Errno>,
     ) -> Result<RouteHandle<'a>, Errno> {
-        let nh = self.nexthop(guard, nk);
+        let nh = self.nexthop(guard, nk)?;
         if let Some(exception) = self.live_exception(nh, dst) {
             let mut data = describe()?.data;
             apply_exception(&mut data, &exception);
@@ -482,7 +487,7 @@ impl<S: RouteSource> RouteCache<S> {
         let details = self.source.describe_v4(key, &fwd)?;
         let prefix = self.prefix_generation(fwd.table, details.matched);
         let prefix_seen = prefix.load(Ordering::Acquire);
-        let nh = Arc::clone(self.nexthop(guard, NexthopKey::of_v4(&fwd)));
+        let nh = Arc::clone(self.nexthop(guard, NexthopKey::of_v4(&fwd))?);
         let nexthop_seen = nh.generation();
         let route = self
             .output_v4(guard, SlotKind::PerCore(worker), key)?
@@ -615,7 +620,7 @@ impl<S: RouteSource> RouteCache<S> {
                 };
                 let fwd = self.source.lookup_v4(&key)?;
                 let details = self.source.describe_v4(&key, &fwd)?;
-                Ok((self.nexthop(guard, NexthopKey::of_v4(&fwd)), details))
+                Ok((self.nexthop(guard, NexthopKey::of_v4(&fwd))?, details))
             }
             IpAddr::V6(d) => {
                 let key = FlowKeyV6 {
@@ -624,7 +629,7 @@ impl<S: RouteSource> RouteCache<S> {
                 };
                 let fwd = self.source.lookup_v6(&key)?;
                 let details = self.source.describe_v6(&key, &fwd)?;
-                Ok((self.nexthop(guard, NexthopKey::of_v6(&fwd)), details))
+                Ok((self.nexthop(guard, NexthopKey::of_v6(&fwd))?, details))
             }
         }
     }
@@ -682,7 +687,9 @@ impl<S: RouteSource> RouteCache<S> {
         let Ok(fwd) = self.source.lookup_v4(&key) else {
             return false;
         };
-        let nh = self.nexthop(guard, NexthopKey::of_v4(&fwd));
+        let Ok(nh) = self.nexthop(guard, NexthopKey::of_v4(&fwd)) else {
+            return false;
+        };
         let config = self.exception_config;
         let now = self.clock.now_ms();
         nh.exceptions

@@ -144,6 +144,23 @@ fn a_forgotten_nexthop_releases_its_routes_after_the_grace_period() {
 }
 
 #[test]
+fn a_guard_of_another_domain_is_refused_not_trusted() {
+    let domain = Domain::new();
+    let (cache, _) = two_nexthop_cache(&domain);
+    let other = Domain::new();
+    let stranger = other.register();
+    let g = stranger.read();
+    let err = cache
+        .output_v4(&g, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+        .unwrap_err();
+    assert_eq!(err, fibre_fib::Errno::Inval);
+    assert_eq!(
+        cache.update_pmtu_v4(&g, Ipv4Addr::new(198, 51, 100, 7), 1400),
+        PmtuOutcome::NoRoute
+    );
+}
+
+#[test]
 fn invalidating_a_device_stales_every_nexthop_through_it() {
     let domain = Domain::new();
     let (cache, _) = two_nexthop_cache(&domain);
