@@ -60,6 +60,7 @@ impl Clock {
 type Slot = AtomicPtr<Route>;
 
 /// A nexthop's cached routes and exceptions.
+#[repr(C)]
 #[derive(Debug)]
 pub struct NexthopCache {
     key: NexthopKey,
@@ -72,6 +73,18 @@ pub struct NexthopCache {
     output: Box<[CacheAligned<Slot>]>,
     exceptions: OnceLock<Mutex<ExceptionTable>>,
 }
+
+// Each slot and the generation sit alone on a (prefetch-pair) line: a
+// core replacing its route never invalidates another core's slot.
+const _: () = {
+    use fibre_rcu::CACHE_LINE;
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<CacheAligned<Slot>>() == CACHE_LINE);
+    assert!(size_of::<CacheAligned<AtomicU64>>() == CACHE_LINE);
+    assert!(offset_of!(NexthopCache, generation) % CACHE_LINE == 0);
+    assert!(offset_of!(NexthopCache, input) % CACHE_LINE == 0);
+    assert!(offset_of!(NexthopCache, shared_output) % CACHE_LINE == 0);
+};
 
 impl NexthopCache {
     fn new(key: NexthopKey, workers: usize) -> NexthopCache {
