@@ -61,6 +61,8 @@ struct Plan {
     rule_sources: Vec<Pfx>,
     /// Firewall marks rules test.
     marks: Vec<u32>,
+    /// (IPv6?, tos) pairs rules test.
+    toses: Vec<(bool, u8)>,
     /// Route lines written so far (for `del` and duplicates).
     route_lines: Vec<String>,
 }
@@ -457,7 +459,9 @@ fn rule(rng: &mut Rng, plan: &mut Plan, v6: bool) -> String {
     }
     if rng.chance(10) {
         let values = if v6 { TCLASS_VALUES } else { TOS_VALUES };
-        line.push_str(&format!(" tos 0x{:02x}", rng.pick(values)));
+        let tos = *rng.pick(values);
+        plan.toses.push((v6, tos));
+        line.push_str(&format!(" tos 0x{tos:02x}"));
     }
     match rng.below(100) {
         0..=54 => line.push_str(&format!(" lookup {}", rng.pick(TABLES))),
@@ -622,8 +626,20 @@ fn query(rng: &mut Rng, plan: &Plan) -> String {
         text.push_str(&format!(" mark {mark}"));
     }
     if rng.chance(10) {
+        // Mostly a value a rule of the family tests, else any.
+        let tested: Vec<u8> = plan
+            .toses
+            .iter()
+            .filter(|(family_v6, _)| *family_v6 == v6)
+            .map(|(_, tos)| *tos)
+            .collect();
         let values = if v6 { TCLASS_VALUES } else { TOS_VALUES };
-        text.push_str(&format!(" tos 0x{:02x}", rng.pick(values)));
+        let tos = if !tested.is_empty() && rng.chance(60) {
+            *rng.pick(&tested)
+        } else {
+            *rng.pick(values)
+        };
+        text.push_str(&format!(" tos 0x{tos:02x}"));
     }
     if rng.chance(15) {
         text.push_str(&format!(
