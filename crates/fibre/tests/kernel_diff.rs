@@ -16,6 +16,13 @@
 //! (`tests/corpus/*.case`), replayed against the kernel every time; and two
 //! checks of the oracle itself that need no fibre.
 //!
+//! The namespace hashes ECMP flows by L4 (queries may name `ipproto`,
+//! `sport`, `dport`); fibre's answer need only be one of the live paths.
+//! Not generated: multicast destinations, rules with `ipproto`/`sport`/
+//! `dport` selectors (fibre's rules have none), IPv4 rotation among
+//! equal-metric default routes (not modelled), deprecated or temporary
+//! IPv6 addresses (RFC 6724 rules fibre does not rank).
+//!
 //! They need root and `ip` (iproute2). Without them they print why and
 //! return; `FIBRE_DIFF_REQUIRE=1` turns that into a failure (for CI).
 //!

@@ -2,17 +2,21 @@
 //!
 //! Compared: the outcome (answer or refusal); for refusals the error text;
 //! for answers `type`, `table` (as `ip -j route get` prints it: absent means
-//! main, and the kernel reports main for local-table routes until a custom
-//! rule unmerges the tables), `gateway` and `dev`. When the kernel's
-//! matching route (`fibmatch`) is multipath, fibre's (gateway, dev) must be
-//! one of its live paths (or the kernel's own choice: a path whose gateway
-//! is a local address is answered without `gateway`) instead: the kernel
-//! hashes flows with a seed drawn at random per namespace. `prefsrc` is compared but, unless
-//! `FIBRE_DIFF_STRICT_PREFSRC=1`, only reported as a note: IPv6 source
-//! selection (RFC 6724) is a later piece of work. `dst` (the kernel echoes
-//! the address asked for) is only noted too. Other echoed keys (`from`,
-//! `iif`, `mark`) and details (`uid`, `cache`, `flags`, `metric`, `pref`,
-//! `protocol`) are not compared.
+//! main or table 0, and the kernel reports main for local-table routes until
+//! a custom rule unmerges the tables; a table 0 fibre names is checked
+//! against the kernel's `fibmatch` and called `table0-shown`), `gateway` and
+//! `dev`. When the kernel's matching route (`fibmatch`) is multipath,
+//! fibre's (gateway, dev) must be one of its live paths instead (the kernel
+//! hashes flows with a seed drawn at random per namespace; a path whose
+//! gateway resolved through a local route is answered without `gateway`).
+//! The matched routes themselves (`fibmatch` on both sides) are compared by
+//! type, prefix, table and paths (`fibmatch-*` fields). `prefsrc` is
+//! compared on the same path but, unless `FIBRE_DIFF_STRICT_PREFSRC=1`, only
+//! reported as a note; an IPv6 source that fibre leaves out because it is
+//! the one asked for is called `prefsrc-v6-echo-hidden` (the kernel prints
+//! it). `dst` (the kernel echoes the address asked for) is only noted too.
+//! Other echoed keys (`from`, `iif`, `mark`) and details (`uid`, `cache`,
+//! `flags`, `metric`, `pref`, `protocol`) are not compared.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
