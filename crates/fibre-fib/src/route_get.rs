@@ -103,11 +103,10 @@ fn check_ipproto(req: &RouteGetRequest) -> Result<(), KernelError> {
     const UDP: u8 = 17;
     const ICMP: u8 = 1;
     const ICMPV6: u8 = 58;
-    let supported = match (req.ipproto, Family::of(&req.dst)) {
-        (None | Some(TCP | UDP), _) => true,
-        (Some(ICMP), Family::V4) | (Some(ICMPV6), Family::V6) => true,
-        _ => false,
-    };
+    let supported = matches!(
+        (req.ipproto, Family::of(&req.dst)),
+        (None | Some(TCP | UDP), _) | (Some(ICMP), Family::V4) | (Some(ICMPV6), Family::V6)
+    );
     if supported {
         Ok(())
     } else {
