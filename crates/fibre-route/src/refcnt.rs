@@ -313,14 +313,21 @@ fn measure<C: Counted>(object: &C, layout: Layout, threads: usize, reads: u64) -
     let readers = threads.div_ceil(2);
     let running = AtomicBool::new(true);
     let readers_left = std::sync::atomic::AtomicUsize::new(readers);
+    let holders_started = std::sync::atomic::AtomicUsize::new(0);
     let (times, results) = run_threads(threads, |i| {
         if i < readers {
+            // Start reading only once every holder runs, so that the two
+            // overlap at least at first on a machine that time-slices them.
+            while holders_started.load(Ordering::Acquire) < threads - readers {
+                std::thread::yield_now();
+            }
             black_box(read_loop(object.read(), reads));
             if readers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
                 running.store(false, Ordering::Release);
             }
             0
         } else {
+            holders_started.fetch_add(1, Ordering::AcqRel);
             hold_loop(object.refs(), &running)
         }
     });
