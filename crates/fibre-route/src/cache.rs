@@ -430,11 +430,29 @@ impl<S: RouteSource> RouteCache<S> {
         describe: impl Fn() -> Result<RouteDetails, Errno>,
     ) -> Result<RouteHandle<'a>, Errno> {
         let nh = self.nexthop(guard, nk)?;
-        if let Some(exception) = self.live_exception(nh, dst) {
-            let mut data = describe()?.data;
-            apply_exception(&mut data, &exception);
-            return Ok(RouteHandle::Held(HeldRoute::new(data)));
+        let route = Self::cached_route(&self.retired, nh, slot, describe)?;
+        match self.live_exception(nh, dst) {
+            None => Ok(route),
+            Some(exception) => {
+                // The nexthop's route with the exception applied: no FIB
+                // call per packet, only a copy of its line.
+                let mut data = *route.data();
+                apply_exception(&mut data, &exception);
+                Ok(RouteHandle::Held(HeldRoute::new(data)))
+            }
         }
+    }
+
+    /// The route in `slot` of `nh`, rebuilt with `describe` when missing
+    /// or stale. `nh` must be borrowed from the nexthop map under a read
+    /// guard: `'a` is then no longer than that read section, which is what
+    /// makes lending a slot's route for `'a` sound.
+    fn cached_route<'a>(
+        retired: &RcuCell<Option<HeldRoute>>,
+        nh: &'a NexthopCache,
+        slot: SlotKind,
+        describe: impl Fn() -> Result<RouteDetails, Errno>,
+    ) -> Result<RouteHandle<'a>, Errno> {
         let slot_ref: &Slot = match slot {
             SlotKind::Input => &nh.input,
             SlotKind::SharedOutput => &nh.shared_output,
@@ -445,7 +463,8 @@ impl<S: RouteSource> RouteCache<S> {
         if !current.is_null() {
             // SAFETY: a non-null slot owns a reference; a replaced route's
             // reference is released only a grace period after the swap,
-            // and `guard` keeps this read section open for 'a.
+            // and the caller's guard keeps this read section open for 'a
+            // (`nh: &'a` was read under it).
             let route = unsafe { &*current };
             if route.stamp == generation {
                 return Ok(RouteHandle::Borrowed(route));
@@ -466,7 +485,7 @@ impl<S: RouteSource> RouteCache<S> {
                     // SAFETY: we swapped `old` out, so we own the slot's
                     // reference to it.
                     let old = unsafe { HeldRoute::from_raw(old) };
-                    self.retired.publish(Some(old));
+                    retired.publish(Some(old));
                 }
                 // SAFETY: the slot owns `fresh` now; if another reader
                 // replaces it, the release waits for our grace period.
