@@ -72,6 +72,10 @@ pub struct NexthopCache {
     shared_output: CacheAligned<Slot>,
     output: Box<[CacheAligned<Slot>]>,
     exceptions: OnceLock<Mutex<ExceptionTable>>,
+    /// False while the table is empty or absent, so that lookups on a
+    /// nexthop without exceptions take no lock. Written under the table's
+    /// lock only.
+    has_exceptions: std::sync::atomic::AtomicBool,
 }
 
 // Each slot and the generation sit alone on a (prefetch-pair) line: a
@@ -97,6 +101,7 @@ impl NexthopCache {
                 .map(|_| CacheAligned::new(AtomicPtr::new(std::ptr::null_mut())))
                 .collect(),
             exceptions: OnceLock::new(),
+            has_exceptions: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -118,6 +123,23 @@ impl NexthopCache {
         self.exceptions
             .get()
             .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The table, made on first use, locked.
+    fn exceptions_locked(
+        &self,
+        config: ExceptionConfig,
+    ) -> std::sync::MutexGuard<'_, ExceptionTable> {
+        self.exceptions
+            .get_or_init(|| Mutex::new(ExceptionTable::new(config)))
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records whether `table` (this nexthop's, locked) has entries.
+    fn note_exceptions(&self, table: &ExceptionTable) {
+        self.has_exceptions
+            .store(!table.is_empty(), Ordering::Release);
     }
 }
 
@@ -503,8 +525,16 @@ impl<S: RouteSource> RouteCache<S> {
 
     /// The live exception of `dst` on `nh`, if it has any.
     fn live_exception(&self, nh: &NexthopCache, dst: IpAddr) -> Option<Exception> {
-        let table = nh.exceptions_if_any()?;
-        table.get(dst, self.clock.now_ms())
+        if !nh.has_exceptions.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut table = nh.exceptions_if_any()?;
+        let now = self.clock.now_ms();
+        let found = table.get(dst, now);
+        if found.is_none() && table.expire(now) > 0 {
+            nh.note_exceptions(&table);
+        }
+        found
     }
 
     /// A held route for a flow plus the generations it depends on: what a
@@ -557,6 +587,7 @@ impl<S: RouteSource> RouteCache<S> {
                     nh.bump();
                     if let Some(mut t) = nh.exceptions_if_any() {
                         t.remove_where(|_| true);
+                        nh.note_exceptions(&t);
                     }
                     true
                 }
@@ -621,6 +652,7 @@ impl<S: RouteSource> RouteCache<S> {
                 }
                 if let Some(mut t) = nh.exceptions_if_any() {
                     t.remove_where(|e| prefix.contains(&e.dst));
+                    nh.note_exceptions(&t);
                 }
             }
         }
@@ -679,10 +711,7 @@ impl<S: RouteSource> RouteCache<S> {
         }
         let now = self.clock.now_ms();
         let config = self.exception_config;
-        let table = nh
-            .exceptions
-            .get_or_init(|| Mutex::new(ExceptionTable::new(config)));
-        let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut table = nh.exceptions_locked(config);
         let current = table
             .get(dst, now)
             .map(|e| e.pmtu)
@@ -691,6 +720,7 @@ impl<S: RouteSource> RouteCache<S> {
         let outcome = clamp_pmtu(dst, mtu, current, config.min_pmtu_v4);
         if let PmtuOutcome::Recorded(m) = outcome {
             table.set_pmtu(dst, m, now);
+            nh.note_exceptions(&table);
         }
         outcome
     }
@@ -724,11 +754,9 @@ impl<S: RouteSource> RouteCache<S> {
         };
         let config = self.exception_config;
         let now = self.clock.now_ms();
-        nh.exceptions
-            .get_or_init(|| Mutex::new(ExceptionTable::new(config)))
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .set_redirect(IpAddr::V4(dst), IpAddr::V4(gateway), now);
+        let mut table = nh.exceptions_locked(config);
+        table.set_redirect(IpAddr::V4(dst), IpAddr::V4(gateway), now);
+        nh.note_exceptions(&table);
         true
     }
 

@@ -264,6 +264,7 @@ fn a_pmtu_exception_is_carried_by_its_destination_only_and_expires() {
         .output_v4(&g, SlotKind::PerCore(0), &key(dst.octets()))
         .unwrap();
     assert_eq!(r.mtu, 1500);
+    assert!(r.is_cached(), "back on the nexthop's cached route");
 }
 
 #[test]
