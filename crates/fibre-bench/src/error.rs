@@ -69,4 +69,12 @@ pub enum BenchError {
     /// An option is out of range.
     #[error("invalid option: {0}")]
     InvalidOption(String),
+    /// An experiment from another crate could not run.
+    #[error("{experiment}: {message}")]
+    Failed {
+        /// The experiment.
+        experiment: &'static str,
+        /// Its error, as text.
+        message: String,
+    },
 }

@@ -131,6 +131,7 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
     vec![
         Box::new(LookupExperiment::default()),
         Box::new(crate::synflood::SynfloodExperiment),
+        Box::new(crate::greflood::GrefloodExperiment),
     ]
 }
 

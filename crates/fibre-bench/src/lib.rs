@@ -31,6 +31,7 @@ pub mod engines;
 pub mod error;
 pub mod experiment;
 pub mod family;
+pub mod greflood;
 pub mod lookup;
 pub mod nexthop;
 pub mod progress;
