@@ -531,7 +531,7 @@ impl<S: RouteSource> RouteCache<S> {
         let mut table = nh.exceptions_if_any()?;
         let now = self.clock.now_ms();
         let found = table.get(dst, now);
-        if found.is_none() && table.expire(now) > 0 {
+        if found.is_none() && table.expire_if_due(now) > 0 {
             nh.note_exceptions(&table);
         }
         found

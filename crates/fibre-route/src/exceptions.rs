@@ -129,6 +129,7 @@ pub struct ExceptionTable {
     len: usize,
     next_stamp: u64,
     evicted: u64,
+    last_sweep_ms: u64,
 }
 
 impl ExceptionTable {
@@ -146,6 +147,7 @@ impl ExceptionTable {
             len: 0,
             next_stamp: 0,
             evicted: 0,
+            last_sweep_ms: 0,
         }
     }
 
@@ -241,6 +243,16 @@ impl ExceptionTable {
     /// Drops expired entries; returns how many.
     pub fn expire(&mut self, now_ms: u64) -> usize {
         self.remove_where(|e| e.expires_ms <= now_ms)
+    }
+
+    /// Like [`ExceptionTable::expire`], but at most once a second (a sweep
+    /// walks every bucket): what a lookup path may call.
+    pub fn expire_if_due(&mut self, now_ms: u64) -> usize {
+        if now_ms.saturating_sub(self.last_sweep_ms) < 1000 {
+            return 0;
+        }
+        self.last_sweep_ms = now_ms;
+        self.expire(now_ms)
     }
 
     /// Live and not-yet-swept entries.
