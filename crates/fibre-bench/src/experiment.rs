@@ -131,6 +131,8 @@ pub fn registry() -> Vec<Box<dyn Experiment>> {
     vec![
         Box::new(LookupExperiment::default()),
         Box::new(crate::synflood::SynfloodExperiment),
+        Box::new(crate::udpflood::UdpfloodExperiment),
+        Box::new(crate::refcnt::RefcntExperiment),
         Box::new(crate::greflood::GrefloodExperiment),
     ]
 }

@@ -10,8 +10,8 @@ use serde_json::json;
 use fibre_dev::greflood::{run, GreFloodParams};
 
 use crate::experiment::{Context, Experiment};
-use crate::report::{ExperimentReport, Measurement};
-use crate::BenchError;
+use crate::report::ExperimentReport;
+use crate::{figures, BenchError};
 
 /// The experiment.
 ///
@@ -21,23 +21,6 @@ use crate::BenchError;
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrefloodExperiment;
-
-impl GrefloodExperiment {
-    /// Frames per thread: seconds of work in full mode, a fraction of one in quick mode.
-    fn params(ctx: &Context) -> GreFloodParams {
-        let defaults = GreFloodParams::default();
-        GreFloodParams {
-            threads: ctx.threads,
-            frames_per_thread: if ctx.quick {
-                defaults.frames_per_thread
-            } else {
-                defaults.frames_per_thread * 5
-            },
-            repeats: if ctx.quick { 3 } else { defaults.repeats },
-            ..defaults
-        }
-    }
-}
 
 impl Experiment for GrefloodExperiment {
     fn name(&self) -> &'static str {
@@ -49,46 +32,32 @@ impl Experiment for GrefloodExperiment {
     }
 
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
-        let params = Self::params(ctx);
+        let defaults = GreFloodParams::default();
+        let params = GreFloodParams {
+            threads: ctx.threads,
+            // Quick: ~0.1 s a case here; full: five times that.
+            frames_per_thread: if ctx.quick {
+                defaults.frames_per_thread
+            } else {
+                defaults.frames_per_thread * 5
+            },
+            repeats: if ctx.quick { 3 } else { defaults.repeats },
+            ..defaults
+        };
         let result = run(&params).map_err(|e| BenchError::Failed {
             experiment: "greflood",
             message: e.to_string(),
         })?;
-        let measurements = result
-            .summary()
-            .into_iter()
-            .map(|f| {
-                let m = Measurement::new(f.name, f.value, f.unit);
-                match f.ratio_to {
-                    Some((ratio, to)) => m.with_ratio(ratio, to),
-                    None => m,
-                }
-            })
-            .collect();
-        let rows: Vec<_> = result
-            .rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "strategy": r.strategy.name(),
-                    "threads": r.threads,
-                    "packets": r.packets,
-                    "seconds": r.seconds,
-                    "mpps": r.mpps,
-                    "cpu_seconds": r.cpu_seconds,
-                })
-            })
-            .collect();
-        Ok(ExperimentReport {
-            experiment: "greflood".into(),
-            text: result.render(),
-            detail: json!({
+        Ok(figures::report(
+            "greflood",
+            result.render(),
+            json!({
+                "threads": params.threads,
                 "frames_per_thread": params.frames_per_thread,
                 "batch": params.batch,
                 "repeats": params.repeats,
-                "rows": rows,
             }),
-            measurements,
-        })
+            result.summary(),
+        ))
     }
 }

@@ -31,15 +31,18 @@ pub mod engines;
 pub mod error;
 pub mod experiment;
 pub mod family;
+pub mod figures;
 pub mod greflood;
 pub mod lookup;
 pub mod nexthop;
 pub mod progress;
 pub mod queries;
+pub mod refcnt;
 pub mod report;
 pub mod synflood;
 pub mod table;
 pub mod timing;
+pub mod udpflood;
 
 pub use error::BenchError;
 pub use experiment::{registry, run, Context, Experiment, Options, RunOutcome};

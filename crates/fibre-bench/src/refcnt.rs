@@ -1,0 +1,54 @@
+//! `fibre bench refcnt`: seed 002's experiment, run by
+//! [`fibre_route::refcnt`]: reader threads read a route's MTU and device
+//! while other threads hold and release it, with the reference count on
+//! the read-mostly cache line (the before) or alone on its own line (the
+//! after). This module only maps its result onto the summary table.
+
+use serde_json::json;
+
+use fibre_route::refcnt::{run, RefcntParams};
+
+use crate::experiment::{Context, Experiment};
+use crate::report::ExperimentReport;
+use crate::{figures, BenchError};
+
+/// The experiment.
+///
+/// ```
+/// use fibre_bench::Experiment;
+/// assert_eq!(fibre_bench::refcnt::RefcntExperiment.name(), "refcnt");
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RefcntExperiment;
+
+impl Experiment for RefcntExperiment {
+    fn name(&self) -> &'static str {
+        "refcnt"
+    }
+
+    fn about(&self) -> &'static str {
+        "route readers beside reference-count writers: counter on the read-mostly line vs its own (seed 002)"
+    }
+
+    fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
+        let defaults = RefcntParams::default();
+        let params = RefcntParams {
+            threads: ctx.threads,
+            reads: if ctx.quick {
+                defaults.reads / 5
+            } else {
+                defaults.reads
+            },
+        };
+        let result = run(&params).map_err(|e| BenchError::Failed {
+            experiment: "refcnt",
+            message: e.to_string(),
+        })?;
+        Ok(figures::report(
+            "refcnt",
+            result.render(),
+            json!({ "threads": params.threads, "reads": params.reads }),
+            result.summary(),
+        ))
+    }
+}

@@ -1,0 +1,61 @@
+//! `fibre bench udpflood`: seed 000's experiment, run by
+//! [`fibre_route::udpflood`]: threads send UDP frames whose output route
+//! comes from a linux-3.5-like global cache, one shared cached route per
+//! nexthop (the before), per-core cached routes (the after) or a borrowed
+//! route with no reference count. This module only maps its result onto
+//! the summary table.
+
+use serde_json::json;
+
+use fibre_route::udpflood::{run, UdpFloodParams};
+
+use crate::experiment::{Context, Experiment};
+use crate::report::ExperimentReport;
+use crate::{figures, BenchError};
+
+/// The experiment.
+///
+/// ```
+/// use fibre_bench::Experiment;
+/// assert_eq!(fibre_bench::udpflood::UdpfloodExperiment.name(), "udpflood");
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UdpfloodExperiment;
+
+impl Experiment for UdpfloodExperiment {
+    fn name(&self) -> &'static str {
+        "udpflood"
+    }
+
+    fn about(&self) -> &'static str {
+        "UDP frames with a cached output route: global cache, shared, per-core, borrowed (seed 000)"
+    }
+
+    fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
+        let defaults = UdpFloodParams::default();
+        let params = UdpFloodParams {
+            threads: ctx.threads,
+            // Quick: ~0.2 s a case here; full: the crate's default, ~1 s.
+            frames: if ctx.quick {
+                defaults.frames / 5
+            } else {
+                defaults.frames
+            },
+            ..defaults
+        };
+        let result = run(&params).map_err(|e| BenchError::Failed {
+            experiment: "udpflood",
+            message: e.to_string(),
+        })?;
+        Ok(figures::report(
+            "udpflood",
+            result.render(),
+            json!({
+                "threads": params.threads,
+                "frames": params.frames,
+                "payload": params.payload,
+            }),
+            result.summary(),
+        ))
+    }
+}
