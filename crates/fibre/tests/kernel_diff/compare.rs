@@ -109,13 +109,13 @@ pub fn compare(
             // An answer without its gateway (a broadcast, a path via a
             // local address) names a multipath route's path only when no
             // other live path shares its device.
-            let paths = live_paths(&kernel.route, locals);
-            let path_named = k.gateway.is_some()
-                || paths.as_ref().is_none_or(|paths| {
-                    let mut on_dev: Vec<_> = paths.iter().filter(|(_, d)| *d == k.dev).collect();
-                    on_dev.dedup();
-                    on_dev.len() <= 1
-                });
+            let paths_on_dev = match &kernel.route {
+                Outcome::Answer(Answer { paths, .. }) => {
+                    paths.iter().filter(|p| !p.dead && p.dev == k.dev).count()
+                }
+                Outcome::Error(_) => 0,
+            };
+            let path_named = k.gateway.is_some() || paths_on_dev <= 1;
             let same_path = path_named && k.gateway == f.gateway && k.dev == f.dev;
             if same_path && k.prefsrc != f.prefsrc {
                 // IPv6 prints the source it chose even when it is the one
@@ -604,6 +604,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(compare(&k0, &f0, true, &none).fields, vec!["prefsrc"]);
+        // Two paths on one device via local addresses: both are answered
+        // without a gateway, so the answer names neither (seed 1057).
+        let via_locals = r#"[{"dst":"198.19.20.0/23","nexthops":[{"gateway":"10.1.5.45","dev":"fd0","flags":[]},{"gateway":"10.1.1.160","dev":"fd0","flags":[]}]}]"#;
+        let k_locals = reply(
+            r#"[{"dst":"198.19.20.149","dev":"fd0","prefsrc":"10.1.5.45"}]"#,
+            via_locals,
+        );
+        let f_locals =
+            parse_json_answer(r#"{"dst":"198.19.20.149","dev":"fd0","prefsrc":"10.1.1.160"}"#)
+                .unwrap();
+        let locals = LocalCover {
+            addresses: ["10.1.5.45".parse().unwrap(), "10.1.1.160".parse().unwrap()].into(),
+            ..LocalCover::default()
+        };
+        assert!(compare(&k_locals, &f_locals, true, &locals).agrees());
     }
 
     #[test]
