@@ -106,8 +106,12 @@ impl<'a> FibResult<'a> {
 /// Why a table gave no route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Miss {
-    /// Nothing matched, or a `throw` route: try the next rule (EAGAIN).
+    /// Nothing matched, or an IPv4 `throw` route: try the next rule (EAGAIN).
     Again,
+    /// An IPv6 `throw` route: the rules go on for a route lookup (the
+    /// route's -EAGAIN), but `fib6_lookup`, which validates gateways, takes
+    /// it as the (reject) result.
+    Thrown,
     /// A refusal (reject route).
     Refused(Errno),
 }
@@ -143,7 +147,7 @@ fn try_route<'a>(r: &'a Route, table: TableId, flow: &Flow) -> Option<Result<Fib
 /// The outcome of choosing an IPv6 route.
 fn v6_outcome<'a>(r: &'a Route, nh: usize, table: TableId) -> Result<FibResult<'a>, Miss> {
     if r.kind == RouteType::Throw {
-        return Err(Miss::Again);
+        return Err(Miss::Thrown);
     }
     if let Some(e) = reject_errno(r.kind) {
         return Err(Miss::Refused(e));
@@ -347,15 +351,32 @@ impl Fib {
                 }
             }
             return res.map_err(|m| match m {
-                Miss::Again => Errno::NetUnreach,
+                Miss::Again | Miss::Thrown => Errno::NetUnreach,
                 Miss::Refused(e) => e,
             });
         }
-        self.rules_lookup(flow)
+        self.rules_lookup(flow, false)
     }
 
-    /// `fib_rules_lookup` with the family's actions and suppressors.
-    fn rules_lookup<'a>(&'a self, flow: &Flow) -> Result<FibResult<'a>, Errno> {
+    /// `fib6_lookup`, as `ip6_route_check_nh` validates a gateway with it
+    /// when the route's own table does not resolve it: the rules (or, with
+    /// none added, local then main: the same order), but a `throw` route
+    /// is the result, a reject. Kernel-checked: with `throw 2001:db8::/40
+    /// table local`, `route add default table local via 2001:db8:1:80::6825`
+    /// (on-link in main) is "No route to host", with or without a custom
+    /// rule; `route add 2001:db8:77::/48 via 2001:db8:1:80::6825` (main
+    /// resolves it) is taken.
+    pub(crate) fn fib6_lookup_for_gateway<'a>(
+        &'a self,
+        flow: &Flow,
+    ) -> Result<FibResult<'a>, Errno> {
+        self.rules_lookup(flow, true)
+    }
+
+    /// `fib_rules_lookup` with the family's actions and suppressors;
+    /// `throw_ends`: an IPv6 throw route is the result (a reject), not a
+    /// reason to go on.
+    fn rules_lookup<'a>(&'a self, flow: &Flow, throw_ends: bool) -> Result<FibResult<'a>, Errno> {
         let rules = self.rules(Family::of(&flow.dst));
         let mut i = 0;
         while i < rules.len() {
@@ -389,6 +410,8 @@ impl Fib {
                     return Ok(res);
                 }
                 Err(Miss::Again) => continue,
+                Err(Miss::Thrown) if !throw_ends => continue,
+                Err(Miss::Thrown) => return Err(Errno::HostUnreach),
                 Err(Miss::Refused(e)) => return Err(e),
             }
         }

@@ -808,7 +808,9 @@ impl Fib {
                 }
             }
         }
-        let res = self.fib_lookup(&flow).map_err(|_| unreach.clone())?;
+        let res = self
+            .fib6_lookup_for_gateway(&flow)
+            .map_err(|_| unreach.clone())?;
         usable(&res).ok_or(unreach)
     }
 

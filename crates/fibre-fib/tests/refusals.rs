@@ -390,3 +390,49 @@ fn route_get_with_an_unsupported_ip_proto() {
         assert_eq!(get("2001:db8::7", proto), Ok(()), "ipproto {proto}");
     }
 }
+
+/// A gateway the route's own table leaves to `fib6_lookup`, where a throw
+/// route is a reject. Kernel-checked (6.18; ifb fd0 up with
+/// 2001:db8:1:80::6824/127, `route add throw 2001:db8::/40 table local`):
+/// `route add default table local metric 2048 via 2001:db8:1:80::6825` is
+/// "No route to host", with or without a custom rule; `route add
+/// 2001:db8:77::/48 via 2001:db8:1:80::6825` (main resolves it) is taken.
+/// Found by kernel_diff (seed 1063).
+#[test]
+fn ipv6_gateway_behind_a_throw_in_its_table() {
+    let mut fib = router(&["fd0"]);
+    addr(&mut fib, "fd0", "2001:db8:1:80::6824/127").unwrap();
+    add(
+        &mut fib,
+        RouteSpec {
+            table: TABLE_LOCAL,
+            metric: Some(256),
+            ..typed(RouteType::Throw, "2001:db8::/40")
+        },
+    );
+    let local_default = || RouteSpec {
+        table: TABLE_LOCAL,
+        metric: Some(2048),
+        ..via("::/0", "2001:db8:1:80::6825", None)
+    };
+    assert_eq!(
+        refused(&mut fib, RouteOp::Add, local_default()),
+        "RTNETLINK answers: No route to host"
+    );
+    add(
+        &mut fib,
+        via("2001:db8:77::/48", "2001:db8:1:80::6825", None),
+    );
+    let mut custom = rule_spec(Family::V6, RuleAction::Lookup(100));
+    custom.priority = Some(100);
+    custom.fwmark = Some((7, u32::MAX));
+    rule(&mut fib, custom).unwrap();
+    assert_eq!(
+        refused(&mut fib, RouteOp::Add, local_default()),
+        "RTNETLINK answers: No route to host"
+    );
+    add(
+        &mut fib,
+        via("2001:db8:78::/48", "2001:db8:1:80::6825", None),
+    );
+}
