@@ -116,7 +116,9 @@ fn rule_from_spec(spec: &RuleSpec, priority: u32) -> Rule {
         action: spec.action.unwrap_or(RuleAction::Lookup(TABLE_MAIN)),
         suppress_prefixlength: spec.suppress_prefixlength,
         suppress_ifgroup: spec.suppress_ifgroup,
-        protocol: spec.protocol.unwrap_or(Protocol::BOOT),
+        // iproute2 sends no FRA_PROTOCOL unless asked; the kernel keeps
+        // RTPROT_UNSPEC (`ip -d rule` shows "proto unspec"; checked on 6.18).
+        protocol: spec.protocol.unwrap_or(Protocol::UNSPEC),
     }
 }
 

@@ -401,3 +401,25 @@ fn duplicate_rules_compare_only_the_given_selectors() {
     };
     rule(&mut fib, other).unwrap();
 }
+
+#[test]
+fn a_rule_added_without_protocol_keeps_unspec() {
+    // Linux 6.18: `ip rule add table 100`, then `ip -d rule show` prints
+    // "32765: from all lookup 100 proto unspec"; the defaults say "proto kernel".
+    let mut fib = fib();
+    rule(&mut fib, rule_spec(Family::V4, RuleAction::Lookup(100))).unwrap();
+    let protocols: Vec<_> = fib
+        .rules(Family::V4)
+        .iter()
+        .map(|r| (r.priority, r.protocol))
+        .collect();
+    assert_eq!(
+        protocols,
+        vec![
+            (0, Protocol::KERNEL),
+            (32765, Protocol::UNSPEC),
+            (32766, Protocol::KERNEL),
+            (32767, Protocol::KERNEL)
+        ]
+    );
+}

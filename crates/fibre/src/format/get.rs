@@ -196,9 +196,14 @@ fn shows_table(answer: &RouteAnswer) -> bool {
     answer.table != TABLE_MAIN && answer.table != TABLE_UNSPEC
 }
 
-/// The kernel omits RTA_PREFSRC when it equals the source asked for.
+/// IPv4: the kernel omits RTA_PREFSRC when it equals the source asked for;
+/// IPv6 always carries it (checked against Linux 6.18 by kernel_diff).
 fn shown_prefsrc(answer: &RouteAnswer) -> Option<std::net::IpAddr> {
-    answer.prefsrc.filter(|p| Some(*p) != answer.src)
+    match Family::of(&answer.dst) {
+        // The kernel always reports the IPv6 source it chose.
+        Family::V6 => answer.prefsrc,
+        Family::V4 => answer.prefsrc.filter(|p| Some(*p) != answer.src),
+    }
 }
 
 /// The IPv4 route cache flags `ip` prints in `<...>` (RTCF_LOCAL,
@@ -338,6 +343,18 @@ mod tests {
             answer_text(&names(), &a, 0, false),
             "10.1.0.5 dev eth1 src 10.0.1.1 uid 0 \n    cache \n"
         );
+    }
+
+    #[test]
+    fn prefsrc_equal_to_from_is_hidden_for_ipv4_only() {
+        // Linux 6.18: `ip route get 10.1.0.5 from 10.0.0.1` prints no src;
+        // `ip -6 route get 2001:db8:1::5 from 2001:db8::1` prints it.
+        let mut v4 = answer("10.1.0.5", Some("10.0.0.2"), "eth0", Some("10.0.0.1"));
+        v4.src = v4.prefsrc;
+        assert_eq!(shown_prefsrc(&v4), None);
+        let mut v6 = answer("2001:db8:1::5", None, "eth0", Some("2001:db8::1"));
+        v6.src = v6.prefsrc;
+        assert_eq!(shown_prefsrc(&v6), v6.prefsrc);
     }
 
     #[test]
