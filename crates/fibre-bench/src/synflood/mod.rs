@@ -203,6 +203,13 @@ impl Experiment for SynfloodExperiment {
                 cases.push((strategy, ctx.threads, pace));
             }
         }
+        // Single updates with a core to spare for the writer: the grace
+        // period then waits for no preempted packet thread.
+        if ctx.threads > 1 {
+            for strategy in 0..strategies.len() {
+                cases.push((strategy, 1, Pace::Rate(TRICKLE_RATE)));
+            }
+        }
         for strategy in 0..strategies.len() {
             cases.push((strategy, 0, Pace::FullSpeed));
         }
@@ -432,6 +439,19 @@ impl Experiment for SynfloodExperiment {
                 "us",
             ));
         }
+        if let Some(case) = find(rcu, 1, Pace::Rate(TRICKLE_RATE)).filter(|_| t > 1) {
+            let (p50, p99) = case.latency(false);
+            measurements.push(Measurement::new(
+                "rcu single-update publication p50, 1 thread",
+                micros(p50),
+                "us",
+            ));
+            measurements.push(Measurement::new(
+                "rcu single-update publication p99, 1 thread",
+                micros(p99),
+                "us",
+            ));
+        }
         if let Some(alone) = find(rcu, 0, Pace::FullSpeed) {
             measurements.push(Measurement::new(
                 "rcu writer alone",
@@ -521,8 +541,9 @@ mod tests {
         let outcome = crate::run(&options, Some("synflood")).unwrap();
         let report = &outcome.reports[0];
         let cases = report.detail["cases"].as_array().unwrap();
-        // 3 strategies x (1 and 2 threads idle, 1k/s, 100k/s, full speed, alone).
-        assert_eq!(cases.len(), 18);
+        // 3 strategies x (1 and 2 threads idle, 1k/s, 100k/s, full speed,
+        // 1k/s with 1 thread, alone).
+        assert_eq!(cases.len(), 21);
         for case in cases {
             if case["threads"] != 0 {
                 assert!(case["mpps"].as_f64().unwrap() > 0.0, "{case}");
