@@ -38,16 +38,24 @@
 //!   soon as `apply_batch` returns; [`BatchReport::latency`] says how long
 //!   that took.
 //!
-//! Measured by `fibre bench synflood` (RIPE NCC RIS IPv6 table, 246,175
-//! routes; 2-core VM shared with other builds, load average 3-7, so wide
-//! ranges): a single update is visible to readers 20 us after the call at
-//! the median (p99: milliseconds, the time a preempted reader takes to get
-//! a core back and report); the writer alone sustains 220,000-570,000
-//! IPv6 updates/s in batches of 1,024 (each command is applied twice).
-//! A grace period lasts until every reader finishes its current batch:
-//! microseconds while readers run, a scheduler tick when one is preempted,
-//! which is why a writer that falls behind folds more updates into its
-//! next batch.
+//! Measured by `fibre bench synflood --quick` (RIPE NCC RIS IPv6 table,
+//! 246,175 routes, release build, 2-core VM, load average 1.3-2.8 from
+//! other work):
+//!
+//! | | p50 | p99 |
+//! |---|---|---|
+//! | a single update, visible to readers, 1 packet thread | 8 us | 1.2 ms |
+//! | the same, 2 packet threads on the 2 cores | 3.4 ms | 12.5 ms |
+//!
+//! The grace period lasts until every packet thread has finished its
+//! current batch: microseconds while each has a core, but with as many
+//! packet threads as cores the writer's own thread preempts one of them,
+//! and the grace period then waits for the scheduler to run it again
+//! (milliseconds). Give the writer a core of its own for prompt updates. A
+//! writer that falls behind folds more updates into its next batch, so it
+//! keeps its rate (100,000 updates/s held with two packet threads); alone
+//! it applies 550,000-600,000 IPv6 updates/s in batches of 1,024 (each
+//! command is applied twice).
 //!
 //! # Batches and refusals
 //!
