@@ -17,6 +17,13 @@
 //! call until readers can see the batch (for the locks: acquiring them and
 //! applying the batch); at a fixed rate also from the oldest update of a
 //! batch coming due.
+//!
+//! With as many packet threads as cores (the default), the writer thread
+//! takes a core from a packet thread whenever it runs. The locks do not
+//! mind (a preempted reader holds no lock between packets), but an RCU
+//! grace period waits for that preempted thread to finish its batch, so
+//! RCU's publication latency there is the scheduler's (milliseconds); the
+//! single-update case with one packet thread shows it with a core to spare.
 
 pub mod run;
 pub mod setup;
