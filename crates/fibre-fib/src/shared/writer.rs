@@ -16,6 +16,9 @@ use crate::fib::Fib;
 /// period before refusing a batch with [`WriteError::GracePeriodTimeout`].
 pub const DEFAULT_GRACE_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Polls of a grace period spent spinning before the writer naps.
+const SPIN_ROUNDS: u32 = 6;
+
 /// The longest a writer naps between two polls of a grace period: short,
 /// because readers usually report within microseconds, and a nap adds to
 /// the publication latency.
@@ -257,7 +260,7 @@ impl FibWriter {
     /// Polls the cell until it has dropped its reference to the spare, i.e.
     /// until every online reader has reported since the spare was retired
     /// (a report after the retirement suffices: no new epoch is needed).
-    /// Spins, then yields, then naps at most [`MAX_NAP`] between polls; each
+    /// Spins, then naps at most [`MAX_NAP`] between polls; each
     /// poll also lets the domain detect and report stalled readers.
     fn wait_for_spare(&mut self) -> Result<(), WriteError> {
         let started = Instant::now();
@@ -276,12 +279,15 @@ impl FibWriter {
                 self.published.cell.reclaim();
                 continue;
             }
-            match round {
-                0..=5 => (0..1u32 << round).for_each(|_| std::hint::spin_loop()),
-                6..=9 => std::thread::yield_now(),
-                _ => std::thread::sleep(
-                    MAX_NAP.min(Duration::from_micros(1 << (round - 10).min(16))),
-                ),
+            if round < SPIN_ROUNDS {
+                (0..1u32 << round).for_each(|_| std::hint::spin_loop());
+            } else {
+                // Sleep rather than yield: a yield hands the core to a
+                // preempted reader for the rest of a scheduler tick
+                // (milliseconds) before the writer runs again, while a
+                // sleeper is woken, and preempts, when its nap ends.
+                let exponent = (round - SPIN_ROUNDS).min(16);
+                std::thread::sleep(MAX_NAP.min(Duration::from_micros(1 << exponent)));
             }
             round = round.saturating_add(1);
         }
