@@ -38,24 +38,24 @@
 //!   soon as `apply_batch` returns; [`BatchReport::latency`] says how long
 //!   that took.
 //!
-//! Measured by `fibre bench synflood --quick` (RIPE NCC RIS IPv6 table,
-//! 246,175 routes, release build, 2-core VM, load average 1.3-2.8 from
-//! other work):
+//! Measured by `fibre bench synflood` (RIPE NCC RIS IPv6 table, 246,175
+//! routes, release build, 2-core VM, load average 1.3-1.9 from other work,
+//! three runs):
 //!
-//! | | p50 | p99 |
+//! | publication, call until readers can see it | p50 | p99 |
 //! |---|---|---|
-//! | a single update, visible to readers, 1 packet thread | 8 us | 1.2 ms |
-//! | the same, 2 packet threads on the 2 cores | 3.4 ms | 12.5 ms |
+//! | a single update, 1 packet thread | 4-5 us | 20-100 us |
+//! | a single update, 2 packet threads on the 2 cores | 5-7 us | 70 us-1.3 ms |
+//! | 100,000 updates/s, batches of ~100, 2 packet threads | 75-95 us | 0.2-0.5 ms |
 //!
 //! The grace period lasts until every packet thread has finished its
-//! current batch: microseconds while each has a core, but with as many
-//! packet threads as cores the writer's own thread preempts one of them,
-//! and the grace period then waits for the scheduler to run it again
-//! (milliseconds). Give the writer a core of its own for prompt updates. A
-//! writer that falls behind folds more updates into its next batch, so it
-//! keeps its rate (100,000 updates/s held with two packet threads); alone
-//! it applies 550,000-600,000 IPv6 updates/s in batches of 1,024 (each
-//! command is applied twice).
+//! current batch (some 10 us), so the writer naps rather than yields while
+//! it waits: a yield would leave its core to a preempted packet thread for
+//! the rest of a scheduler tick (4 ms here). A writer that falls behind
+//! folds more updates into its next batch and keeps its rate. The writer
+//! alone applies 550,000-680,000 IPv6 updates/s in batches of 1,024 (each
+//! command is applied twice); at full speed beside two packet threads,
+//! 260,000-330,000.
 //!
 //! # Batches and refusals
 //!
