@@ -22,8 +22,9 @@
 //! takes a core from a packet thread whenever it runs. The locks do not
 //! mind (a preempted reader holds no lock between packets), but an RCU
 //! grace period waits for that preempted thread to finish its batch, so
-//! RCU's publication latency there is the scheduler's (milliseconds); the
-//! single-update case with one packet thread shows it with a core to spare.
+//! the RCU writer naps while it waits (see `fibre_fib::shared`); the
+//! single-update case with one packet thread shows the latency with a core
+//! to spare.
 
 pub mod run;
 pub mod setup;
