@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use crate::batch::{FlowKeyV6, Forward6};
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::lookup::{Flow, LOOPBACK_IFINDEX};
+use crate::lookup::Flow;
 use crate::types::*;
 
 impl Fib {
@@ -77,27 +77,7 @@ impl Fib {
         flow.v6_strict =
             dst.is_multicast() || dst.is_loopback() || (dst.segments()[0] & 0xffc0) == 0xfe80;
         let res = self.fib_lookup(&flow)?;
-        let on_lo = res.kind == RouteType::Local
-            || (res.kind == RouteType::Anycast && res.route.protocol == Protocol::KERNEL);
-        if on_lo {
-            return Ok(Forward6 {
-                gateway: 0,
-                dev: LOOPBACK_IFINDEX,
-                table: res.table,
-                kind: res.kind,
-            });
-        }
-        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
-        let gateway = match nh.gateway {
-            Some(IpAddr::V6(g)) => u128::from(g),
-            _ => 0,
-        };
-        Ok(Forward6 {
-            gateway,
-            dev: nh.dev.ok_or(Errno::NetUnreach)?,
-            table: res.table,
-            kind: res.kind,
-        })
+        self.forward6_of(&res, &flow)
     }
 }
 
