@@ -14,7 +14,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use crate::command::{RouteAnswer, RouteGetRequest};
 use crate::error::{Errno, KernelError};
 use crate::fib::{Fib, HostGatewayKey};
-use crate::lookup::{FibResult, Flow};
+use crate::lookup::{FibResult, Flow, LOOPBACK_IFINDEX};
 use crate::multipath::{flow_hash, select_path, FlowHashInput, MultipathHashPolicy};
 use crate::types::*;
 
@@ -265,6 +265,20 @@ fn answer(fib: &Fib, req: &RouteGetRequest, hop: Hop) -> RouteAnswer {
     }
 }
 
+/// The path multipath selection picks for `res` and the device it leaves
+/// by; a route with neither answers `NetUnreach`, on every family and path.
+fn chosen_path<'a>(
+    fib: &Fib,
+    res: &FibResult<'a>,
+    flow: &Flow,
+) -> Result<(&'a Nexthop, LinkIndex), KernelError> {
+    let nh = fib
+        .choose_path(res, flow)
+        .ok_or_else(|| err(Errno::NetUnreach))?;
+    let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
+    Ok((nh, dev))
+}
+
 /// `__mkroute_output`: a loopback source may only leave by a loopback device.
 fn loopback_source_check(
     fib: &Fib,
@@ -440,10 +454,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
             },
         ));
     }
-    let nh = fib
-        .choose_path(&res, &flow)
-        .ok_or_else(|| err(Errno::NetUnreach))?;
-    let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
+    let (nh, dev) = chosen_path(fib, &res, &flow)?;
     let s = match saddr {
         Some(s) => Some(s),
         None => res.route.prefsrc.map(|p| v4(&p)).or_else(|| {
@@ -556,10 +567,7 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
             ))
         }
         RouteType::Unicast => {
-            let nh = fib
-                .choose_path(&res, &flow)
-                .ok_or_else(|| err(Errno::NetUnreach))?;
-            let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
+            let (nh, dev) = chosen_path(fib, &res, &flow)?;
             fib.validate_source_v4(&src_ip, &req.dst, flow.tos, dev, iif)
                 .map_err(err)?;
             Ok(answer(
@@ -592,47 +600,10 @@ pub(crate) fn delivered_on_lo(res: &FibResult<'_>) -> bool {
 fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let flow = flow_of(req, oif).with_v6_output_dev();
     let res = fib.fib_lookup(&flow).map_err(err)?;
-    if delivered_on_lo(&res) {
-        let dev = res.nexthop().and_then(|n| n.dev);
-        let prefsrc = res
-            .route
-            .prefsrc
-            .or_else(|| fib.select_addr_v6(dev, &req.dst));
-        return Ok(answer(
-            fib,
-            req,
-            Hop {
-                kind: res.kind,
-                route: res.route.clone(),
-                table: res.table,
-                gateway: None,
-                dev: 1,
-                prefsrc,
-                iif: None,
-            },
-        ));
-    }
-    let nh = fib
-        .choose_path(&res, &flow)
-        .ok_or_else(|| err(Errno::NetUnreach))?;
-    let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
-    let prefsrc = res
-        .route
-        .prefsrc
-        .or_else(|| fib.select_addr_v6(Some(dev), &req.dst));
-    Ok(answer(
-        fib,
-        req,
-        Hop {
-            kind: res.kind,
-            route: res.route.clone(),
-            table: res.table,
-            gateway: nh.gateway,
-            dev,
-            prefsrc,
-            iif: None,
-        },
-    ))
+    // Without a `src` on the route, the output path picks one on the device.
+    answer_v6(fib, req, &res, &flow, None, |dev| {
+        fib.select_addr_v6(dev, &req.dst)
+    })
 }
 
 /// `ip6_route_input`. The answer shows a preferred source only when the
@@ -649,25 +620,29 @@ fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
             d.is_multicast() || d.is_loopback() || (d.segments()[0] & 0xffc0) == 0xfe80;
     }
     let res = fib.fib_lookup(&flow).map_err(err)?;
-    if delivered_on_lo(&res) {
-        return Ok(answer(
-            fib,
-            req,
-            Hop {
-                kind: res.kind,
-                route: res.route.clone(),
-                table: res.table,
-                gateway: None,
-                dev: 1,
-                prefsrc: res.route.prefsrc,
-                iif: Some(iif),
-            },
-        ));
-    }
-    let nh = fib
-        .choose_path(&res, &flow)
-        .ok_or_else(|| err(Errno::NetUnreach))?;
-    let dev = nh.dev.ok_or_else(|| err(Errno::NetUnreach))?;
+    answer_v6(fib, req, &res, &flow, Some(iif), |_| None)
+}
+
+/// The IPv6 answer once the FIB matched `res` for `flow`, shared by the
+/// output and input paths: they differ only in the flow, the `iif` they
+/// report, and the preferred source when the route has none, which
+/// `fallback_source` gives for the device the answer leaves by (the
+/// route's own device when it is delivered on `lo`).
+fn answer_v6(
+    fib: &Fib,
+    req: &RouteGetRequest,
+    res: &FibResult<'_>,
+    flow: &Flow,
+    iif: Option<LinkIndex>,
+    fallback_source: impl FnOnce(Option<LinkIndex>) -> Option<IpAddr>,
+) -> Result<RouteAnswer, KernelError> {
+    let (gateway, dev, source_dev) = if delivered_on_lo(res) {
+        (None, LOOPBACK_IFINDEX, res.nexthop().and_then(|n| n.dev))
+    } else {
+        let (nh, dev) = chosen_path(fib, res, flow)?;
+        (nh.gateway, dev, Some(dev))
+    };
+    let prefsrc = res.route.prefsrc.or_else(|| fallback_source(source_dev));
     Ok(answer(
         fib,
         req,
@@ -675,10 +650,10 @@ fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
             kind: res.kind,
             route: res.route.clone(),
             table: res.table,
-            gateway: nh.gateway,
+            gateway,
             dev,
-            prefsrc: res.route.prefsrc,
-            iif: Some(iif),
+            prefsrc,
+            iif,
         },
     ))
 }
