@@ -60,22 +60,16 @@ impl Fib {
 
     /// One key of [`Fib::lookup_input_batch_v6`], for a link `iif` known to exist.
     fn lookup_input_v6(&self, iif: LinkIndex, key: &FlowKeyV6) -> Result<Forward6, Errno> {
-        let dst = Ipv6Addr::from(key.dst);
-        let mut flow = Flow {
+        let flow = Flow {
             src: (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src))),
-            iif,
             mark: key.mark,
             tos: key.tos & 0x1c,
             proto: key.proto,
             sport: key.sport,
             dport: key.dport,
-            ..Flow::output(IpAddr::V6(dst))
-        };
-        // ip6_pol_route_input scores routes against the input device;
-        // rt6_need_strict destinations must use it.
-        flow.v6_dev = iif;
-        flow.v6_strict =
-            dst.is_multicast() || dst.is_loopback() || (dst.segments()[0] & 0xffc0) == 0xfe80;
+            ..Flow::output(IpAddr::V6(Ipv6Addr::from(key.dst)))
+        }
+        .with_v6_input_dev(iif);
         let res = self.fib_lookup(&flow)?;
         self.forward6_of(&res, &flow)
     }

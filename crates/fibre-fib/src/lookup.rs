@@ -70,16 +70,32 @@ impl Flow {
     /// (multicast, link-local, loopback), a preference otherwise.
     pub fn with_v6_output_dev(mut self) -> Flow {
         self.v6_dev = self.oif;
-        let need_strict = match self.dst {
-            // rt6_need_strict: multicast, link-local and loopback destinations.
-            IpAddr::V6(d) => {
-                d.is_multicast() || d.is_loopback() || (d.segments()[0] & 0xffc0) == 0xfe80
-            }
-            IpAddr::V4(_) => false,
-        };
-        self.v6_strict =
-            self.oif != 0 && (need_strict || self.src.is_none_or(|s| s.is_unspecified()));
+        self.v6_strict = self.oif != 0
+            && (needs_strict_v6(&self.dst) || self.src.is_none_or(|s| s.is_unspecified()));
         self
+    }
+
+    /// The IPv6 input rule for `iif` (`ip6_pol_route_input`): routes are
+    /// scored against the input device (a path there is preferred), and a
+    /// destination that needs it (multicast, link-local, loopback) must use it.
+    #[inline]
+    pub fn with_v6_input_dev(mut self, iif: LinkIndex) -> Flow {
+        self.iif = iif;
+        self.v6_dev = iif;
+        self.v6_strict = needs_strict_v6(&self.dst);
+        self
+    }
+}
+
+/// `rt6_need_strict`: multicast, link-local and loopback IPv6 destinations
+/// are only reached through the device the lookup names; never an IPv4 one.
+#[inline]
+fn needs_strict_v6(dst: &IpAddr) -> bool {
+    match dst {
+        IpAddr::V6(d) => {
+            d.is_multicast() || d.is_loopback() || (d.segments()[0] & 0xffc0) == 0xfe80
+        }
+        IpAddr::V4(_) => false,
     }
 }
 

@@ -609,16 +609,7 @@ fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
 /// `ip6_route_input`. The answer shows a preferred source only when the
 /// route has one (`src` on the route).
 fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAnswer, KernelError> {
-    let mut flow = flow_of(req, 0);
-    flow.iif = iif;
-    // ip6_pol_route_input scores routes against the input device (a path
-    // there is preferred); rt6_need_strict destinations (link-local,
-    // loopback, multicast) must use it.
-    flow.v6_dev = iif;
-    if let IpAddr::V6(d) = req.dst {
-        flow.v6_strict =
-            d.is_multicast() || d.is_loopback() || (d.segments()[0] & 0xffc0) == 0xfe80;
-    }
+    let flow = flow_of(req, 0).with_v6_input_dev(iif);
     let res = fib.fib_lookup(&flow).map_err(err)?;
     answer_v6(fib, req, &res, &flow, Some(iif), |_| None)
 }
