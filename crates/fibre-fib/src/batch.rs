@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use crate::error::Errno;
 use crate::fib::Fib;
 use crate::lookup::{FibResult, Flow, LOOPBACK_IFINDEX};
-use crate::route_get::delivered_on_lo;
+use crate::route_get::{delivered_on_lo, kind_by_dst_v4};
 use crate::types::*;
 
 /// One IPv4 flow to route, as a forwarding plane has it: addresses in host
@@ -127,14 +127,7 @@ impl Fib {
         if key.oif != 0 && !self.links.get(&key.oif).is_some_and(|l| l.up) {
             return Err(Errno::NetUnreach);
         }
-        // __mkroute_output types limited broadcast and multicast by destination.
-        let by_dst = if dst4.is_broadcast() {
-            Some(RouteType::Broadcast)
-        } else if dst4.is_multicast() {
-            Some(RouteType::Multicast)
-        } else {
-            None
-        };
+        let by_dst = kind_by_dst_v4(&dst4);
         let res = match self.fib_lookup(&flow) {
             Ok(res) => res,
             // With an oif and no route the kernel assumes the destination on link.

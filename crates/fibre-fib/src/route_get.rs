@@ -295,6 +295,29 @@ fn loopback_source_check(
     Ok(())
 }
 
+/// `__mkroute_output` types limited broadcast and multicast by the
+/// destination, whatever the route said; None for any other destination.
+#[inline]
+pub(crate) fn kind_by_dst_v4(dst: &Ipv4Addr) -> Option<RouteType> {
+    if dst.is_broadcast() {
+        Some(RouteType::Broadcast)
+    } else if dst.is_multicast() {
+        Some(RouteType::Multicast)
+    } else {
+        None
+    }
+}
+
+/// The preferred source an IPv4 output answer shows: the one chosen, unless
+/// the request named its own.
+fn shown_source(req: &RouteGetRequest, chosen: Option<Ipv4Addr>) -> Option<IpAddr> {
+    if req.src.is_none() {
+        chosen.map(IpAddr::V4)
+    } else {
+        None
+    }
+}
+
 /// `ip_route_output_key_hash_rcu` + `__mkroute_output`.
 fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let dst = v4(&req.dst);
@@ -310,11 +333,8 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         };
         if oif == 0 && (dst.is_multicast() || dst.is_broadcast()) {
             // "Special hack": multicast and limited broadcast leave by the source's device.
-            let kind = if dst.is_broadcast() {
-                RouteType::Broadcast
-            } else {
-                RouteType::Multicast
-            };
+            // Only limited broadcast and multicast destinations get here.
+            let kind = kind_by_dst_v4(&dst).unwrap_or(RouteType::Multicast);
             let route = synthetic_route(req.dst, kind, src_dev);
             let hop = Hop {
                 kind,
@@ -337,17 +357,10 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         if local_mc || dst.is_broadcast() {
             let s = saddr.or_else(|| fib.select_addr_v4(oif, None, Scope::LINK).map(|a| v4(&a)));
             loopback_source_check(fib, s, oif)?;
-            let kind = if dst.is_broadcast() {
-                RouteType::Broadcast
-            } else {
-                RouteType::Multicast
-            };
+            // Only limited broadcast and multicast destinations get here.
+            let kind = kind_by_dst_v4(&dst).unwrap_or(RouteType::Multicast);
             let route = synthetic_route(req.dst, kind, oif);
-            let prefsrc = if req.src.is_none() {
-                s.map(IpAddr::V4)
-            } else {
-                None
-            };
+            let prefsrc = shown_source(req, s);
             return Ok(answer(
                 fib,
                 req,
@@ -374,11 +387,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         };
         let s = saddr.or_else(oif_source).unwrap_or(Ipv4Addr::LOCALHOST);
         let route = synthetic_route(IpAddr::V4(s), RouteType::Local, 1);
-        let prefsrc = if req.src.is_none() {
-            Some(IpAddr::V4(s))
-        } else {
-            None
-        };
+        let prefsrc = shown_source(req, Some(s));
         return Ok(answer(
             fib,
             req,
@@ -403,11 +412,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
                     saddr.or_else(|| fib.select_addr_v4(oif, None, Scope::LINK).map(|a| v4(&a)));
                 loopback_source_check(fib, s, oif)?;
                 let route = synthetic_route(req.dst, RouteType::Unicast, oif);
-                let prefsrc = if req.src.is_none() {
-                    s.map(IpAddr::V4)
-                } else {
-                    None
-                };
+                let prefsrc = shown_source(req, s);
                 return Ok(answer(
                     fib,
                     req,
@@ -426,20 +431,9 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         }
     };
     if res.kind == RouteType::Local {
-        // __mkroute_output types by destination, whatever the route said.
-        let kind = if dst.is_broadcast() {
-            RouteType::Broadcast
-        } else if dst.is_multicast() {
-            RouteType::Multicast
-        } else {
-            RouteType::Local
-        };
+        let kind = kind_by_dst_v4(&dst).unwrap_or(RouteType::Local);
         let s = saddr.or(res.route.prefsrc.map(|p| v4(&p))).unwrap_or(dst);
-        let prefsrc = if req.src.is_none() {
-            Some(IpAddr::V4(s))
-        } else {
-            None
-        };
+        let prefsrc = shown_source(req, Some(s));
         return Ok(answer(
             fib,
             req,
@@ -463,14 +457,10 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         }),
     };
     loopback_source_check(fib, s, dev)?;
-    let kind = if dst.is_broadcast() {
-        RouteType::Broadcast
-    } else if dst.is_multicast() {
-        RouteType::Multicast
-    } else if is_zeronet(&dst) {
-        return Err(err(Errno::Inval));
-    } else {
-        res.kind
+    let kind = match kind_by_dst_v4(&dst) {
+        Some(kind) => kind,
+        None if is_zeronet(&dst) => return Err(err(Errno::Inval)),
+        None => res.kind,
     };
     // Broadcasts go on link; multicasts only keep a gateway of a route longer than /3.
     let gateway = if kind == RouteType::Broadcast
@@ -480,11 +470,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
     } else {
         fib.used_gateway_v4(res.route, nh)
     };
-    let prefsrc = if req.src.is_none() {
-        s.map(IpAddr::V4)
-    } else {
-        None
-    };
+    let prefsrc = shown_source(req, s);
     Ok(answer(
         fib,
         req,
