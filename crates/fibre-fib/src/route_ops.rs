@@ -99,6 +99,27 @@ fn effective_table(table: TableId) -> TableId {
     }
 }
 
+/// A checked path, not dead: what every nexthop check of both families
+/// builds once the device and gateway have passed.
+fn live_nexthop(
+    gateway: Option<IpAddr>,
+    dev: LinkIndex,
+    weight: u16,
+    onlink: bool,
+    linkdown: bool,
+) -> Nexthop {
+    Nexthop {
+        gateway,
+        dev: Some(dev),
+        weight,
+        flags: NexthopFlags {
+            onlink,
+            dead: false,
+            linkdown,
+        },
+    }
+}
+
 impl Fib {
     pub(crate) fn route_apply(&mut self, op: RouteOp, spec: &RouteSpec) -> Result<(), KernelError> {
         let mut spec = spec.clone();
@@ -274,16 +295,9 @@ impl Fib {
                 return Err(KernelError::new(Errno::NoDev));
             };
             // A host-scope path is never LINKDOWN (fib_create_info skips the check).
-            route.nexthops.push(Nexthop {
-                gateway: None,
-                dev: Some(*dev),
-                weight: nh.weight,
-                flags: NexthopFlags {
-                    onlink: nh.onlink,
-                    dead: false,
-                    linkdown: false,
-                },
-            });
+            route
+                .nexthops
+                .push(live_nexthop(None, *dev, nh.weight, nh.onlink, false));
         } else {
             for (nh, dev) in &requested {
                 route
@@ -331,6 +345,25 @@ impl Fib {
         }
     }
 
+    /// The link a nexthop leaves by, which must be named (else `missing`,
+    /// whose errno and message differ by caller as the kernel's do) and up
+    /// (else `NetDown` with `down_message`).
+    fn up_nexthop_link(
+        &self,
+        dev: Option<LinkIndex>,
+        missing: impl FnOnce() -> KernelError,
+        down_message: &str,
+    ) -> Result<(LinkIndex, &Link), KernelError> {
+        let Some(dev) = dev else {
+            return Err(missing());
+        };
+        let link = &self.links[&dev];
+        if !link.up {
+            return Err(KernelError::with_extack(Errno::NetDown, down_message));
+        }
+        Ok((dev, link))
+    }
+
     /// `fib_check_nh`: the gateway must be reachable on link (or `onlink`),
     /// the device up.
     fn check_nexthop_v4(
@@ -347,29 +380,12 @@ impl Fib {
                     "Invalid flags for nexthop - PERVASIVE and ONLINK can not be set",
                 ));
             }
-            let Some(dev) = dev else {
-                return Err(KernelError::with_extack(
-                    Errno::NoDev,
-                    "Device for nexthop is not up",
-                ));
-            };
-            let link = &self.links[&dev];
-            if !link.up {
-                return Err(KernelError::with_extack(
-                    Errno::NetDown,
-                    "Device for nexthop is not up",
-                ));
-            }
-            return Ok(Nexthop {
-                gateway: None,
-                dev: Some(dev),
-                weight: nh.weight,
-                flags: NexthopFlags {
-                    onlink: false,
-                    dead: false,
-                    linkdown: !link.carrier,
-                },
-            });
+            let (dev, link) = self.up_nexthop_link(
+                dev,
+                || KernelError::with_extack(Errno::NoDev, "Device for nexthop is not up"),
+                "Device for nexthop is not up",
+            )?;
+            return Ok(live_nexthop(None, dev, nh.weight, false, !link.carrier));
         };
         if nh.onlink {
             if scope >= Scope::LINK {
@@ -378,35 +394,18 @@ impl Fib {
                     "Nexthop has invalid scope",
                 ));
             }
-            let Some(dev) = dev else {
-                return Err(KernelError::with_extack(
-                    Errno::NoDev,
-                    "Nexthop device required for onlink",
-                ));
-            };
-            let link = &self.links[&dev];
-            if !link.up {
-                return Err(KernelError::with_extack(
-                    Errno::NetDown,
-                    "Nexthop device is not up",
-                ));
-            }
+            let (dev, link) = self.up_nexthop_link(
+                dev,
+                || KernelError::with_extack(Errno::NoDev, "Nexthop device required for onlink"),
+                "Nexthop device is not up",
+            )?;
             if self.addr_type_v4_on_dev(&gw, dev) != RouteType::Unicast {
                 return Err(KernelError::with_extack(
                     Errno::Inval,
                     "Nexthop has invalid gateway",
                 ));
             }
-            return Ok(Nexthop {
-                gateway: Some(gw),
-                dev: Some(dev),
-                weight: nh.weight,
-                flags: NexthopFlags {
-                    onlink: true,
-                    dead: false,
-                    linkdown: !link.carrier,
-                },
-            });
+            return Ok(live_nexthop(Some(gw), dev, nh.weight, true, !link.carrier));
         }
         let res = self.resolve_gateway_v4(gw, dev, table, scope)?;
         if res.kind != RouteType::Unicast && res.kind != RouteType::Local {
@@ -425,16 +424,13 @@ impl Fib {
         if !link.up {
             return Err(KernelError::new(Errno::NetDown));
         }
-        Ok(Nexthop {
-            gateway: Some(gw),
-            dev: Some(out_dev),
-            weight: nh.weight,
-            flags: NexthopFlags {
-                onlink: false,
-                dead: false,
-                linkdown: !link.carrier,
-            },
-        })
+        Ok(live_nexthop(
+            Some(gw),
+            out_dev,
+            nh.weight,
+            false,
+            !link.carrier,
+        ))
     }
 
     /// `inet_addr_type_dev_table`: the type of an address in the device's
@@ -691,18 +687,11 @@ impl Fib {
             return Err(KernelError::new(Errno::NoDev));
         }
         if nh.onlink {
-            let Some(d) = dev else {
-                return Err(KernelError::with_extack(
-                    Errno::Inval,
-                    "Nexthop device required for onlink",
-                ));
-            };
-            if !self.links[&d].up {
-                return Err(KernelError::with_extack(
-                    Errno::NetDown,
-                    "Nexthop device is not up",
-                ));
-            }
+            self.up_nexthop_link(
+                dev,
+                || KernelError::with_extack(Errno::Inval, "Nexthop device required for onlink"),
+                "Nexthop device is not up",
+            )?;
         }
         let mut dev = dev;
         if let Some(gw) = nh.gateway {
@@ -751,27 +740,19 @@ impl Fib {
                 ));
             }
         }
-        let Some(d) = dev else {
-            return Err(KernelError::new(Errno::NoDev));
-        };
-        let link = &self.links[&d];
-        if !link.up {
-            return Err(KernelError::with_extack(
-                Errno::NetDown,
-                "Nexthop device is not up",
-            ));
-        }
+        let (d, link) = self.up_nexthop_link(
+            dev,
+            || KernelError::new(Errno::NoDev),
+            "Nexthop device is not up",
+        )?;
         let local_like = matches!(spec.kind, RouteType::Local | RouteType::Anycast);
-        Ok(Nexthop {
-            gateway: nh.gateway,
-            dev: Some(d),
-            weight: nh.weight,
-            flags: NexthopFlags {
-                onlink: nh.onlink,
-                dead: false,
-                linkdown: !local_like && !link.carrier,
-            },
-        })
+        Ok(live_nexthop(
+            nh.gateway,
+            d,
+            nh.weight,
+            nh.onlink,
+            !local_like && !link.carrier,
+        ))
     }
 
     /// `ip6_route_check_nh`: the gateway must be on a connected route.
