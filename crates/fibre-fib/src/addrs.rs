@@ -84,6 +84,15 @@ fn kernel_route(
     }
 }
 
+/// The answer to adding an address already assigned: `replace` keeps it,
+/// anything else is refused with `EEXIST` and the family's `message`.
+fn already_assigned(op: AddrOp, message: &str) -> Result<(), KernelError> {
+    if op == AddrOp::Replace {
+        return Ok(());
+    }
+    Err(KernelError::with_extack(Errno::Exist, message))
+}
+
 impl Fib {
     pub(crate) fn addr_apply(&mut self, op: AddrOp, spec: &AddressSpec) -> Result<(), KernelError> {
         let index = self.resolve_dev(&spec.dev)?;
@@ -96,17 +105,13 @@ impl Fib {
             (AddrOp::Del, Family::V6) => self.addr_del_v6(index, spec),
             (op, Family::V4) => {
                 let addr = self.address_from_spec(index, spec);
+                // IPv4 is the same address only with the same prefix and peer
+                // (inet_insert_ifa); IPv6 by its local address alone (ipv6_add_addr).
                 let exists = self.addrs_v4.get(&index).into_iter().flatten().any(|a| {
                     a.local == addr.local && a.prefix_len == addr.prefix_len && a.peer == addr.peer
                 });
                 if exists {
-                    if op == AddrOp::Replace {
-                        return Ok(());
-                    }
-                    return Err(KernelError::with_extack(
-                        Errno::Exist,
-                        "ipv4: Address already assigned",
-                    ));
+                    return already_assigned(op, "ipv4: Address already assigned");
                 }
                 self.addr_insert_v4(index, addr)
             }
@@ -123,13 +128,7 @@ impl Fib {
                     .flatten()
                     .any(|a| a.local == addr.local);
                 if exists {
-                    if op == AddrOp::Replace {
-                        return Ok(());
-                    }
-                    return Err(KernelError::with_extack(
-                        Errno::Exist,
-                        "ipv6: address already assigned",
-                    ));
+                    return already_assigned(op, "ipv6: address already assigned");
                 }
                 self.addr_insert_v6(index, addr)
             }
