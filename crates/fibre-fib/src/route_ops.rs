@@ -67,6 +67,35 @@ pub(crate) fn reject_errno(kind: RouteType) -> Option<Errno> {
     }
 }
 
+/// Whether a route type carries no path: the reject types and `throw`.
+fn is_reject_type(kind: RouteType) -> bool {
+    matches!(
+        kind,
+        RouteType::Blackhole | RouteType::Unreachable | RouteType::Prohibit | RouteType::Throw
+    )
+}
+
+/// The paths a route command asks for, each with its resolved device; a
+/// command naming none asks for one path with neither gateway nor device.
+fn requested_paths(
+    spec: &RouteSpec,
+    devs: Vec<Option<LinkIndex>>,
+) -> Vec<(NexthopSpec, Option<LinkIndex>)> {
+    if spec.nexthops.is_empty() {
+        vec![(
+            NexthopSpec {
+                gateway: None,
+                dev: None,
+                weight: 1,
+                onlink: false,
+            },
+            None,
+        )]
+    } else {
+        spec.nexthops.iter().cloned().zip(devs).collect()
+    }
+}
+
 /// Where a new route goes among the routes of its prefix.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -234,11 +263,7 @@ impl Fib {
             mtu: spec.mtu,
             nexthops: Vec::new(),
         };
-        let is_reject = matches!(
-            kind,
-            RouteType::Blackhole | RouteType::Unreachable | RouteType::Prohibit | RouteType::Throw
-        );
-        if is_reject {
+        if is_reject_type(kind) {
             if spec
                 .nexthops
                 .iter()
@@ -255,19 +280,7 @@ impl Fib {
         if spec.scope > Scope::HOST {
             return Err(KernelError::with_extack(Errno::Inval, "Invalid scope"));
         }
-        let requested: Vec<(NexthopSpec, Option<LinkIndex>)> = if spec.nexthops.is_empty() {
-            vec![(
-                NexthopSpec {
-                    gateway: None,
-                    dev: None,
-                    weight: 1,
-                    onlink: false,
-                },
-                None,
-            )]
-        } else {
-            spec.nexthops.iter().cloned().zip(devs).collect()
-        };
+        let requested = requested_paths(spec, devs);
         for (nh, _) in &requested {
             if let Some(IpAddr::V6(_)) = nh.gateway {
                 // IPv6 gateways for IPv4 routes (RFC 5549) are out of this model.
@@ -613,11 +626,7 @@ impl Fib {
             mtu: spec.mtu,
             nexthops: Vec::new(),
         };
-        let is_reject = matches!(
-            spec.kind,
-            RouteType::Blackhole | RouteType::Unreachable | RouteType::Prohibit | RouteType::Throw
-        );
-        if is_reject {
+        if is_reject_type(spec.kind) {
             // Reject routes hang off the loopback device.
             route.nexthops.push(Nexthop {
                 gateway: None,
@@ -627,19 +636,7 @@ impl Fib {
             });
             return Ok(route);
         }
-        let requested: Vec<(NexthopSpec, Option<LinkIndex>)> = if spec.nexthops.is_empty() {
-            vec![(
-                NexthopSpec {
-                    gateway: None,
-                    dev: None,
-                    weight: 1,
-                    onlink: false,
-                },
-                None,
-            )]
-        } else {
-            spec.nexthops.iter().cloned().zip(devs).collect()
-        };
+        let requested = requested_paths(spec, devs);
         // ip6_route_multipath_add takes the paths one at a time: each is
         // validated (ip6_route_info_create: the path, then the source), then
         // compared with the paths before it (ip6_route_info_append). The
