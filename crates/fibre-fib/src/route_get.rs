@@ -318,6 +318,28 @@ fn shown_source(req: &RouteGetRequest, chosen: Option<Ipv4Addr>) -> Option<IpAdd
     }
 }
 
+/// An IPv4 output answer no FIB route gave (table 0, no gateway): `kind`
+/// to `route_dst` through a route made up for it on `dev`.
+fn routeless_answer(
+    fib: &Fib,
+    req: &RouteGetRequest,
+    kind: RouteType,
+    route_dst: IpAddr,
+    dev: LinkIndex,
+    prefsrc: Option<IpAddr>,
+) -> RouteAnswer {
+    let hop = Hop {
+        kind,
+        route: synthetic_route(route_dst, kind, dev),
+        table: TABLE_UNSPEC,
+        gateway: None,
+        dev,
+        prefsrc,
+        iif: None,
+    };
+    answer(fib, req, hop)
+}
+
 /// `ip_route_output_key_hash_rcu` + `__mkroute_output`.
 fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAnswer, KernelError> {
     let dst = v4(&req.dst);
@@ -335,17 +357,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
             // "Special hack": multicast and limited broadcast leave by the source's device.
             // Only limited broadcast and multicast destinations get here.
             let kind = kind_by_dst_v4(&dst).unwrap_or(RouteType::Multicast);
-            let route = synthetic_route(req.dst, kind, src_dev);
-            let hop = Hop {
-                kind,
-                route,
-                table: TABLE_UNSPEC,
-                gateway: None,
-                dev: src_dev,
-                prefsrc: None,
-                iif: None,
-            };
-            return Ok(answer(fib, req, hop));
+            return Ok(routeless_answer(fib, req, kind, req.dst, src_dev, None));
         }
     }
     if oif != 0 {
@@ -359,21 +371,8 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
             loopback_source_check(fib, s, oif)?;
             // Only limited broadcast and multicast destinations get here.
             let kind = kind_by_dst_v4(&dst).unwrap_or(RouteType::Multicast);
-            let route = synthetic_route(req.dst, kind, oif);
             let prefsrc = shown_source(req, s);
-            return Ok(answer(
-                fib,
-                req,
-                Hop {
-                    kind,
-                    route,
-                    table: TABLE_UNSPEC,
-                    gateway: None,
-                    dev: oif,
-                    prefsrc,
-                    iif: None,
-                },
-            ));
+            return Ok(routeless_answer(fib, req, kind, req.dst, oif, prefsrc));
         }
     }
     if dst.is_unspecified() {
@@ -386,20 +385,14 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
                 .map(|a| v4(&a))
         };
         let s = saddr.or_else(oif_source).unwrap_or(Ipv4Addr::LOCALHOST);
-        let route = synthetic_route(IpAddr::V4(s), RouteType::Local, 1);
         let prefsrc = shown_source(req, Some(s));
-        return Ok(answer(
+        return Ok(routeless_answer(
             fib,
             req,
-            Hop {
-                kind: RouteType::Local,
-                route,
-                table: TABLE_UNSPEC,
-                gateway: None,
-                dev: 1,
-                prefsrc,
-                iif: None,
-            },
+            RouteType::Local,
+            IpAddr::V4(s),
+            LOOPBACK_IFINDEX,
+            prefsrc,
         ));
     }
     flow.src = saddr.map(IpAddr::V4);
@@ -411,20 +404,14 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
                 let s =
                     saddr.or_else(|| fib.select_addr_v4(oif, None, Scope::LINK).map(|a| v4(&a)));
                 loopback_source_check(fib, s, oif)?;
-                let route = synthetic_route(req.dst, RouteType::Unicast, oif);
                 let prefsrc = shown_source(req, s);
-                return Ok(answer(
+                return Ok(routeless_answer(
                     fib,
                     req,
-                    Hop {
-                        kind: RouteType::Unicast,
-                        route,
-                        table: TABLE_UNSPEC,
-                        gateway: None,
-                        dev: oif,
-                        prefsrc,
-                        iif: None,
-                    },
+                    RouteType::Unicast,
+                    req.dst,
+                    oif,
+                    prefsrc,
                 ));
             }
             return Err(err(e));
