@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use crate::batch::{FlowKeyV6, Forward6};
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::lookup::Flow;
+use crate::lookup::{Flow, LOOPBACK_IFINDEX};
 use crate::types::*;
 
 impl Fib {
@@ -71,7 +71,29 @@ impl Fib {
         }
         .with_v6_input_dev(iif);
         let res = self.fib_lookup(&flow)?;
-        self.forward6_of(&res, &flow)
+        // The same answer as lookup_output_v6's, written out on purpose:
+        // a shared helper measured 5-7% slower per key here.
+        let on_lo = res.kind == RouteType::Local
+            || (res.kind == RouteType::Anycast && res.route.protocol == Protocol::KERNEL);
+        if on_lo {
+            return Ok(Forward6 {
+                gateway: 0,
+                dev: LOOPBACK_IFINDEX,
+                table: res.table,
+                kind: res.kind,
+            });
+        }
+        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+        let gateway = match nh.gateway {
+            Some(IpAddr::V6(g)) => u128::from(g),
+            _ => 0,
+        };
+        Ok(Forward6 {
+            gateway,
+            dev: nh.dev.ok_or(Errno::NetUnreach)?,
+            table: res.table,
+            kind: res.kind,
+        })
     }
 }
 

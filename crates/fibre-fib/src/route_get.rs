@@ -564,7 +564,7 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
 /// IPv6 routes whose answer leaves by `lo` (`ip6_rt_get_dev_rcu`): local
 /// routes, and anycast routes made by addrconf (RTF_ANYCAST); an anycast
 /// route added by hand keeps its device.
-pub(crate) fn delivered_on_lo(res: &FibResult<'_>) -> bool {
+fn delivered_on_lo(res: &FibResult<'_>) -> bool {
     res.kind == RouteType::Local
         || (res.kind == RouteType::Anycast && res.route.protocol == Protocol::KERNEL)
 }
