@@ -239,6 +239,7 @@ impl Fib {
 }
 
 /// One IPv6 flow to route: addresses as host-order integers, 0 for unset.
+// Kept apart from FlowKeyV4 (not one generic key): each is a fixed public record (24 B/align 4, 48 B/align 16).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct FlowKeyV6 {
@@ -266,6 +267,7 @@ const _: () = assert!(std::mem::size_of::<FlowKeyV6>() == 48);
 const _: () = assert!(std::mem::align_of::<FlowKeyV6>() == 16);
 
 /// Where an IPv6 flow goes.
+// Kept apart from Forward, as the keys are: a fixed public record per family (u32 vs u128 gateway).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Forward6 {
