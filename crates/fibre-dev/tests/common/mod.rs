@@ -3,8 +3,7 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use fibre_dev::gre::{GreConfig, GreTunnel, TxMode};
@@ -12,7 +11,6 @@ use fibre_dev::route::{FixedRoutes, UnderlayRoute};
 use fibre_dev::Registry;
 use fibre_net::ip::{Protocol, PseudoHeader};
 use fibre_net::{ipv4, ipv6, udp};
-use serde_json::Value;
 
 /// ifindex of the dummy underlay in [`tunnel_pair`].
 pub const UNDERLAY: u32 = 1;
@@ -134,61 +132,12 @@ pub fn tunnel_pair_mode(tokens: &[&str], underlay_mtu: u32, mode: TxMode) -> (Re
     (registry, receiver)
 }
 
-/// Runs tshark on a pcap; `None` (and says so) when it is not installed.
-pub fn tshark_json(path: &Path) -> Option<Vec<Value>> {
-    let output = Command::new("tshark")
-        .arg("-r")
-        .arg(path)
-        .args(["-T", "json", "--no-duplicate-keys"])
-        .args([
-            "-o",
-            "udp.check_checksum:TRUE",
-            "-o",
-            "ip.check_checksum:TRUE",
-        ])
-        .output();
-    let output = match output {
-        Ok(o) => o,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!("SKIPPED: tshark is not installed (apt-get install tshark)");
-            return None;
-        }
-        Err(e) => panic!("could not run tshark: {e}"),
-    };
-    assert!(
-        output.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    Some(serde_json::from_slice(&output.stdout).expect("tshark printed JSON"))
-}
-
-/// The instances of a layer in a frame (repeated layers become arrays).
-pub fn layer<'a>(frame: &'a Value, name: &str) -> Vec<&'a Value> {
-    match &frame["_source"]["layers"][name] {
-        Value::Array(items) => items.iter().collect(),
-        Value::Null => Vec::new(),
-        one => vec![one],
-    }
-}
-
-/// A field anywhere inside a layer (flags sit in nested trees).
-pub fn field<'a>(layer: &'a Value, key: &str) -> Option<&'a str> {
-    match layer {
-        Value::Object(map) => map.get(key).and_then(Value::as_str).or_else(|| {
-            map.values().find_map(|v| match v {
-                Value::Object(_) => field(v, key),
-                _ => None,
-            })
-        }),
-        _ => None,
-    }
-}
-
-/// A field that must be there.
-pub fn must<'a>(layer: &'a Value, key: &str) -> &'a str {
-    field(layer, key).unwrap_or_else(|| panic!("tshark shows no {key} in {layer}"))
-}
+// tshark's JSON is read exactly as fibre-net's own cross-checks read it:
+// one copy of those helpers serves both crates' tests.
+#[path = "../../../fibre-net/tests/common/mod.rs"]
+mod tshark;
+#[allow(unused_imports)] // each test file uses its own subset
+pub use tshark::{field, layer, must, tshark_json};
 
 /// A pcap path unique to this process.
 pub fn temp_pcap(name: &str) -> PathBuf {
