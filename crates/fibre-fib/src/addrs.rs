@@ -81,6 +81,7 @@ fn kernel_route(
             weight: 1,
             flags: NexthopFlags::default(),
         }],
+        cache_class: 0,
     }
 }
 

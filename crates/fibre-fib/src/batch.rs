@@ -51,6 +51,9 @@ pub struct Forward {
     pub table: TableId,
     /// Route type: unicast, local, broadcast, multicast, anycast.
     pub kind: RouteType,
+    /// The matched route's [`Route::cache_class`](crate::Route::cache_class)
+    /// ([`CACHE_CLASS_PLAIN`](crate::CACHE_CLASS_PLAIN) without a route).
+    pub cache_class: u16,
 }
 
 const _: () = assert!(std::mem::size_of::<Forward>() <= 16);
@@ -111,6 +114,7 @@ impl Fib {
                 dev: LOOPBACK_IFINDEX,
                 table: TABLE_UNSPEC,
                 kind: RouteType::Local,
+                cache_class: CACHE_CLASS_PLAIN,
             });
         }
         let dst = IpAddr::V4(dst4);
@@ -137,6 +141,7 @@ impl Fib {
                     dev: key.oif,
                     table: TABLE_UNSPEC,
                     kind: by_dst.unwrap_or(RouteType::Unicast),
+                    cache_class: CACHE_CLASS_PLAIN,
                 })
             }
             Err(e) => return Err(e),
@@ -147,6 +152,7 @@ impl Fib {
                 dev: LOOPBACK_IFINDEX,
                 table: res.table,
                 kind: by_dst.unwrap_or(RouteType::Local),
+                cache_class: res.route.cache_class,
             });
         }
         let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
@@ -162,6 +168,7 @@ impl Fib {
             dev: nh.dev.ok_or(Errno::NetUnreach)?,
             table: res.table,
             kind,
+            cache_class: res.route.cache_class,
         })
     }
 
@@ -222,6 +229,7 @@ impl Fib {
                 dev: LOOPBACK_IFINDEX,
                 table: res.table,
                 kind: res.kind,
+                cache_class: res.route.cache_class,
             });
         }
         let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
@@ -234,6 +242,7 @@ impl Fib {
             dev: nh.dev.ok_or(Errno::NetUnreach)?,
             table: res.table,
             kind: res.kind,
+            cache_class: res.route.cache_class,
         })
     }
 }
@@ -279,6 +288,8 @@ pub struct Forward6 {
     pub table: TableId,
     /// Route type.
     pub kind: RouteType,
+    /// The matched route's [`Route::cache_class`](crate::Route::cache_class).
+    pub cache_class: u16,
 }
 
 const _: () = assert!(std::mem::size_of::<Forward6>() <= 32);

@@ -27,7 +27,8 @@
 //! - MAC addresses: the model derives `02:fb:<ifindex>` per link (the kernel's
 //!   are random), so IPv6 link-local addresses differ, their routes do not.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::IpAddr;
 
 use crate::command::*;
 use crate::error::*;
@@ -102,6 +103,11 @@ pub struct Fib {
     /// the route was made (nexthop scope host): the kernel does not use
     /// such a gateway as a gateway (`rt_uses_gateway` is 0).
     pub(crate) host_scope_gateways: HashSet<HostGatewayKey>,
+    /// Route cache classes handed out, by (`prefsrc`, `mtu`): never taken
+    /// back, so that a class names the same attributes for the FIB's life
+    /// (and both copies of a left-right pair, which apply the same
+    /// commands in the same order, hand out the same ones).
+    pub(crate) cache_classes: HashMap<(Option<IpAddr>, Option<u32>), u16>,
 }
 
 /// Identifies one path of one IPv4 route.
@@ -173,7 +179,21 @@ impl Fib {
             custom_local_routes: false,
             settings: FibSettings::default(),
             host_scope_gateways: HashSet::new(),
+            cache_classes: HashMap::new(),
         }
+    }
+
+    /// The route cache class of routes with `prefsrc` and `mtu`
+    /// ([`Route::cache_class`]), handed out on first use.
+    pub(crate) fn cache_class(&mut self, prefsrc: Option<IpAddr>, mtu: Option<u32>) -> u16 {
+        if prefsrc.is_none() && mtu.is_none() {
+            return CACHE_CLASS_PLAIN;
+        }
+        let next = self.cache_classes.len() + 1;
+        *self
+            .cache_classes
+            .entry((prefsrc, mtu))
+            .or_insert_with(|| u16::try_from(next).unwrap_or(CACHE_CLASS_UNSHARED).min(CACHE_CLASS_UNSHARED))
     }
 
     /// Carries out one request as the kernel would, or refuses it with the

@@ -81,6 +81,7 @@ impl Fib {
                 dev: LOOPBACK_IFINDEX,
                 table: res.table,
                 kind: res.kind,
+                cache_class: res.route.cache_class,
             });
         }
         let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
@@ -93,6 +94,7 @@ impl Fib {
             dev: nh.dev.ok_or(Errno::NetUnreach)?,
             table: res.table,
             kind: res.kind,
+            cache_class: res.route.cache_class,
         })
     }
 }

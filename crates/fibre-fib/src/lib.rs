@@ -29,6 +29,7 @@
 
 mod addrs;
 pub mod batch;
+mod change;
 pub mod command;
 pub mod config;
 pub mod error;
@@ -46,6 +47,7 @@ mod srcsel;
 mod table;
 pub mod types;
 
+pub use change::FibChange;
 pub use batch::{FlowKeyV4, FlowKeyV6, Forward, Forward6};
 pub use command::*;
 pub use error::*;

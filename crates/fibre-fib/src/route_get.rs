@@ -53,6 +53,7 @@ fn synthetic_route(dst: IpAddr, kind: RouteType, dev: LinkIndex) -> Route {
             weight: 1,
             flags: NexthopFlags::default(),
         }],
+        cache_class: 0,
     }
 }
 

@@ -262,6 +262,7 @@ impl Fib {
             prefsrc: spec.prefsrc,
             mtu: spec.mtu,
             nexthops: Vec::new(),
+            cache_class: 0,
         };
         if is_reject_type(kind) {
             if spec
@@ -502,6 +503,8 @@ impl Fib {
 
     /// `fib_table_insert`.
     fn route_insert_v4(&mut self, op: RouteOp, route: Route) -> Result<(), KernelError> {
+        let mut route = route;
+        route.cache_class = self.cache_class(route.prefsrc, route.mtu);
         let (create, excl, replace, append) = match op {
             RouteOp::Add => (true, true, false, false),
             RouteOp::Replace => (true, false, true, false),
@@ -625,6 +628,7 @@ impl Fib {
             prefsrc: spec.prefsrc,
             mtu: spec.mtu,
             nexthops: Vec::new(),
+            cache_class: 0,
         };
         if is_reject_type(spec.kind) {
             // Reject routes hang off the loopback device.
@@ -824,6 +828,8 @@ impl Fib {
     /// `fib6_add_rt2node`: IPv6 routes sorted by metric; gateway routes of
     /// the same metric become ECMP siblings (one multipath route here).
     fn route_insert_v6(&mut self, op: RouteOp, route: Route) -> Result<(), KernelError> {
+        let mut route = route;
+        route.cache_class = self.cache_class(route.prefsrc, route.mtu);
         // ip6_route_multipath_add inserts the paths one by one: a path that
         // repeats an earlier one of the same request is a duplicate.
         let repeats = route.nexthops.iter().enumerate().any(|(i, n)| {
@@ -1009,6 +1015,7 @@ impl Fib {
     /// route the kernel makes unless an identical one is there.
     pub(crate) fn add_kernel_route(&mut self, route: Route) {
         let mut route = route;
+        route.cache_class = self.cache_class(route.prefsrc, route.mtu);
         // fib_check_nh / fib6_nh_init: a path on a link without carrier is
         // LINKDOWN from the start, except host-scope IPv4 routes and IPv6
         // local and anycast routes (kernel-checked: `local A dev X` on a down

@@ -247,6 +247,7 @@ mod tests {
             prefsrc: None,
             mtu: None,
             nexthops: vec![],
+            cache_class: 0,
         }
     }
 

@@ -475,7 +475,23 @@ pub struct Route {
     pub mtu: Option<u32>,
     /// Paths; empty for blackhole, unreachable, prohibit, throw.
     pub nexthops: Vec<Nexthop>,
+    /// The route's class in a route cache keyed by nexthop: routes of one
+    /// FIB with the same `prefsrc` and `mtu` share a class, so a cached
+    /// route never lends one route's source address or MTU to another
+    /// route's flows ([`CACHE_CLASS_PLAIN`] when the route has neither).
+    /// Assigned by the FIB when it installs the route; a request's value
+    /// is ignored. The data-path answers ([`crate::Forward`]) carry it.
+    pub cache_class: u16,
 }
+
+/// The cache class of routes without `prefsrc` and `mtu` (most routes:
+/// every route a BGP feed installs).
+pub const CACHE_CLASS_PLAIN: u16 = 0;
+
+/// The cache class given once a FIB has handed out every other class
+/// (65,534 distinct `prefsrc`/`mtu` pairs): a route cache must not share
+/// routes of this class between flows.
+pub const CACHE_CLASS_UNSHARED: u16 = u16::MAX;
 
 impl Route {
     /// The family.

@@ -23,7 +23,8 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
-use fibre_fib::{Errno, FlowKeyV4, FlowKeyV6, Prefix, TableId};
+use fibre_fib::shared::FibListener;
+use fibre_fib::{Errno, FibChange, FlowKeyV4, FlowKeyV6, Prefix, TableId, CACHE_CLASS_UNSHARED};
 use fibre_rcu::{CacheAligned, Domain, RcuCell, ReadGuard};
 
 use crate::exceptions::{clamp_pmtu, Exception, ExceptionConfig, ExceptionTable, PmtuOutcome};
@@ -420,10 +421,10 @@ impl<S: RouteSource> RouteCache<S> {
         slot: SlotKind,
         key: &FlowKeyV4,
     ) -> Result<RouteHandle<'a>, Errno> {
-        let fwd = self.source.lookup_v4(key)?;
+        let fwd = self.source.lookup_v4(guard, key)?;
         let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
         self.output_via(guard, slot, NexthopKey::of_v4(&fwd), dst, || {
-            self.source.describe_v4(key, &fwd)
+            self.source.describe_v4(guard, key, &fwd)
         })
     }
 
@@ -434,10 +435,10 @@ impl<S: RouteSource> RouteCache<S> {
         slot: SlotKind,
         key: &FlowKeyV6,
     ) -> Result<RouteHandle<'a>, Errno> {
-        let fwd = self.source.lookup_v6(key)?;
+        let fwd = self.source.lookup_v6(guard, key)?;
         let dst = IpAddr::V6(Ipv6Addr::from(key.dst));
         self.output_via(guard, slot, NexthopKey::of_v6(&fwd), dst, || {
-            self.source.describe_v6(key, &fwd)
+            self.source.describe_v6(guard, key, &fwd)
         })
     }
 
@@ -480,6 +481,13 @@ impl<S: RouteSource> RouteCache<S> {
             SlotKind::SharedOutput => &nh.shared_output,
             SlotKind::PerCore(w) => &nh.output[w % nh.output.len()],
         };
+        if nh.key.class == CACHE_CLASS_UNSHARED {
+            // The FIB ran out of classes: this route's src/mtu cannot be
+            // told apart from another's by the key, so it is never shared.
+            let mut data = describe()?.data;
+            data.stamp = nh.generation();
+            return Ok(RouteHandle::Held(HeldRoute::new(data)));
+        }
         let current = slot_ref.load(Ordering::Acquire);
         let generation = nh.generation();
         if !current.is_null() {
@@ -545,8 +553,8 @@ impl<S: RouteSource> RouteCache<S> {
         worker: usize,
         key: &FlowKeyV4,
     ) -> Result<CachedDst, Errno> {
-        let fwd = self.source.lookup_v4(key)?;
-        let details = self.source.describe_v4(key, &fwd)?;
+        let fwd = self.source.lookup_v4(guard, key)?;
+        let details = self.source.describe_v4(guard, key, &fwd)?;
         let prefix = self.prefix_generation(fwd.table, details.matched);
         let prefix_seen = prefix.load(Ordering::Acquire);
         let nh = Arc::clone(self.nexthop(guard, NexthopKey::of_v4(&fwd))?);
@@ -660,6 +668,45 @@ impl<S: RouteSource> RouteCache<S> {
         bumped
     }
 
+    /// [`RouteCache::invalidate_prefix`] in every table: what a route
+    /// change means with policy rules, where a flow that fell through one
+    /// table to another changes its answer when a route appears in the
+    /// first. Returns how many prefix generations were bumped.
+    pub fn invalidate_prefix_everywhere(&self, prefix: Prefix) -> usize {
+        let tables: std::collections::BTreeSet<TableId> = {
+            let map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
+            map.keys().map(|(table, _)| *table).collect()
+        };
+        let with_exceptions: std::collections::BTreeSet<TableId> =
+            self.nexthop_keys().iter().map(|k| k.table).collect();
+        tables
+            .union(&with_exceptions)
+            .map(|table| self.invalidate_prefix(*table, prefix))
+            .sum()
+    }
+
+    /// Every cached route and every held route's check goes stale (links,
+    /// addresses or rules changed: any answer may differ), as the kernel's
+    /// IPv4 cache flush does; exceptions stay (a path MTU learnt is still
+    /// true of the path), each checked against the FIB again when used.
+    pub fn flush(&self) {
+        self.changes.fetch_add(1, Ordering::AcqRel);
+        {
+            let map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
+            for generation in map.values() {
+                generation.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+        let mut reader = self.domain.register();
+        {
+            let guard = reader.read();
+            for nh in self.nexthops.read(&guard).values() {
+                nh.bump();
+            }
+        }
+        reader.quiescent();
+    }
+
     fn nexthop_keys(&self) -> Vec<NexthopKey> {
         let mut reader = self.domain.register();
         let keys = {
@@ -682,8 +729,8 @@ impl<S: RouteSource> RouteCache<S> {
                     dst: u32::from(d),
                     ..Default::default()
                 };
-                let fwd = self.source.lookup_v4(&key)?;
-                let details = self.source.describe_v4(&key, &fwd)?;
+                let fwd = self.source.lookup_v4(guard, &key)?;
+                let details = self.source.describe_v4(guard, &key, &fwd)?;
                 Ok((self.nexthop(guard, NexthopKey::of_v4(&fwd))?, details))
             }
             IpAddr::V6(d) => {
@@ -691,8 +738,8 @@ impl<S: RouteSource> RouteCache<S> {
                     dst: u128::from(d),
                     ..Default::default()
                 };
-                let fwd = self.source.lookup_v6(&key)?;
-                let details = self.source.describe_v6(&key, &fwd)?;
+                let fwd = self.source.lookup_v6(guard, &key)?;
+                let details = self.source.describe_v6(guard, &key, &fwd)?;
                 Ok((self.nexthop(guard, NexthopKey::of_v6(&fwd))?, details))
             }
         }
@@ -746,7 +793,7 @@ impl<S: RouteSource> RouteCache<S> {
             dst: u32::from(dst),
             ..Default::default()
         };
-        let Ok(fwd) = self.source.lookup_v4(&key) else {
+        let Ok(fwd) = self.source.lookup_v4(guard, &key) else {
             return false;
         };
         let Ok(nh) = self.nexthop(guard, NexthopKey::of_v4(&fwd)) else {
@@ -835,4 +882,25 @@ fn strip_cached(held: &mut HeldRoute) {
     let mut data = *held.data();
     data.flags &= !flags::CACHED;
     *held = HeldRoute::new(data);
+}
+
+/// The cache hears of every batch its FIB's writer publishes
+/// ([`fibre_fib::shared::FibWriter::add_listener`]): a route change stales
+/// the routes that matched its prefix or a prefix containing it and drops
+/// the exceptions under it; anything else flushes.
+impl<S: RouteSource> FibListener for RouteCache<S> {
+    fn fib_changed(&self, changes: &[FibChange]) {
+        if changes.contains(&FibChange::Everything) {
+            self.flush();
+            return;
+        }
+        let mut seen = std::collections::HashSet::new();
+        for change in changes {
+            if let FibChange::Prefix(prefix) = change {
+                if seen.insert(*prefix) {
+                    self.invalidate_prefix_everywhere(*prefix);
+                }
+            }
+        }
+    }
 }

@@ -2,17 +2,20 @@
 //! over today's [`Fib`].
 //!
 //! The FIB's data-path answer ([`Forward`]) has no stable nexthop id, so
-//! the cache keys nexthops by (table, device, gateway) ([`NexthopKey`]),
-//! and asks for the rest of a route (preferred source, MTU, matched
-//! prefix) only on a cache miss, through [`RouteSource::describe_v4`].
+//! the cache keys nexthops by (table, device, gateway, cache class)
+//! ([`NexthopKey`]), and asks for the rest of a route (preferred source,
+//! MTU, matched prefix) only on a cache miss, through
+//! [`RouteSource::describe_v4`].
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::RwLock;
 
+use fibre_fib::shared::SharedFib;
 use fibre_fib::{
     Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6, Prefix, RouteGetRequest, RouteType,
     TableId,
 };
+use fibre_rcu::ReadGuard;
 
 use crate::route::{kind_code, RouteData};
 
@@ -29,6 +32,9 @@ pub struct NexthopKey {
     pub dev: u32,
     /// Gateway as an integer key (IPv4 in the low 32 bits); 0: on link.
     pub gateway: u128,
+    /// The route's cache class ([`fibre_fib::Route::cache_class`]): routes
+    /// through one gateway with different `src` or `mtu` do not share.
+    pub class: u16,
 }
 
 impl NexthopKey {
@@ -37,8 +43,9 @@ impl NexthopKey {
     /// ```
     /// use fibre_fib::{Forward, RouteType};
     /// use fibre_route::NexthopKey;
-    /// let k = NexthopKey::of_v4(&Forward { gateway: 0x0a00_0002, dev: 2, table: 254, kind: RouteType::Unicast });
-    /// assert_eq!((k.family, k.table, k.dev, k.gateway), (4, 254, 2, 0x0a00_0002));
+    /// let fwd = Forward { gateway: 0x0a00_0002, dev: 2, table: 254, kind: RouteType::Unicast, cache_class: 3 };
+    /// let k = NexthopKey::of_v4(&fwd);
+    /// assert_eq!((k.family, k.table, k.dev, k.gateway, k.class), (4, 254, 2, 0x0a00_0002, 3));
     /// ```
     pub fn of_v4(fwd: &Forward) -> NexthopKey {
         NexthopKey {
@@ -46,6 +53,7 @@ impl NexthopKey {
             table: fwd.table,
             dev: fwd.dev,
             gateway: u128::from(fwd.gateway),
+            class: fwd.cache_class,
         }
     }
 
@@ -56,6 +64,7 @@ impl NexthopKey {
             table: fwd.table,
             dev: fwd.dev,
             gateway: fwd.gateway,
+            class: fwd.cache_class,
         }
     }
 }
@@ -69,19 +78,93 @@ pub struct RouteDetails {
     pub matched: Prefix,
 }
 
-/// What the route cache needs from a FIB.
+/// What the route cache needs from a FIB. Every call runs inside a read
+/// section of the cache's RCU domain (`guard`): a FIB published by RCU
+/// ([`SharedFib`]) is read through it with no lock and no counter.
 pub trait RouteSource: Send + Sync {
     /// The data-path output lookup (no allocation expected).
-    fn lookup_v4(&self, key: &FlowKeyV4) -> Result<Forward, Errno>;
+    fn lookup_v4(&self, guard: &ReadGuard<'_>, key: &FlowKeyV4) -> Result<Forward, Errno>;
     /// The full route for a flow whose lookup answered `fwd` (called on
     /// cache misses only: may be slow).
-    fn describe_v4(&self, key: &FlowKeyV4, fwd: &Forward) -> Result<RouteDetails, Errno>;
+    fn describe_v4(
+        &self,
+        guard: &ReadGuard<'_>,
+        key: &FlowKeyV4,
+        fwd: &Forward,
+    ) -> Result<RouteDetails, Errno>;
     /// The IPv6 data-path output lookup.
-    fn lookup_v6(&self, key: &FlowKeyV6) -> Result<Forward6, Errno>;
+    fn lookup_v6(&self, guard: &ReadGuard<'_>, key: &FlowKeyV6) -> Result<Forward6, Errno>;
     /// The full route for an IPv6 flow (cache misses only).
-    fn describe_v6(&self, key: &FlowKeyV6, fwd: &Forward6) -> Result<RouteDetails, Errno>;
-    /// The MTU of device `dev`, if it exists.
-    fn device_mtu(&self, dev: u32) -> Option<u32>;
+    fn describe_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        key: &FlowKeyV6,
+        fwd: &Forward6,
+    ) -> Result<RouteDetails, Errno>;
+}
+
+/// A FIB the cache can read inside a read section: the one
+/// [`RouteSource`] implementation serves every way of holding a [`Fib`].
+pub trait FibAccess: Send + Sync {
+    /// Runs `f` on the FIB as of now.
+    ///
+    /// # Errors
+    /// `Inval` if the FIB cannot be read under `guard` (an RCU-published
+    /// FIB and a guard of another domain).
+    fn with_fib<R>(&self, guard: &ReadGuard<'_>, f: impl FnOnce(&Fib) -> R) -> Result<R, Errno>;
+}
+
+/// A FIB owned by the cache (tests, a FIB that never changes).
+impl FibAccess for Fib {
+    fn with_fib<R>(&self, _: &ReadGuard<'_>, f: impl FnOnce(&Fib) -> R) -> Result<R, Errno> {
+        Ok(f(self))
+    }
+}
+
+/// A FIB that changes while the cache runs, behind a lock (tests and
+/// control paths; the data path wants [`SharedFib`]).
+impl FibAccess for RwLock<Fib> {
+    fn with_fib<R>(&self, _: &ReadGuard<'_>, f: impl FnOnce(&Fib) -> R) -> Result<R, Errno> {
+        Ok(f(&self.read().unwrap_or_else(|e| e.into_inner())))
+    }
+}
+
+/// The RCU-published FIB: read with no lock under the caller's guard,
+/// which must come from [`SharedFib::domain`] (make the cache in that
+/// domain).
+impl FibAccess for SharedFib {
+    fn with_fib<R>(&self, guard: &ReadGuard<'_>, f: impl FnOnce(&Fib) -> R) -> Result<R, Errno> {
+        let snapshot = self.snapshot(guard).map_err(|_| Errno::Inval)?;
+        Ok(f(snapshot.fib()))
+    }
+}
+
+impl<F: FibAccess> RouteSource for F {
+    fn lookup_v4(&self, guard: &ReadGuard<'_>, key: &FlowKeyV4) -> Result<Forward, Errno> {
+        self.with_fib(guard, |fib| fib.lookup_output_v4(key))?
+    }
+
+    fn describe_v4(
+        &self,
+        guard: &ReadGuard<'_>,
+        key: &FlowKeyV4,
+        fwd: &Forward,
+    ) -> Result<RouteDetails, Errno> {
+        self.with_fib(guard, |fib| describe_v4(fib, key, fwd))?
+    }
+
+    fn lookup_v6(&self, guard: &ReadGuard<'_>, key: &FlowKeyV6) -> Result<Forward6, Errno> {
+        self.with_fib(guard, |fib| fib.lookup_output_v6(key))?
+    }
+
+    fn describe_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        key: &FlowKeyV6,
+        fwd: &Forward6,
+    ) -> Result<RouteDetails, Errno> {
+        self.with_fib(guard, |fib| describe_v6(fib, key, fwd))?
+    }
 }
 
 /// `ip route get` for a flow, and the route data it implies.
@@ -118,75 +201,27 @@ fn oif_name(fib: &Fib, oif: u32) -> Result<Option<String>, Errno> {
     Ok(Some(fib.link(oif).ok_or(Errno::NoDev)?.name.clone()))
 }
 
-impl RouteSource for Fib {
-    fn lookup_v4(&self, key: &FlowKeyV4) -> Result<Forward, Errno> {
-        self.lookup_output_v4(key)
-    }
-
-    fn describe_v4(&self, key: &FlowKeyV4, fwd: &Forward) -> Result<RouteDetails, Errno> {
-        let mut req = RouteGetRequest::to(IpAddr::V4(Ipv4Addr::from(key.dst)));
-        req.src = (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src)));
-        req.mark = key.mark;
-        req.tos = key.tos;
-        req.oif = oif_name(self, key.oif)?;
-        describe(
-            self,
-            req,
-            fwd.dev,
-            fwd.gateway_addr().map(IpAddr::V4),
-            fwd.kind,
-        )
-    }
-
-    fn lookup_v6(&self, key: &FlowKeyV6) -> Result<Forward6, Errno> {
-        self.lookup_output_v6(key)
-    }
-
-    fn describe_v6(&self, key: &FlowKeyV6, fwd: &Forward6) -> Result<RouteDetails, Errno> {
-        let mut req = RouteGetRequest::to(IpAddr::V6(Ipv6Addr::from(key.dst)));
-        req.src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
-        req.mark = key.mark;
-        req.tos = key.tos;
-        req.oif = oif_name(self, key.oif)?;
-        let gateway = (fwd.gateway != 0).then(|| IpAddr::V6(Ipv6Addr::from(fwd.gateway)));
-        describe(self, req, fwd.dev, gateway, fwd.kind)
-    }
-
-    fn device_mtu(&self, dev: u32) -> Option<u32> {
-        self.link(dev).map(|l| l.mtu)
-    }
+fn describe_v4(fib: &Fib, key: &FlowKeyV4, fwd: &Forward) -> Result<RouteDetails, Errno> {
+    let mut req = RouteGetRequest::to(IpAddr::V4(Ipv4Addr::from(key.dst)));
+    req.src = (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src)));
+    req.mark = key.mark;
+    req.tos = key.tos;
+    req.oif = oif_name(fib, key.oif)?;
+    describe(
+        fib,
+        req,
+        fwd.dev,
+        fwd.gateway_addr().map(IpAddr::V4),
+        fwd.kind,
+    )
 }
 
-/// A FIB that changes while the cache runs: readers take the read lock
-/// (fine for tests and control paths; the data path wants `SharedFib`).
-impl RouteSource for RwLock<Fib> {
-    fn lookup_v4(&self, key: &FlowKeyV4) -> Result<Forward, Errno> {
-        self.read()
-            .unwrap_or_else(|e| e.into_inner())
-            .lookup_output_v4(key)
-    }
-
-    fn describe_v4(&self, key: &FlowKeyV4, fwd: &Forward) -> Result<RouteDetails, Errno> {
-        self.read()
-            .unwrap_or_else(|e| e.into_inner())
-            .describe_v4(key, fwd)
-    }
-
-    fn lookup_v6(&self, key: &FlowKeyV6) -> Result<Forward6, Errno> {
-        self.read()
-            .unwrap_or_else(|e| e.into_inner())
-            .lookup_output_v6(key)
-    }
-
-    fn describe_v6(&self, key: &FlowKeyV6, fwd: &Forward6) -> Result<RouteDetails, Errno> {
-        self.read()
-            .unwrap_or_else(|e| e.into_inner())
-            .describe_v6(key, fwd)
-    }
-
-    fn device_mtu(&self, dev: u32) -> Option<u32> {
-        self.read()
-            .unwrap_or_else(|e| e.into_inner())
-            .device_mtu(dev)
-    }
+fn describe_v6(fib: &Fib, key: &FlowKeyV6, fwd: &Forward6) -> Result<RouteDetails, Errno> {
+    let mut req = RouteGetRequest::to(IpAddr::V6(Ipv6Addr::from(key.dst)));
+    req.src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
+    req.mark = key.mark;
+    req.tos = key.tos;
+    req.oif = oif_name(fib, key.oif)?;
+    let gateway = (fwd.gateway != 0).then(|| IpAddr::V6(Ipv6Addr::from(fwd.gateway)));
+    describe(fib, req, fwd.dev, gateway, fwd.kind)
 }

@@ -325,8 +325,8 @@ impl GlobalCache {
             self.lastuse.store(now, Ordering::Relaxed);
             return Ok(held);
         }
-        let fwd = source.lookup_v4(key)?;
-        let data = source.describe_v4(key, &fwd)?.data;
+        let fwd = source.lookup_v4(guard, key)?;
+        let data = source.describe_v4(guard, key, &fwd)?.data;
         let route = HeldRoute::new(data);
         let held = route.clone();
         let entry = std::sync::Arc::new(GlobalEntry { key: *key, route });

@@ -114,13 +114,13 @@ pub(crate) use tests::fixtures as tests_support;
 
 use std::sync::Arc;
 
-use fibre_rcu::{Domain, DomainStats, RcuCell};
+use fibre_rcu::{Domain, DomainStats, RcuCell, ReadGuard, WrongDomain};
 
 use crate::fib::Fib;
 
 pub use reader::FibReader;
 pub use report::{BatchMode, BatchReport, Refusal, WriteError};
-pub use writer::{FibWriter, FibWriterBuilder, DEFAULT_GRACE_TIMEOUT};
+pub use writer::{FibListener, FibWriter, FibWriterBuilder, DEFAULT_GRACE_TIMEOUT};
 
 /// One published state of the FIB and its version number (0 for the
 /// state the writer was made with, then one more per publication).
@@ -179,6 +179,39 @@ impl SharedFib {
     /// before it blocks.
     pub fn reader(&self) -> FibReader {
         FibReader::new(Arc::clone(&self.published))
+    }
+
+    /// The RCU domain the readers register in: other read-mostly state
+    /// that lives beside the FIB (the route cache) joins it, so that one
+    /// read section and one quiescent report per batch cover both.
+    pub fn domain(&self) -> &Domain {
+        &self.published.domain
+    }
+
+    /// The published FIB as seen from a read section of this FIB's domain
+    /// (a [`ReaderHandle`](fibre_rcu::ReaderHandle) from
+    /// [`SharedFib::domain`]), for code that holds its own reader rather
+    /// than a [`FibReader`]; valid until that reader's next quiescent
+    /// report.
+    ///
+    /// # Errors
+    /// [`WrongDomain`] if `guard` belongs to another domain.
+    ///
+    /// ```
+    /// use fibre_fib::{shared::FibWriter, Fib};
+    /// let writer = FibWriter::new(Fib::new());
+    /// let shared = writer.shared();
+    /// let mut reader = shared.domain().register();
+    /// let links = {
+    ///     let guard = reader.read();
+    ///     shared.snapshot(&guard).unwrap().fib().links().count()
+    /// };
+    /// reader.quiescent();
+    /// assert_eq!(links, 1);
+    /// assert!(shared.snapshot(&fibre_rcu::Domain::new().register().read()).is_err());
+    /// ```
+    pub fn snapshot<'g>(&'g self, guard: &'g ReadGuard<'_>) -> Result<&'g Snapshot, WrongDomain> {
+        self.published.cell.try_read(guard).map(|s| &**s)
     }
 
     /// The RCU domain's counters: readers online, stalls detected so far,

@@ -9,6 +9,7 @@ use fibre_rcu::{Domain, RcuCell, StallReport, DEFAULT_STALL_AFTER};
 
 use super::report::{BatchMode, BatchReport, Refusal, WriteError};
 use super::{Published, SharedFib, Snapshot};
+use crate::change::FibChange;
 use crate::command::Command;
 use crate::fib::Fib;
 
@@ -25,6 +26,20 @@ const SPIN_ROUNDS: u32 = 6;
 const MAX_NAP: Duration = Duration::from_micros(100);
 
 type StallHook = Arc<dyn Fn(&StallReport) + Send + Sync>;
+
+/// Something that keeps answers derived from the FIB (a route cache) and
+/// must hear what each published batch changed.
+///
+/// [`FibWriter`] calls [`fib_changed`](FibListener::fib_changed) on its
+/// own thread once the batch's grace period is over: no reader can still
+/// be looking at the state before the batch, so an answer derived from
+/// the FIB after the call is derived from the new state. A listener that
+/// marks its entries stale there (by bumping a generation) therefore never
+/// keeps an entry built from the old state as valid.
+pub trait FibListener: Send + Sync {
+    /// `changes`: one per applied command, in order (duplicates possible).
+    fn fib_changed(&self, changes: &[FibChange]);
+}
 
 /// Options of a [`FibWriter`]: stall detection and how long to wait for a
 /// grace period.
@@ -89,6 +104,8 @@ impl FibWriterBuilder {
             spare,
             log: Vec::new(),
             grace_timeout: self.grace_timeout,
+            listeners: Vec::new(),
+            unnotified: Vec::new(),
         }
     }
 }
@@ -116,6 +133,10 @@ pub struct FibWriter {
     /// Commands of the last published batch, not yet applied to `spare`.
     log: Vec<Command>,
     grace_timeout: Duration,
+    listeners: Vec<Arc<dyn FibListener>>,
+    /// Changes published but not yet told to the listeners (their grace
+    /// period timed out): told after the next one ends.
+    unnotified: Vec<FibChange>,
 }
 
 impl FibWriter {
@@ -138,6 +159,34 @@ impl FibWriter {
         SharedFib {
             published: Arc::clone(&self.published),
         }
+    }
+
+    /// Tells `listener` what every batch published from now on changed.
+    /// With a listener, [`apply_batch`](FibWriter::apply_batch) returns
+    /// only after its batch's grace period (so that the listener hears of
+    /// it before the writer goes on); without one it returns right after
+    /// publishing.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use fibre_fib::{shared::{BatchMode, FibListener, FibWriter}, *};
+    /// #[derive(Default)]
+    /// struct Heard(Mutex<Vec<FibChange>>);
+    /// impl FibListener for Heard {
+    ///     fn fib_changed(&self, changes: &[FibChange]) {
+    ///         self.0.lock().unwrap().extend_from_slice(changes);
+    ///     }
+    /// }
+    /// let heard = Arc::new(Heard::default());
+    /// let mut writer = FibWriter::new(Fib::new());
+    /// writer.add_listener(heard.clone());
+    /// let add = Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None };
+    /// writer.apply_batch(&[add.clone(), add], BatchMode::BestEffort).unwrap();
+    /// // One change: the refused duplicate changed nothing.
+    /// assert_eq!(*heard.0.lock().unwrap(), [FibChange::Everything]);
+    /// ```
+    pub fn add_listener(&mut self, listener: Arc<dyn FibListener>) {
+        self.listeners.push(listener);
     }
 
     /// The published FIB, as readers see it now.
@@ -210,14 +259,28 @@ impl FibWriter {
         }
         spare.version = version;
         self.publish_spare();
+        let latency = started.elapsed();
         // Refused commands are replayed too: a refusal may still leave a
         // trace (a route add creates its table before it fails).
         self.log.extend_from_slice(commands);
+        if !self.listeners.is_empty() {
+            let mut refusals = refused.iter().map(|r| r.index).peekable();
+            for (index, command) in commands.iter().enumerate() {
+                if refusals.next_if_eq(&index).is_none() {
+                    self.unnotified.push(FibChange::of(command));
+                }
+            }
+            // The grace period the next batch would wait for, waited for
+            // now so that the listeners hear of this batch at once. On a
+            // timeout they hear of it after the next grace period instead;
+            // the batch itself is published either way.
+            let _ = self.catch_up();
+        }
         Ok(BatchReport {
             published: Some(version),
             applied,
             refused,
-            latency: started.elapsed(),
+            latency,
         })
     }
 
@@ -254,6 +317,12 @@ impl FibWriter {
             let _ = spare.fib.apply(&command);
         }
         spare.version = self.active.version;
+        if !self.unnotified.is_empty() {
+            for listener in &self.listeners {
+                listener.fib_changed(&self.unnotified);
+            }
+            self.unnotified.clear();
+        }
         Ok(())
     }
 

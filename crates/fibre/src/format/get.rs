@@ -256,6 +256,7 @@ mod tests {
                     weight: 1,
                     flags: NexthopFlags::default(),
                 }],
+                cache_class: 0,
             },
         }
     }

@@ -210,6 +210,7 @@ mod tests {
             prefsrc: None,
             mtu: None,
             nexthops,
+            cache_class: 0,
         }
     }
 

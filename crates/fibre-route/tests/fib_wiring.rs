@@ -1,0 +1,182 @@
+//! The route cache over the RCU-published FIB: one RCU domain for both,
+//! the FIB's writer telling the cache what each batch changed, and routes
+//! with their own source address or MTU never lending them to other
+//! routes through the same gateway.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+
+use fibre_fib::config::parse_words;
+use fibre_fib::shared::{BatchMode, FibWriter, SharedFib};
+use fibre_fib::{Command, Fib, FlowKeyV4, RouteOp};
+use fibre_route::exceptions::PmtuOutcome;
+use fibre_route::testbed::{fib, prefix, route_via};
+use fibre_route::{RouteCache, SlotKind};
+
+fn key(a: [u8; 4]) -> FlowKeyV4 {
+    FlowKeyV4 {
+        dst: u32::from_be_bytes(a),
+        ..Default::default()
+    }
+}
+
+fn commands(line: &str) -> Vec<Command> {
+    let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+    parse_words(&words).unwrap()
+}
+
+/// The testbed FIB published by a writer, and a cache over it in the FIB's
+/// domain that hears every batch.
+fn wired(fib: Fib) -> (FibWriter, Arc<RouteCache<SharedFib>>) {
+    let mut writer = FibWriter::new(fib);
+    let shared = writer.shared();
+    let cache = Arc::new(RouteCache::new(shared.domain(), shared.clone(), 2));
+    writer.add_listener(cache.clone());
+    (writer, cache)
+}
+
+fn apply(writer: &mut FibWriter, line: &str) {
+    let report = writer
+        .apply_batch(&commands(line), BatchMode::AllOrNothing)
+        .unwrap();
+    assert!(report.refused.is_empty(), "{line}: {:?}", report.refused);
+}
+
+#[test]
+fn the_cache_reads_the_published_fib_in_its_own_domain() {
+    let (mut writer, cache) = wired(fib().unwrap());
+    let mut reader = cache.domain().register();
+    {
+        let guard = reader.read();
+        let route = cache
+            .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+            .unwrap();
+        assert!(route.is_cached());
+        assert_eq!(route.gateway_addr(), Some(IpAddr::from([10, 0, 0, 2])));
+    }
+    reader.quiescent();
+    // A guard of another domain cannot read the FIB (it would not protect it).
+    let other = fibre_rcu::Domain::new();
+    let mut stranger = other.register();
+    {
+        let guard = stranger.read();
+        assert!(cache
+            .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+            .is_err());
+    }
+    stranger.quiescent();
+    // The writer's changes are seen through the cache once published (the
+    // reader is offline while the writer waits, as a blocked worker would be).
+    {
+        let _idle = reader.offline();
+        apply(&mut writer, "route replace 198.51.100.0/24 via 10.0.0.9");
+    }
+    let guard = reader.read();
+    let route = cache
+        .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+        .unwrap();
+    assert_eq!(route.gateway_addr(), Some(IpAddr::from([10, 0, 0, 9])));
+}
+
+#[test]
+fn a_route_change_stales_exactly_the_held_routes_it_affects() {
+    let mut fib = fib().unwrap();
+    fib.apply(&route_via(
+        prefix([203, 0, 113, 0], 24),
+        [10, 0, 0, 3],
+        None,
+        RouteOp::Add,
+    ))
+    .unwrap();
+    let (mut writer, cache) = wired(fib);
+    let mut reader = cache.domain().register();
+    let (in_changed, elsewhere) = {
+        let guard = reader.read();
+        (
+            cache.hold_output_v4(&guard, 0, &key([198, 51, 100, 7])).unwrap(),
+            cache.hold_output_v4(&guard, 0, &key([203, 0, 113, 7])).unwrap(),
+        )
+    };
+    reader.quiescent();
+    let now = cache.now_ms();
+    assert!(in_changed.is_valid(now) && elsewhere.is_valid(now));
+    {
+        let _idle = reader.offline();
+        // A more specific route under 198.51.100.0/24, in another table:
+        // with policy rules it could win, so it stales the held route too.
+        apply(
+            &mut writer,
+            "route add 198.51.100.0/25 via 10.0.0.4 table 100",
+        );
+    }
+    assert!(!in_changed.is_valid(now), "the prefix changed under it");
+    assert!(elsewhere.is_valid(now), "203.0.113.0/24 did not change");
+    {
+        let _idle = reader.offline();
+        apply(&mut writer, "addr add 10.0.5.1/24 dev dummy0");
+    }
+    assert!(!elsewhere.is_valid(now), "an address change flushes");
+}
+
+#[test]
+fn a_deleted_route_takes_its_exceptions_with_it() {
+    let (mut writer, cache) = wired(fib().unwrap());
+    let mut reader = cache.domain().register();
+    let dst = Ipv4Addr::new(198, 51, 100, 7);
+    {
+        let guard = reader.read();
+        assert_eq!(
+            cache.update_pmtu_v4(&guard, dst, 1400),
+            PmtuOutcome::Recorded(1400)
+        );
+    }
+    reader.quiescent();
+    assert!(cache.exception_for_v4(dst).is_some());
+    {
+        let _idle = reader.offline();
+        // Routes elsewhere leave it alone.
+        apply(&mut writer, "route add 192.0.2.0/24 via 10.0.0.3");
+    }
+    assert_eq!(cache.exception_for_v4(dst).unwrap().1.pmtu, 1400);
+    {
+        let _idle = reader.offline();
+        apply(&mut writer, "route del 198.51.100.0/24");
+        apply(&mut writer, "route add 198.51.100.0/24 via 10.0.0.2");
+    }
+    assert!(cache.exception_for_v4(dst).is_none());
+}
+
+#[test]
+fn routes_through_one_gateway_keep_their_own_source_and_mtu() {
+    let mut fib = fib().unwrap();
+    for line in [
+        // Two subnets on one device: both on link (gateway 0), each with
+        // its own source address.
+        "addr add 10.0.1.1/24 dev dummy0",
+        // Through the testbed's gateway 10.0.0.2: one route with an MTU,
+        // one with a preferred source, one plain (198.51.100.0/24).
+        "route add 192.0.2.0/24 via 10.0.0.2 mtu 1400",
+        "route add 203.0.113.0/24 via 10.0.0.2 src 10.0.1.1",
+    ] {
+        for command in commands(line) {
+            fib.apply(&command).unwrap();
+        }
+    }
+    let domain = fibre_rcu::Domain::new();
+    let cache = RouteCache::new(&domain, fib, 1);
+    let reader = domain.register();
+    let guard = reader.read();
+    let get = |a: [u8; 4]| {
+        let r = cache.output_v4(&guard, SlotKind::PerCore(0), &key(a)).unwrap();
+        (r.src_addr().unwrap(), r.mtu)
+    };
+    let v4 = |a: [u8; 4]| IpAddr::from(a);
+    // Each answer twice: the second comes from the cache.
+    for _ in 0..2 {
+        assert_eq!(get([10, 0, 0, 9]), (v4([10, 0, 0, 1]), 1500));
+        assert_eq!(get([10, 0, 1, 9]), (v4([10, 0, 1, 1]), 1500));
+        assert_eq!(get([198, 51, 100, 7]), (v4([10, 0, 0, 1]), 1500));
+        assert_eq!(get([192, 0, 2, 7]), (v4([10, 0, 0, 1]), 1400));
+        assert_eq!(get([203, 0, 113, 7]), (v4([10, 0, 1, 1]), 1500));
+    }
+}
