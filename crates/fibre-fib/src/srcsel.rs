@@ -80,6 +80,29 @@ impl Fib {
         })
     }
 
+    /// The source address the FIB would pick for an IPv6 flow to `dst`
+    /// leaving by `dev` (what `ip -6 route get` reports as `src` for a route
+    /// without `prefsrc`), with the limits of [`Fib`]'s reduced RFC 6724.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// for line in ["link add d0 type ifb", "link set d0 up",
+    ///              "addr add 2001:db8:1::1/64 dev d0 nodad", "addr add 2001:db8:2::1/64 dev d0 nodad"] {
+    ///     let words: Vec<String> = line.split(' ').map(String::from).collect();
+    ///     for c in config::parse_words(&words).unwrap() { fib.apply(&c).unwrap(); }
+    /// }
+    /// let pick = |dst: &str| fib.select_source_v6(2, dst.parse().unwrap()).unwrap().to_string();
+    /// assert_eq!(pick("2001:db8:2::7"), "2001:db8:2::1");
+    /// assert_eq!(pick("2001:db8:1::7"), "2001:db8:1::1");
+    /// ```
+    pub fn select_source_v6(&self, dev: LinkIndex, dst: Ipv6Addr) -> Option<Ipv6Addr> {
+        match self.select_addr_v6(Some(dev), &IpAddr::V6(dst)) {
+            Some(IpAddr::V6(a)) => Some(a),
+            _ => None,
+        }
+    }
+
     /// A reduced RFC 6724 source selection: same address, then scope fit,
     /// then the outgoing device, then the longest matching prefix (capped at
     /// the address' prefix length). Addresses of down links count: on ifb

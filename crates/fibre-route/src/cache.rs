@@ -442,6 +442,26 @@ impl<S: RouteSource> RouteCache<S> {
         })
     }
 
+    /// The source address of an IPv6 flow sent by `route` (from
+    /// [`RouteCache::output_v6`]): the route's own when it names one, else
+    /// picked for this destination (flag
+    /// [`SRC_PER_FLOW`](crate::route::flags::SRC_PER_FLOW)), as the kernel
+    /// picks it after its route lookup. `None`: no address to send from.
+    pub fn source_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        route: &Route,
+        dst: Ipv6Addr,
+    ) -> Result<Option<Ipv6Addr>, Errno> {
+        if route.flags & flags::SRC_PER_FLOW == 0 {
+            return Ok(match route.src_addr() {
+                Some(IpAddr::V6(a)) => Some(a),
+                _ => None,
+            });
+        }
+        self.source.select_source_v6(guard, route.dev, dst)
+    }
+
     /// The cached route of nexthop `nk` for destination `dst`; `describe`
     /// builds a route on a miss.
     fn output_via<'a>(

@@ -53,6 +53,11 @@ pub mod flags {
     pub const INPUT: u16 = 1 << 5;
     /// The MTU may not be lowered by PMTU discovery (`mtu lock`).
     pub const MTU_LOCKED: u16 = 1 << 6;
+    /// No source address in the route: it depends on the destination
+    /// (IPv6 without `prefsrc`: RFC 6724 picks per flow, as the kernel's
+    /// `ipv6_dev_get_saddr` does after the route lookup); ask
+    /// `RouteCache::source_v6`.
+    pub const SRC_PER_FLOW: u16 = 1 << 7;
 }
 
 /// The read-mostly part of a route: one cache line, written once before

@@ -101,6 +101,14 @@ pub trait RouteSource: Send + Sync {
         key: &FlowKeyV6,
         fwd: &Forward6,
     ) -> Result<RouteDetails, Errno>;
+    /// The source address for an IPv6 flow leaving by `dev` (RFC 6724, as
+    /// `ip -6 route get` picks it).
+    fn select_source_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        dev: u32,
+        dst: Ipv6Addr,
+    ) -> Result<Option<Ipv6Addr>, Errno>;
 }
 
 /// A FIB the cache can read inside a read section: the one
@@ -165,6 +173,15 @@ impl<F: FibAccess> RouteSource for F {
     ) -> Result<RouteDetails, Errno> {
         self.with_fib(guard, |fib| describe_v6(fib, key, fwd))?
     }
+
+    fn select_source_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        dev: u32,
+        dst: Ipv6Addr,
+    ) -> Result<Option<Ipv6Addr>, Errno> {
+        self.with_fib(guard, |fib| fib.select_source_v6(dev, dst))
+    }
 }
 
 /// `ip route get` for a flow, and the route data it implies.
@@ -177,13 +194,16 @@ fn describe(
 ) -> Result<RouteDetails, Errno> {
     let answer = fib.route_get(&req).map_err(|e| e.errno)?;
     let dev_mtu = fib.link(dev).map(|l| l.mtu).ok_or(Errno::NoDev)?;
-    let mut data = RouteData::new(
-        dev,
-        gateway,
-        answer.prefsrc,
-        answer.mtu.unwrap_or(dev_mtu).min(dev_mtu),
-    );
+    // IPv4 picks the source per nexthop (the kernel's nh_saddr), so it can
+    // be cached with it; IPv6 picks it per destination unless the route
+    // names one.
+    let per_flow_src = req.dst.is_ipv6() && answer.route.prefsrc.is_none();
+    let src = if per_flow_src { None } else { answer.prefsrc };
+    let mut data = RouteData::new(dev, gateway, src, answer.mtu.unwrap_or(dev_mtu).min(dev_mtu));
     data.family = if req.dst.is_ipv6() { 6 } else { 4 };
+    if per_flow_src {
+        data.flags |= crate::route::flags::SRC_PER_FLOW;
+    }
     data.kind = kind_code(kind);
     if kind == RouteType::Local {
         data.flags |= crate::route::flags::LOCAL;

@@ -180,3 +180,38 @@ fn routes_through_one_gateway_keep_their_own_source_and_mtu() {
         assert_eq!(get([203, 0, 113, 7]), (v4([10, 0, 1, 1]), 1500));
     }
 }
+
+#[test]
+fn an_ipv6_source_is_picked_per_destination_unless_the_route_names_one() {
+    let mut fib = fib().unwrap();
+    for line in [
+        "addr add 2001:db8:1::1/64 dev dummy0 nodad",
+        "addr add 2001:db8:2::1/64 dev dummy0 nodad",
+        "route add 2001:db8::/32 via 2001:db8:1::2",
+        "route add 2001:db8:f2::/48 via 2001:db8:1::2 src 2001:db8:2::1",
+    ] {
+        for command in commands(line) {
+            fib.apply(&command).unwrap();
+        }
+    }
+    let domain = fibre_rcu::Domain::new();
+    let cache = RouteCache::new(&domain, fib, 1);
+    let reader = domain.register();
+    let guard = reader.read();
+    let source = |dst: &str| {
+        let dst: std::net::Ipv6Addr = dst.parse().unwrap();
+        let key = fibre_fib::FlowKeyV6 {
+            dst: u128::from(dst),
+            ..Default::default()
+        };
+        let route = cache.output_v6(&guard, SlotKind::PerCore(0), &key).unwrap();
+        cache.source_v6(&guard, &route, dst).unwrap().unwrap().to_string()
+    };
+    // One nexthop, two flows: the longest matching prefix picks each one's
+    // source (RFC 6724 rule 8), cached route or not.
+    for _ in 0..2 {
+        assert_eq!(source("2001:db8:1:ff::7"), "2001:db8:1::1");
+        assert_eq!(source("2001:db8:2:ff::7"), "2001:db8:2::1");
+        assert_eq!(source("2001:db8:f2::7"), "2001:db8:2::1");
+    }
+}

@@ -67,7 +67,11 @@ fn ipv6_routes_are_cached_per_nexthop_and_apart_from_ipv4() {
     let r = cache.output_v6(&g, SlotKind::PerCore(0), &remote).unwrap();
     assert!(r.is_cached());
     assert_eq!(r.gateway_addr(), Some("2001:db8::2".parse().unwrap()));
-    assert_eq!(r.src_addr(), Some("2001:db8::1".parse().unwrap()));
+    // IPv6 picks the source per destination (the route names none).
+    assert_eq!(r.src_addr(), None);
+    assert_ne!(r.flags & fibre_route::route::flags::SRC_PER_FLOW, 0);
+    let src = cache.source_v6(&g, &r, "2001:db8:100::7".parse().unwrap());
+    assert_eq!(src, Ok(Some("2001:db8::1".parse().unwrap())));
     assert_eq!(r.family, 6);
     // On-link destinations of both families: same table, device and
     // gateway 0, but different nexthops (different sources).
@@ -86,7 +90,8 @@ fn ipv6_routes_are_cached_per_nexthop_and_apart_from_ipv4() {
         .output_v4(&g, SlotKind::PerCore(0), &on_link4)
         .unwrap();
     assert!(!std::ptr::eq(&*a, &*b));
-    assert_eq!(a.src_addr(), Some("2001:db8::1".parse().unwrap()));
+    let src = cache.source_v6(&g, &a, "2001:db8::9".parse().unwrap());
+    assert_eq!(src, Ok(Some("2001:db8::1".parse().unwrap())));
     assert_eq!(b.src_addr(), Some(IpAddr::from([10, 0, 0, 1])));
 }
 
