@@ -779,16 +779,21 @@ impl<S: RouteSource> RouteCache<S> {
         let now = self.clock.now_ms();
         let config = self.exception_config;
         let mut table = nh.exceptions_locked(config);
-        let current = table
-            .get(dst, now)
+        let existing = table.get(dst, now);
+        if existing.is_some_and(|e| e.mtu_locked) {
+            return PmtuOutcome::Locked;
+        }
+        let current = existing
             .map(|e| e.pmtu)
             .filter(|m| *m != 0)
             .unwrap_or(details.data.mtu);
         let outcome = clamp_pmtu(dst, mtu, current, config.min_pmtu_v4);
-        if let PmtuOutcome::Recorded(m) = outcome {
-            table.set_pmtu(dst, m, now);
-            nh.note_exceptions(&table);
+        match outcome {
+            PmtuOutcome::Recorded(m) => table.set_pmtu(dst, m, now),
+            PmtuOutcome::RecordedLocked(m) => table.set_pmtu_locked(dst, m, now),
+            _ => return outcome,
         }
+        nh.note_exceptions(&table);
         outcome
     }
 
@@ -886,6 +891,9 @@ fn apply_exception(data: &mut crate::route::RouteData, e: &Exception) {
     if e.pmtu != 0 && e.pmtu < data.mtu {
         data.mtu = e.pmtu;
         data.flags |= flags::PMTU;
+        if e.mtu_locked {
+            data.flags |= flags::MTU_LOCKED;
+        }
     }
     if let Some(gw) = e.gateway {
         data.gateway = fibre_fib::addr_key(&gw);

@@ -12,8 +12,6 @@ use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-/// IPv4's minimum MTU (RFC 791): anything below is bogus.
-pub const IPV4_MIN_MTU: u32 = 68;
 /// IPv6's minimum MTU (RFC 8200).
 pub const IPV6_MIN_MTU: u32 = 1280;
 /// The kernel's `net.ipv4.route.min_pmtu` default.
@@ -57,6 +55,10 @@ pub struct Exception {
     pub gateway: Option<IpAddr>,
     /// When it lapses, on the cache's clock (ms).
     pub expires_ms: u64,
+    /// The path MTU was raised to the floor (`min_pmtu`) and is locked:
+    /// later reports for this destination are ignored until it lapses, and
+    /// `ip` shows `mtu lock N`.
+    pub mtu_locked: bool,
     /// Insertion order, for evicting the oldest.
     stamp: u64,
 }
@@ -64,10 +66,12 @@ pub struct Exception {
 /// What a path MTU report did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PmtuOutcome {
-    /// Recorded this MTU (possibly clamped up to the floor).
+    /// Recorded this MTU.
     Recorded(u32),
-    /// Ignored: below the protocol minimum (IPv4 68).
-    BelowMinimum,
+    /// The report was below the IPv4 floor (`min_pmtu`): recorded the
+    /// floor (or the current MTU if lower) and locked it, as the kernel's
+    /// `__ip_rt_update_pmtu` does.
+    RecordedLocked(u32),
     /// Ignored: not below the path's current MTU (or the device's).
     NotSmaller,
     /// Ignored: the route's MTU is locked.
@@ -77,38 +81,41 @@ pub enum PmtuOutcome {
 }
 
 /// Clamps an ICMP-reported MTU as the kernel does, given the path's
-/// current MTU: IPv4 below 68 is ignored, below `min_pmtu` is raised to
-/// `min(current, min_pmtu)`; IPv6 is raised to 1280; anything not below
-/// the current MTU is ignored.
+/// current MTU: IPv4 below `min_pmtu` (even 0, from a router that sends
+/// no MTU, or below IPv4's 68) is raised to `min(current, min_pmtu)` and
+/// locked, as Linux's `__ip_rt_update_pmtu` does since 3.6 (no more
+/// "plateau" guessing); IPv6 is raised to 1280; anything not below the
+/// current MTU is ignored.
 ///
 /// ```
 /// use fibre_route::exceptions::{clamp_pmtu, PmtuOutcome};
 /// let v4: std::net::IpAddr = "192.0.2.1".parse().unwrap();
 /// let v6: std::net::IpAddr = "2001:db8::1".parse().unwrap();
 /// assert_eq!(clamp_pmtu(v4, 1400, 1500, 552), PmtuOutcome::Recorded(1400));
-/// assert_eq!(clamp_pmtu(v4, 300, 1500, 552), PmtuOutcome::Recorded(552));
-/// assert_eq!(clamp_pmtu(v4, 40, 1500, 552), PmtuOutcome::BelowMinimum);
+/// assert_eq!(clamp_pmtu(v4, 300, 1500, 552), PmtuOutcome::RecordedLocked(552));
+/// assert_eq!(clamp_pmtu(v4, 0, 1500, 552), PmtuOutcome::RecordedLocked(552));
 /// assert_eq!(clamp_pmtu(v4, 9000, 1500, 552), PmtuOutcome::NotSmaller);
 /// assert_eq!(clamp_pmtu(v6, 1000, 1500, 552), PmtuOutcome::Recorded(1280));
 /// ```
 pub fn clamp_pmtu(dst: IpAddr, reported: u32, current: u32, min_pmtu_v4: u32) -> PmtuOutcome {
-    let mtu = match dst {
+    let (mtu, locked) = match dst {
         IpAddr::V4(_) => {
-            if reported < IPV4_MIN_MTU {
-                return PmtuOutcome::BelowMinimum;
-            }
             if reported < min_pmtu_v4 {
-                current.min(min_pmtu_v4)
+                (current.min(min_pmtu_v4), true)
             } else {
-                reported
+                (reported, false)
             }
         }
-        IpAddr::V6(_) => reported.max(IPV6_MIN_MTU),
+        IpAddr::V6(_) => (reported.max(IPV6_MIN_MTU), false),
     };
     if mtu >= current {
         return PmtuOutcome::NotSmaller;
     }
-    PmtuOutcome::Recorded(mtu)
+    if locked {
+        PmtuOutcome::RecordedLocked(mtu)
+    } else {
+        PmtuOutcome::Recorded(mtu)
+    }
 }
 
 /// A bounded exception table (one per nexthop, made on first use).
@@ -202,6 +209,7 @@ impl ExceptionTable {
             pmtu: 0,
             gateway: None,
             expires_ms,
+            mtu_locked: false,
             stamp,
         };
         change(&mut e);
@@ -212,6 +220,15 @@ impl ExceptionTable {
     /// Records a path MTU for `dst` (already clamped: see [`clamp_pmtu`]).
     pub fn set_pmtu(&mut self, dst: IpAddr, mtu: u32, now_ms: u64) {
         self.upsert(dst, now_ms, |e| e.pmtu = mtu);
+    }
+
+    /// Records a path MTU for `dst` raised to the floor, locked
+    /// ([`PmtuOutcome::RecordedLocked`]).
+    pub fn set_pmtu_locked(&mut self, dst: IpAddr, mtu: u32, now_ms: u64) {
+        self.upsert(dst, now_ms, |e| {
+            e.pmtu = mtu;
+            e.mtu_locked = true;
+        });
     }
 
     /// Records a redirect of `dst` to `gateway`.
@@ -324,7 +341,8 @@ pub fn format_cache_line(exception: &Exception, now_ms: u64) -> String {
     let left = exception.expires_ms.saturating_sub(now_ms) / 1000;
     line.push_str(&format!(" expires {left}sec"));
     if exception.pmtu != 0 {
-        line.push_str(&format!(" mtu {}", exception.pmtu));
+        let lock = if exception.mtu_locked { "lock " } else { "" };
+        line.push_str(&format!(" mtu {lock}{}", exception.pmtu));
     }
     line
 }

@@ -275,17 +275,28 @@ fn icmp_mtus_are_clamped_or_ignored_never_trusted() {
     let reader = domain.register();
     let g = reader.read();
     let dst = Ipv4Addr::new(198, 51, 100, 9);
-    assert_eq!(cache.update_pmtu_v4(&g, dst, 40), PmtuOutcome::BelowMinimum);
     assert_eq!(cache.update_pmtu_v4(&g, dst, 9000), PmtuOutcome::NotSmaller);
     assert_eq!(cache.update_pmtu_v4(&g, dst, 1500), PmtuOutcome::NotSmaller);
     assert!(cache.exception_for_v4(dst).is_none());
+    // Below the floor, even below IPv4's 68: raised to 552 and locked.
     assert_eq!(
-        cache.update_pmtu_v4(&g, dst, 300),
-        PmtuOutcome::Recorded(552)
+        cache.update_pmtu_v4(&g, dst, 40),
+        PmtuOutcome::RecordedLocked(552)
     );
-    // A later, larger report does not raise the learned MTU.
-    assert_eq!(cache.update_pmtu_v4(&g, dst, 1000), PmtuOutcome::NotSmaller);
-    assert_eq!(cache.exception_for_v4(dst).unwrap().1.pmtu, 552);
+    // The floor is locked: later reports are ignored until it lapses.
+    assert_eq!(cache.update_pmtu_v4(&g, dst, 1000), PmtuOutcome::Locked);
+    assert_eq!(cache.update_pmtu_v4(&g, dst, 400), PmtuOutcome::Locked);
+    let (_, e) = cache.exception_for_v4(dst).unwrap();
+    assert_eq!((e.pmtu, e.mtu_locked), (552, true));
+    assert_eq!(
+        format_cache_line(&e, cache.now_ms()),
+        "cache expires 600sec mtu lock 552"
+    );
+    let route = cache
+        .output_v4(&g, SlotKind::PerCore(0), &key([198, 51, 100, 9]))
+        .unwrap();
+    assert_eq!(route.mtu, 552);
+    assert_ne!(route.flags & flags::MTU_LOCKED, 0);
     assert_eq!(
         cache.update_pmtu_v4(&g, Ipv4Addr::new(192, 0, 2, 1), 1400),
         PmtuOutcome::NoRoute
