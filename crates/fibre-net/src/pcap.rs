@@ -1,6 +1,10 @@
-//! A minimal pcap (libpcap "classic" format) writer, for tests and
-//! debugging: a global header, then one record per packet, microsecond
-//! timestamps, little-endian.
+//! A minimal pcap (libpcap "classic" format) writer and reader, for tests,
+//! debugging and feeding captured packets to fibre: a global header, then
+//! one record per packet. The writer uses microsecond timestamps,
+//! little-endian; the reader takes either byte order and microsecond or
+//! nanosecond timestamps (what tcpdump, dumpcap `-F pcap` and tshark
+//! `-F pcap` write), and refuses pcapng with a message saying how to
+//! convert.
 //!
 //! ```
 //! use std::time::Duration;
@@ -12,7 +16,7 @@
 //! assert_eq!(bytes.len(), 24 + 16 + 4);
 //! ```
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::time::Duration;
 
 /// Length of the global header.
@@ -93,9 +97,243 @@ impl<W: Write> PcapWriter<W> {
     }
 }
 
+/// Why a pcap stream could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PcapError {
+    /// The stream failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The file is pcapng, not classic pcap.
+    #[error("this is a pcapng file; fibre reads classic pcap (write it with `-F pcap`, or convert: `editcap -F pcap IN OUT`)")]
+    Pcapng,
+    /// The first four bytes are no pcap magic number.
+    #[error("not a pcap file (magic number {0:#010x})")]
+    BadMagic(u32),
+    /// The stream ends inside a header or a packet.
+    #[error("truncated {what} at byte {offset}")]
+    Truncated {
+        /// The global header, a record header or packet data.
+        what: &'static str,
+        /// Where the missing part starts.
+        offset: u64,
+    },
+    /// A record claims more bytes than any capture keeps.
+    #[error("record at byte {offset} claims {len} bytes (more than the snapshot length allows)")]
+    Oversized {
+        /// Where the record starts.
+        offset: u64,
+        /// The length it claims.
+        len: u32,
+    },
+}
+
+/// One packet read from a pcap stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PcapPacket {
+    /// Capture time since the Unix epoch.
+    pub timestamp: Duration,
+    /// The bytes captured (possibly fewer than the packet had).
+    pub data: Vec<u8>,
+    /// The packet's length on the wire.
+    pub original_len: u32,
+}
+
+/// Reads a classic pcap stream packet by packet.
+///
+/// ```
+/// use std::time::Duration;
+/// use fibre_net::pcap::{LinkType, PcapReader, PcapWriter};
+/// let mut w = PcapWriter::new(Vec::new(), LinkType::Ethernet).unwrap();
+/// w.write_packet(Duration::from_micros(1_500_000), &[1, 2, 3]).unwrap();
+/// let bytes = w.into_inner();
+/// let mut r = PcapReader::new(&bytes[..]).unwrap();
+/// assert_eq!(r.link_type(), 1);
+/// let p = r.next_packet().unwrap().unwrap();
+/// assert_eq!((p.timestamp, p.data), (Duration::from_micros(1_500_000), vec![1, 2, 3]));
+/// assert!(r.next_packet().unwrap().is_none());
+/// assert!(PcapReader::new(&b"\x0a\x0d\x0d\x0a...."[..]).is_err()); // pcapng
+/// ```
+#[derive(Debug)]
+pub struct PcapReader<R: Read> {
+    reader: R,
+    big_endian: bool,
+    nanos: bool,
+    link_type: u32,
+    offset: u64,
+}
+
+/// The most bytes a record may claim (pcap's largest snapshot length).
+const MAX_RECORD: u32 = 262_144;
+
+impl<R: Read> PcapReader<R> {
+    /// Reads the global header.
+    ///
+    /// # Errors
+    /// Not pcap (or pcapng), or a short header.
+    pub fn new(mut reader: R) -> Result<PcapReader<R>, PcapError> {
+        let mut header = [0u8; GLOBAL_HEADER_LEN];
+        if !read_full(&mut reader, &mut header)? {
+            return Err(PcapError::Truncated {
+                what: "global header",
+                offset: 0,
+            });
+        }
+        let magic = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+        let (big_endian, nanos) = match magic {
+            0xa1b2_c3d4 => (false, false),
+            0xa1b2_3c4d => (false, true),
+            0xd4c3_b2a1 => (true, false),
+            0x4d3c_b2a1 => (true, true),
+            0x0a0d_0d0a => return Err(PcapError::Pcapng),
+            other => return Err(PcapError::BadMagic(other)),
+        };
+        let mut r = PcapReader {
+            reader,
+            big_endian,
+            nanos,
+            link_type: 0,
+            offset: GLOBAL_HEADER_LEN as u64,
+        };
+        r.link_type = r.u32_at(&header, 20);
+        Ok(r)
+    }
+
+    /// The link type of every record (tcpdump.org LINKTYPE_ value: 1
+    /// Ethernet, 101 raw IP, 113 Linux cooked).
+    pub fn link_type(&self) -> u32 {
+        self.link_type
+    }
+
+    fn u32_at(&self, b: &[u8], at: usize) -> u32 {
+        let bytes = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+        if self.big_endian {
+            u32::from_be_bytes(bytes)
+        } else {
+            u32::from_le_bytes(bytes)
+        }
+    }
+
+    /// The next packet, or `None` at the end of the stream.
+    ///
+    /// # Errors
+    /// A read error, a truncated record, or a record longer than any
+    /// capture keeps.
+    pub fn next_packet(&mut self) -> Result<Option<PcapPacket>, PcapError> {
+        let mut record = [0u8; RECORD_HEADER_LEN];
+        let start = self.offset;
+        match read_some(&mut self.reader, &mut record)? {
+            0 => return Ok(None),
+            RECORD_HEADER_LEN => {}
+            _ => {
+                return Err(PcapError::Truncated {
+                    what: "record header",
+                    offset: start,
+                })
+            }
+        }
+        let seconds = u64::from(self.u32_at(&record, 0));
+        let fraction = self.u32_at(&record, 4);
+        let kept = self.u32_at(&record, 8);
+        let original_len = self.u32_at(&record, 12);
+        if kept > MAX_RECORD {
+            return Err(PcapError::Oversized {
+                offset: start,
+                len: kept,
+            });
+        }
+        let mut data = vec![0u8; kept as usize];
+        if !read_full(&mut self.reader, &mut data)? {
+            return Err(PcapError::Truncated {
+                what: "packet data",
+                offset: start + RECORD_HEADER_LEN as u64,
+            });
+        }
+        self.offset = start + (RECORD_HEADER_LEN as u64) + u64::from(kept);
+        let sub = if self.nanos {
+            Duration::from_nanos(u64::from(fraction))
+        } else {
+            Duration::from_micros(u64::from(fraction))
+        };
+        Ok(Some(PcapPacket {
+            timestamp: Duration::from_secs(seconds) + sub,
+            data,
+            original_len,
+        }))
+    }
+}
+
+/// Fills `buf`; false if the stream ended first.
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<bool> {
+    Ok(read_some(reader, buf)? == buf.len())
+}
+
+/// Reads until `buf` is full or the stream ends; returns how much was read.
+fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reader_takes_both_byte_orders_and_refuses_truncation() {
+        let mut w = PcapWriter::new(Vec::new(), LinkType::Raw).unwrap();
+        w.write_packet(Duration::from_millis(2_001), &[0x45; 20]).unwrap();
+        w.write_packet(Duration::from_millis(3_002), &[0x60; 40]).unwrap();
+        let little = w.into_inner();
+        // The same file big-endian: every header word swapped.
+        let mut big = little.clone();
+        let swap = |b: &mut [u8], at: usize| b[at..at + 4].reverse();
+        for at in (0..24).step_by(4).filter(|at| *at != 4) {
+            swap(&mut big, at);
+        }
+        big[4..8].copy_from_slice(&[0, 2, 0, 4]);
+        for record in [24, 24 + 16 + 20] {
+            for at in (record..record + 16).step_by(4) {
+                swap(&mut big, at);
+            }
+        }
+        for bytes in [&little, &big] {
+            let mut r = PcapReader::new(&bytes[..]).unwrap();
+            assert_eq!(r.link_type(), 101);
+            let a = r.next_packet().unwrap().unwrap();
+            let b = r.next_packet().unwrap().unwrap();
+            assert_eq!((a.timestamp, a.data.len()), (Duration::from_millis(2_001), 20));
+            assert_eq!((b.timestamp, b.data.len()), (Duration::from_millis(3_002), 40));
+            assert!(r.next_packet().unwrap().is_none());
+        }
+        for cut in [10, 30, 50] {
+            let mut r = match PcapReader::new(&little[..cut]) {
+                Ok(r) => r,
+                Err(e) => {
+                    assert!(matches!(e, PcapError::Truncated { .. }), "{e}");
+                    continue;
+                }
+            };
+            let err = loop {
+                match r.next_packet() {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => panic!("a cut file read to its end"),
+                    Err(e) => break e,
+                }
+            };
+            assert!(matches!(err, PcapError::Truncated { .. }), "{err}");
+        }
+        assert!(matches!(
+            PcapReader::new(&[0u8; 24][..]),
+            Err(PcapError::BadMagic(0))
+        ));
+    }
 
     fn u32_at(b: &[u8], at: usize) -> u32 {
         u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
