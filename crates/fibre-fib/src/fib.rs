@@ -193,7 +193,7 @@ impl Fib {
         *self
             .cache_classes
             .entry((prefsrc, mtu))
-            .or_insert_with(|| u16::try_from(next).unwrap_or(CACHE_CLASS_UNSHARED).min(CACHE_CLASS_UNSHARED))
+            .or_insert_with(|| u16::try_from(next).unwrap_or(CACHE_CLASS_UNSHARED))
     }
 
     /// Carries out one request as the kernel would, or refuses it with the
@@ -356,5 +356,32 @@ impl Fib {
     pub(crate) fn next_table_seq(&mut self) -> u64 {
         self.table_seq += 1;
         self.table_seq
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_classes_are_stable_and_run_out_into_the_unshared_class() {
+        let mut fib = Fib::new();
+        let src: IpAddr = "10.0.0.1".parse().unwrap();
+        assert_eq!(fib.cache_class(None, None), CACHE_CLASS_PLAIN);
+        let first = fib.cache_class(Some(src), None);
+        assert_eq!(first, 1);
+        assert_eq!(fib.cache_class(None, Some(1400)), 2);
+        assert_eq!(
+            fib.cache_class(Some(src), None),
+            first,
+            "same attributes, same class"
+        );
+        for mtu in 0..70_000u32 {
+            let class = fib.cache_class(Some(src), Some(mtu));
+            let expected = u16::try_from(3 + mtu).unwrap_or(CACHE_CLASS_UNSHARED);
+            assert_eq!(class, expected, "mtu {mtu}");
+        }
+        // Classes handed out before the table filled keep their number.
+        assert_eq!(fib.cache_class(None, Some(1400)), 2);
     }
 }

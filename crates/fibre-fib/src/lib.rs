@@ -47,8 +47,8 @@ mod srcsel;
 mod table;
 pub mod types;
 
-pub use change::FibChange;
 pub use batch::{FlowKeyV4, FlowKeyV6, Forward, Forward6};
+pub use change::FibChange;
 pub use command::*;
 pub use error::*;
 pub use fib::{Fib, FibSettings};

@@ -172,11 +172,13 @@ impl<R: Read> PcapReader<R> {
     /// Not pcap (or pcapng), or a short header.
     pub fn new(mut reader: R) -> Result<PcapReader<R>, PcapError> {
         let mut header = [0u8; GLOBAL_HEADER_LEN];
-        if !read_full(&mut reader, &mut header)? {
-            return Err(PcapError::Truncated {
-                what: "global header",
-                offset: 0,
-            });
+        let truncated = PcapError::Truncated {
+            what: "global header",
+            offset: 0,
+        };
+        // The magic number first: a short pcapng file is still named as one.
+        if !read_full(&mut reader, &mut header[..4])? {
+            return Err(truncated);
         }
         let magic = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
         let (big_endian, nanos) = match magic {
@@ -187,6 +189,9 @@ impl<R: Read> PcapReader<R> {
             0x0a0d_0d0a => return Err(PcapError::Pcapng),
             other => return Err(PcapError::BadMagic(other)),
         };
+        if !read_full(&mut reader, &mut header[4..])? {
+            return Err(truncated);
+        }
         let mut r = PcapReader {
             reader,
             big_endian,
@@ -288,8 +293,10 @@ mod tests {
     #[test]
     fn the_reader_takes_both_byte_orders_and_refuses_truncation() {
         let mut w = PcapWriter::new(Vec::new(), LinkType::Raw).unwrap();
-        w.write_packet(Duration::from_millis(2_001), &[0x45; 20]).unwrap();
-        w.write_packet(Duration::from_millis(3_002), &[0x60; 40]).unwrap();
+        w.write_packet(Duration::from_millis(2_001), &[0x45; 20])
+            .unwrap();
+        w.write_packet(Duration::from_millis(3_002), &[0x60; 40])
+            .unwrap();
         let little = w.into_inner();
         // The same file big-endian: every header word swapped.
         let mut big = little.clone();
@@ -308,8 +315,14 @@ mod tests {
             assert_eq!(r.link_type(), 101);
             let a = r.next_packet().unwrap().unwrap();
             let b = r.next_packet().unwrap().unwrap();
-            assert_eq!((a.timestamp, a.data.len()), (Duration::from_millis(2_001), 20));
-            assert_eq!((b.timestamp, b.data.len()), (Duration::from_millis(3_002), 40));
+            assert_eq!(
+                (a.timestamp, a.data.len()),
+                (Duration::from_millis(2_001), 20)
+            );
+            assert_eq!(
+                (b.timestamp, b.data.len()),
+                (Duration::from_millis(3_002), 40)
+            );
             assert!(r.next_packet().unwrap().is_none());
         }
         for cut in [10, 30, 50] {

@@ -24,6 +24,10 @@ pub struct Cli {
     /// With --config: report and skip bad lines, apply the rest (`ip -force`; also `-force`).
     #[arg(long = "force", global = true)]
     pub force: bool,
+    /// ICMP errors the router received (a pcap capture): fragmentation-needed and
+    /// packet-too-big become path MTU exceptions, shown by `route get` and `route show cache`.
+    #[arg(long = "icmp", global = true, value_name = "PCAP")]
+    pub icmp: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -76,7 +80,7 @@ pub enum RouteAction {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         words: Vec<String>,
     },
-    /// `ip route show` ([table T|all] [type T]).
+    /// `ip route show` ([table T|all] [type T] | cache).
     #[command(visible_alias = "list", visible_alias = "ls", visible_alias = "s")]
     Show {
         /// The selector, in `ip route show`'s words.

@@ -6,13 +6,17 @@ use anyhow::Result;
 use fibre_fib::{config, Family, Fib};
 use serde_json::Value;
 
-use crate::format::get::{answer_json, answer_text};
+use crate::format::get::{answer_json_cached, answer_text_cached};
+use crate::icmp::Learned;
 use crate::outcome::Outcome;
 
-/// Answers the query in `words`; a refusal prints the kernel's message on
-/// stderr and ends as [`Outcome::Refused`].
+/// Answers the query in `words` (with the exception `learned` holds for
+/// the destination, if its answer goes through that exception's nexthop);
+/// a refusal prints the kernel's message on stderr and ends as
+/// [`Outcome::Refused`].
 pub fn route_get(
     fib: &Fib,
+    learned: Option<&Learned>,
     words: &[String],
     family: Option<Family>,
     json: bool,
@@ -23,11 +27,16 @@ pub fn route_get(
     let fibmatch = query.request.fibmatch;
     match fib.route_get(&query.request) {
         Ok(answer) => {
+            let cache = learned
+                .filter(|_| !fibmatch)
+                .and_then(|l| l.cache_info(fib, &answer));
+            let cache = cache.as_ref();
             if json {
-                let obj = answer_json(fib, &answer, query.uid, fibmatch);
+                let obj = answer_json_cached(fib, &answer, query.uid, fibmatch, cache);
                 writeln!(out, "{}", Value::Array(vec![obj]))?;
             } else {
-                out.write_all(answer_text(fib, &answer, query.uid, fibmatch).as_bytes())?;
+                let text = answer_text_cached(fib, &answer, query.uid, fibmatch, cache);
+                out.write_all(text.as_bytes())?;
             }
             Ok(Outcome::Success)
         }

@@ -6,6 +6,7 @@ mod bench;
 mod cli;
 mod format;
 mod get;
+mod icmp;
 mod import;
 mod lookup;
 mod outcome;
@@ -75,22 +76,45 @@ fn run(cli: Cli) -> Result<Outcome> {
         }
         fib = loaded;
     }
-    dispatch(fib, globals, cli.command)
+    let learned = match &cli.icmp {
+        Some(path) => Some(icmp::Learned::from_pcap(&fib, path)?),
+        None => None,
+    };
+    dispatch(fib, learned.as_ref(), globals, cli.command)
 }
 
-fn dispatch(mut fib: Fib, globals: Globals, command: Command) -> Result<Outcome> {
+fn dispatch(
+    mut fib: Fib,
+    learned: Option<&icmp::Learned>,
+    globals: Globals,
+    command: Command,
+) -> Result<Outcome> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let family = globals.family.unwrap_or(Family::V4);
     let outcome = match command {
         Command::Route { action } => match action {
-            RouteAction::Get { words } => {
-                get::route_get(&fib, &words, globals.family, globals.json, &mut out)?
-            }
+            RouteAction::Get { words } => get::route_get(
+                &fib,
+                learned,
+                &words,
+                globals.family,
+                globals.json,
+                &mut out,
+            )?,
             RouteAction::Show { words } => {
                 let filter = show::RouteFilter::parse(&words)?;
-                show::routes(&fib, globals.family, &filter, globals.json, &mut out)?;
+                if filter.cache {
+                    show::cache(&fib, learned, family, globals.json, &mut out)?;
+                } else {
+                    show::routes(&fib, globals.family, &filter, globals.json, &mut out)?;
+                }
                 Outcome::Success
+            }
+            RouteAction::Import(_) if learned.is_some() => {
+                anyhow::bail!(
+                    "--icmp applies to the FIB as loaded; it does not combine with \"route import\""
+                )
             }
             RouteAction::Import(args) => {
                 let table = config::parse_table_id(&args.table).with_context(|| {
@@ -152,5 +176,10 @@ fn follow_up(fib: Fib, outer: Globals, words: Vec<String>) -> Result<Outcome> {
         json: outer.json || inner.json,
         family: inner.family.or(outer.family),
     };
-    dispatch(fib, globals, cli.command)
+    if cli.icmp.is_some() {
+        anyhow::bail!(
+            "the command after the import file: --icmp must come before \"route import\""
+        );
+    }
+    dispatch(fib, None, globals, cli.command)
 }

@@ -7,17 +7,21 @@ use fibre_fib::{config, Family, Fib, RouteType, TableId, TABLE_MAIN};
 use serde_json::Value;
 
 use crate::format::addr::{link_addresses_json, link_addresses_text};
+use crate::format::cache::{cache_json, cache_text};
 use crate::format::link::{link_json, link_text};
 use crate::format::route::{route_json, route_text, RouteStyle};
 use crate::format::rule::{rule_json, rule_text};
+use crate::icmp::Learned;
 
-/// The selector of `route show`: `[table T|all] [type T]`.
+/// The selector of `route show`: `[table T|all] [type T]`, or `cache`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteFilter {
     /// One table, or every table (`all`) when None.
     pub table: Option<TableId>,
     /// Only routes of this type.
     pub kind: Option<RouteType>,
+    /// `cache`: the route cache's exceptions instead of FIB routes.
+    pub cache: bool,
 }
 
 impl RouteFilter {
@@ -26,6 +30,7 @@ impl RouteFilter {
         let mut filter = RouteFilter {
             table: Some(TABLE_MAIN),
             kind: None,
+            cache: false,
         };
         let mut words = words.iter().map(String::as_str);
         while let Some(word) = words.next() {
@@ -50,7 +55,10 @@ impl RouteFilter {
                         format!("\"type\": expected unicast, local, broadcast, anycast, multicast, blackhole, unreachable, prohibit or throw, got \"{token}\"")
                     })?);
                 }
-                other => bail!("\"route show\": expected table T or type T, got \"{other}\""),
+                "cache" => filter.cache = true,
+                other => {
+                    bail!("\"route show\": expected table T, type T or cache, got \"{other}\"")
+                }
             }
         }
         Ok(filter)
@@ -85,6 +93,30 @@ pub fn routes(
     } else {
         for route in routes {
             out.write_all(route_text(fib, route, style).as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// `ip route show cache` of one family: the exceptions `learned` holds
+/// (none without `--icmp`, as on a router that received no ICMP error).
+pub fn cache(
+    fib: &Fib,
+    learned: Option<&Learned>,
+    family: Family,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let entries = learned.map(|l| l.exceptions(family)).unwrap_or_default();
+    if json {
+        let list: Vec<Value> = entries
+            .iter()
+            .map(|(key, dst, info)| cache_json(fib, key, *dst, info))
+            .collect();
+        writeln!(out, "{}", Value::Array(list))?;
+    } else {
+        for (key, dst, info) in &entries {
+            out.write_all(cache_text(fib, key, *dst, info).as_bytes())?;
         }
     }
     Ok(())
@@ -160,7 +192,8 @@ mod tests {
             RouteFilter::parse(&[]).unwrap(),
             RouteFilter {
                 table: Some(TABLE_MAIN),
-                kind: None
+                kind: None,
+                cache: false,
             }
         );
         assert_eq!(RouteFilter::parse(&words("table all")).unwrap().table, None);

@@ -11,6 +11,19 @@ use super::DeviceNames;
 /// How `fibmatch` answers print: the FIB route, table named when not main.
 const FIBMATCH: RouteStyle = RouteStyle { show_table: true };
 
+/// What a route cache exception adds to an answer (a path MTU learnt from
+/// ICMP): the kernel reports the cloned route's expiry (`RTA_CACHEINFO`)
+/// and its MTU metric, locked when raised to the floor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheInfo {
+    /// Seconds until the exception lapses (as `ip` divides jiffies by HZ).
+    pub expires_sec: u64,
+    /// The path MTU.
+    pub mtu: u32,
+    /// `mtu lock N`: raised to `min_pmtu` and locked.
+    pub mtu_locked: bool,
+}
+
 /// The answer as `ip route get` prints it (IPv4: two lines, the second
 /// `    cache ...`; IPv6: one), newline included.
 pub fn answer_text(
@@ -18,6 +31,32 @@ pub fn answer_text(
     answer: &RouteAnswer,
     uid: u32,
     fibmatch: bool,
+) -> String {
+    answer_text_cached(names, answer, uid, fibmatch, None)
+}
+
+/// `mtu N ` or `mtu lock N ` (iproute2's `print_rta_metrics`).
+fn mtu_text(out: &mut String, mtu: u32, locked: bool) {
+    let lock = if locked { "lock " } else { "" };
+    let _ = write!(out, "mtu {lock}{mtu} ");
+}
+
+/// The path MTU shown: the exception's, else the route's own.
+fn shown_mtu(answer: &RouteAnswer, cache: Option<&CacheInfo>) -> Option<(u32, bool)> {
+    match cache {
+        Some(c) => Some((c.mtu, c.mtu_locked)),
+        None => answer.mtu.map(|m| (m, false)),
+    }
+}
+
+/// [`answer_text`] for a destination with a route cache exception, as the
+/// kernel answers once it holds one (`cache expires 599sec mtu 1300`).
+pub fn answer_text_cached(
+    names: &dyn DeviceNames,
+    answer: &RouteAnswer,
+    uid: u32,
+    fibmatch: bool,
+    cache: Option<&CacheInfo>,
 ) -> String {
     if fibmatch {
         return route_text(names, &answer.route, FIBMATCH);
@@ -67,6 +106,10 @@ pub fn answer_text(
         }
     }
     if v6 {
+        if let Some(c) = cache {
+            let _ = write!(out, "expires {}sec ", c.expires_sec);
+            mtu_text(&mut out, c.mtu, c.mtu_locked);
+        }
         out.push_str("pref medium\n");
         return out;
     }
@@ -78,11 +121,14 @@ pub fn answer_text(
     if !flags.is_empty() {
         let _ = write!(out, "<{}> ", flags.join(","));
     }
+    if let Some(c) = cache {
+        let _ = write!(out, "expires {}sec ", c.expires_sec);
+    }
     if let Some(iif) = &answer.iif {
         let _ = write!(out, "iif {iif} ");
     }
-    if let Some(mtu) = answer.mtu {
-        let _ = write!(out, "mtu {mtu} ");
+    if let Some((mtu, locked)) = shown_mtu(answer, cache) {
+        mtu_text(&mut out, mtu, locked);
     }
     out.push('\n');
     out
@@ -110,6 +156,18 @@ pub fn answer_json(
     answer: &RouteAnswer,
     uid: u32,
     fibmatch: bool,
+) -> Value {
+    answer_json_cached(names, answer, uid, fibmatch, None)
+}
+
+/// [`answer_json`] with a route cache exception (`"expires"`, the path
+/// MTU in `"metrics"`; iproute2 prints `lock` in text only).
+pub fn answer_json_cached(
+    names: &dyn DeviceNames,
+    answer: &RouteAnswer,
+    uid: u32,
+    fibmatch: bool,
+    cache: Option<&CacheInfo>,
 ) -> Value {
     if fibmatch {
         return route_json(names, &answer.route, FIBMATCH);
@@ -163,11 +221,16 @@ pub fn answer_json(
             obj.insert("uid".into(), json!(uid));
         }
         obj.insert("cache".into(), json!(cache_flags(answer.kind)));
+    }
+    if let Some(c) = cache {
+        obj.insert("expires".into(), json!(c.expires_sec));
+    }
+    if !v6 {
         if let Some(iif) = &answer.iif {
             obj.insert("iif".into(), json!(iif));
         }
     }
-    if let Some(mtu) = answer.mtu {
+    if let Some((mtu, _)) = shown_mtu(answer, cache) {
         obj.insert("metrics".into(), json!([{ "mtu": mtu }]));
     }
     if v6 {

@@ -3,6 +3,7 @@
 //! JSON value with `ip -j`'s keys in its order.
 
 pub mod addr;
+pub mod cache;
 pub mod get;
 pub mod link;
 pub mod route;

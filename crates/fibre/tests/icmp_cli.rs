@@ -1,0 +1,324 @@
+//! `fibre --icmp CAPTURE`: path MTU reports in a pcap become route cache
+//! exceptions that `route get` and `route show cache` show; reports the
+//! kernel would not use are not used; bad captures are refused.
+//! (The kernel's own answers for the same reports are checked in
+//! `pmtu_kernel.rs`.)
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use fibre_net::pcap::{LinkType, PcapWriter};
+use fibre_net::{icmpv4, icmpv6, ipv4, ipv6};
+
+const CONFIG: &str = "\
+link add eth0 type ifb
+link set eth0 up
+addr add 10.0.0.1/24 dev eth0
+addr add 2001:db8::1/64 dev eth0 nodad
+route add 198.51.100.0/24 via 10.0.0.2
+route add 203.0.113.0/24 via 10.0.0.3
+route add 2001:db8:100::/48 via 2001:db8::2
+";
+
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("fibre-icmp-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn file(&self, name: &str, bytes: &[u8]) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn fibre(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fibre"))
+        .args(args)
+        .output()
+        .expect("run fibre")
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "fibre failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn ethernet(ethertype: u16, ip: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2];
+    frame.extend_from_slice(&ethertype.to_be_bytes());
+    frame.extend_from_slice(ip);
+    frame
+}
+
+/// An IPv4 header (20 bytes) for `total_len` bytes of `protocol` in all.
+fn ipv4_header(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, total_len: usize) -> Vec<u8> {
+    let mut h = vec![0u8; total_len.max(20)];
+    h[0] = 0x45;
+    h[2..4].copy_from_slice(&(total_len as u16).to_be_bytes());
+    h[6] = 0x40;
+    h[8] = 64;
+    h[9] = protocol;
+    h[12..16].copy_from_slice(&src.octets());
+    h[16..20].copy_from_slice(&dst.octets());
+    ipv4::Packet::new_checked(&mut h[..])
+        .unwrap()
+        .fill_checksum();
+    h.truncate(20);
+    h
+}
+
+/// What `gateway` sends back when our packet `from -> to` is too big for
+/// its next hop (`mtu`), to `reply_to`.
+fn frag_needed(
+    gateway: Ipv4Addr,
+    reply_to: Ipv4Addr,
+    from: Ipv4Addr,
+    to: Ipv4Addr,
+    mtu: u16,
+) -> Vec<u8> {
+    let mut quoted = ipv4_header(from, to, 1, 1500);
+    quoted.extend_from_slice(&[8, 0, 0, 0, 0, 1, 0, 1]);
+    let mut icmp = vec![3, 4, 0, 0, 0, 0];
+    icmp.extend_from_slice(&mtu.to_be_bytes());
+    icmp.extend_from_slice(&quoted);
+    icmpv4::Packet::new_checked(&mut icmp[..])
+        .unwrap()
+        .fill_checksum();
+    let mut ip = ipv4_header(gateway, reply_to, 1, 20 + icmp.len());
+    ip.extend_from_slice(&icmp);
+    ethernet(0x0800, &ip)
+}
+
+fn packet_too_big(
+    gateway: Ipv6Addr,
+    reply_to: Ipv6Addr,
+    from: Ipv6Addr,
+    to: Ipv6Addr,
+    mtu: u32,
+) -> Vec<u8> {
+    let mut quoted = vec![0u8; 40];
+    quoted[0] = 0x60;
+    quoted[4..6].copy_from_slice(&1400u16.to_be_bytes());
+    quoted[6] = 58;
+    quoted[7] = 64;
+    quoted[8..24].copy_from_slice(&from.octets());
+    quoted[24..40].copy_from_slice(&to.octets());
+    quoted.extend_from_slice(&[128, 0, 0, 0, 0, 1, 0, 1]);
+    let mut icmp = vec![2, 0, 0, 0];
+    icmp.extend_from_slice(&mtu.to_be_bytes());
+    icmp.extend_from_slice(&quoted);
+    icmpv6::Packet::new_checked(&mut icmp[..])
+        .unwrap()
+        .fill_checksum(gateway, reply_to);
+    let mut ip = vec![0u8; 40];
+    ip[0] = 0x60;
+    ip[4..6].copy_from_slice(&(icmp.len() as u16).to_be_bytes());
+    ip[6] = 58;
+    ip[7] = 64;
+    ip[8..24].copy_from_slice(&gateway.octets());
+    ip[24..40].copy_from_slice(&reply_to.octets());
+    ip.extend_from_slice(&icmp);
+    assert!(ipv6::Packet::new_checked(&ip[..]).is_ok());
+    ethernet(0x86dd, &ip)
+}
+
+fn capture(frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut w = PcapWriter::new(Vec::new(), LinkType::Ethernet).unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        w.write_packet(Duration::from_secs(1_700_000_000 + i as u64), f)
+            .unwrap();
+    }
+    w.into_inner()
+}
+
+const ME: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+const GW: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 2);
+
+/// `expires NNNsec` with NNN just under 600, replaced by `expires Xsec`.
+fn normalize(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("expires ") {
+        out.push_str(&rest[..at + 8]);
+        rest = &rest[at + 8..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let secs: u32 = digits.parse().expect("seconds after expires");
+        assert!((590..=600).contains(&secs), "expires {secs}sec");
+        out.push('X');
+        rest = &rest[digits.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn path_mtu_reports_show_in_route_get_and_route_show_cache() {
+    let dir = Scratch::new("pmtu");
+    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let dst = Ipv4Addr::new(198, 51, 100, 7);
+    let v6 = |s: &str| s.parse::<Ipv6Addr>().unwrap();
+    let pcap = dir.file(
+        "icmp.pcap",
+        &capture(&[
+            frag_needed(GW, ME, ME, dst, 1300),
+            // Below min_pmtu: raised to 552 and locked.
+            frag_needed(GW, ME, ME, Ipv4Addr::new(198, 51, 100, 8), 400),
+            packet_too_big(
+                v6("2001:db8::2"),
+                v6("2001:db8::1"),
+                v6("2001:db8::1"),
+                v6("2001:db8:100::7"),
+                1280,
+            ),
+        ]),
+    );
+    let get = |dst: &str| {
+        stdout(&fibre(&[
+            "--config", &config, "--icmp", &pcap, "route", "get", dst,
+        ]))
+    };
+    assert_eq!(
+        normalize(&get("198.51.100.7")),
+        "198.51.100.7 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 \n    cache expires Xsec mtu 1300 \n"
+    );
+    assert_eq!(
+        normalize(&get("198.51.100.8")),
+        "198.51.100.8 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 \n    cache expires Xsec mtu lock 552 \n"
+    );
+    // Other destinations through the same nexthop carry nothing.
+    assert_eq!(
+        get("198.51.100.9"),
+        "198.51.100.9 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 \n    cache \n"
+    );
+    assert_eq!(
+        normalize(&get("2001:db8:100::7")),
+        "2001:db8:100::7 from :: via 2001:db8::2 dev eth0 src 2001:db8::1 metric 1024 expires Xsec mtu 1280 pref medium\n"
+    );
+    let show = stdout(&fibre(&[
+        "--config", &config, "--icmp", &pcap, "route", "show", "cache",
+    ]));
+    assert_eq!(
+        normalize(&show),
+        "198.51.100.7 via 10.0.0.2 dev eth0 \n    cache expires Xsec mtu 1300 \n\
+         198.51.100.8 via 10.0.0.2 dev eth0 \n    cache expires Xsec mtu lock 552 \n"
+    );
+    let show6 = stdout(&fibre(&[
+        "--config", &config, "--icmp", &pcap, "-6", "route", "show", "cache",
+    ]));
+    assert_eq!(
+        normalize(&show6),
+        "2001:db8:100::7 via 2001:db8::2 dev eth0 metric 1024 expires Xsec mtu 1280 pref medium\n"
+    );
+    let json = stdout(&fibre(&[
+        "--config",
+        &config,
+        "--icmp",
+        &pcap,
+        "-j",
+        "route",
+        "get",
+        "198.51.100.7",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v[0]["metrics"][0]["mtu"], 1300);
+    assert!((590..=600).contains(&v[0]["expires"].as_u64().unwrap()));
+    // Without --icmp the router has learnt nothing.
+    assert_eq!(
+        stdout(&fibre(&["--config", &config, "route", "show", "cache"])),
+        ""
+    );
+}
+
+#[test]
+fn reports_the_kernel_would_not_use_are_not_used() {
+    let dir = Scratch::new("unused");
+    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let dst = Ipv4Addr::new(198, 51, 100, 7);
+    let mut bad_checksum = frag_needed(GW, ME, ME, dst, 1300);
+    let last = bad_checksum.len() - 1;
+    bad_checksum[last] ^= 0xff;
+    let stranger = Ipv4Addr::new(10, 0, 0, 77);
+    let pcap = dir.file(
+        "icmp.pcap",
+        &capture(&[
+            bad_checksum,
+            // Addressed to someone else.
+            frag_needed(GW, stranger, stranger, dst, 1300),
+            // Quoting a packet we did not send.
+            frag_needed(GW, ME, stranger, dst, 1300),
+            // Not smaller than the path's MTU: accepted, changes nothing.
+            frag_needed(GW, ME, ME, dst, 9000),
+        ]),
+    );
+    let out = fibre(&[
+        "--config", &config, "--icmp", &pcap, "route", "show", "cache",
+    ]);
+    assert_eq!(stdout(&out), "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("3 ICMP error(s) not used"), "{stderr}");
+}
+
+#[test]
+fn bad_captures_are_refused_with_the_file_and_the_packet() {
+    let dir = Scratch::new("bad");
+    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let pcapng = dir.file(
+        "x.pcapng",
+        b"\x0a\x0d\x0d\x0a\x1c\x00\x00\x00\x4d\x3c\x2b\x1a",
+    );
+    let out = fibre(&[
+        "--config", &config, "--icmp", &pcapng, "route", "show", "cache",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("x.pcapng") && stderr.contains("editcap -F pcap"),
+        "{stderr}"
+    );
+    let good = capture(&[frag_needed(
+        GW,
+        ME,
+        ME,
+        Ipv4Addr::new(198, 51, 100, 7),
+        1300,
+    )]);
+    let cut = dir.file("cut.pcap", &good[..good.len() - 5]);
+    let out = fibre(&[
+        "--config", &config, "--icmp", &cut, "route", "show", "cache",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cut.pcap: packet 1") && stderr.contains("truncated packet data"),
+        "{stderr}"
+    );
+    let missing = dir.0.join("absent.pcap");
+    let out = fibre(&[
+        "--config",
+        &config,
+        "--icmp",
+        missing.to_str().unwrap(),
+        "route",
+        "show",
+        "cache",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("absent.pcap"));
+}
