@@ -199,7 +199,12 @@ fn describe(
     // names one.
     let per_flow_src = req.dst.is_ipv6() && answer.route.prefsrc.is_none();
     let src = if per_flow_src { None } else { answer.prefsrc };
-    let mut data = RouteData::new(dev, gateway, src, answer.mtu.unwrap_or(dev_mtu).min(dev_mtu));
+    let mut data = RouteData::new(
+        dev,
+        gateway,
+        src,
+        answer.mtu.unwrap_or(dev_mtu).min(dev_mtu),
+    );
     data.family = if req.dst.is_ipv6() { 6 } else { 4 };
     if per_flow_src {
         data.flags |= crate::route::flags::SRC_PER_FLOW;

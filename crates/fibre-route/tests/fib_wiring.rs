@@ -93,8 +93,12 @@ fn a_route_change_stales_exactly_the_held_routes_it_affects() {
     let (in_changed, elsewhere) = {
         let guard = reader.read();
         (
-            cache.hold_output_v4(&guard, 0, &key([198, 51, 100, 7])).unwrap(),
-            cache.hold_output_v4(&guard, 0, &key([203, 0, 113, 7])).unwrap(),
+            cache
+                .hold_output_v4(&guard, 0, &key([198, 51, 100, 7]))
+                .unwrap(),
+            cache
+                .hold_output_v4(&guard, 0, &key([203, 0, 113, 7]))
+                .unwrap(),
         )
     };
     reader.quiescent();
@@ -167,7 +171,9 @@ fn routes_through_one_gateway_keep_their_own_source_and_mtu() {
     let reader = domain.register();
     let guard = reader.read();
     let get = |a: [u8; 4]| {
-        let r = cache.output_v4(&guard, SlotKind::PerCore(0), &key(a)).unwrap();
+        let r = cache
+            .output_v4(&guard, SlotKind::PerCore(0), &key(a))
+            .unwrap();
         (r.src_addr().unwrap(), r.mtu)
     };
     let v4 = |a: [u8; 4]| IpAddr::from(a);
@@ -205,7 +211,11 @@ fn an_ipv6_source_is_picked_per_destination_unless_the_route_names_one() {
             ..Default::default()
         };
         let route = cache.output_v6(&guard, SlotKind::PerCore(0), &key).unwrap();
-        cache.source_v6(&guard, &route, dst).unwrap().unwrap().to_string()
+        cache
+            .source_v6(&guard, &route, dst)
+            .unwrap()
+            .unwrap()
+            .to_string()
     };
     // One nexthop, two flows: the longest matching prefix picks each one's
     // source (RFC 6724 rule 8), cached route or not.
