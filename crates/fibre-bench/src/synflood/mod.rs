@@ -211,11 +211,14 @@ impl Experiment for SynfloodExperiment {
                 cases.push((strategy, ctx.threads, pace));
             }
         }
-        // Single updates with a core to spare for the writer: the grace
-        // period then waits for no preempted packet thread.
+        // The writer with a core of its own (one packet thread fewer than
+        // cores), as on the seed's 56-CPU server where it is one thread of
+        // many: single updates (the grace period then waits for no
+        // preempted packet thread) and the 100k/s replay.
         if ctx.threads > 1 {
             for strategy in 0..strategies.len() {
                 cases.push((strategy, 1, Pace::Rate(TRICKLE_RATE)));
+                cases.push((strategy, 1, Pace::Rate(WRITER_RATE)));
             }
         }
         for strategy in 0..strategies.len() {
@@ -421,6 +424,26 @@ impl Experiment for SynfloodExperiment {
                 "no writer on-CPU",
             ),
         );
+        if t > 1 {
+            // The writer on its own core: what the readers lose to the
+            // writer's work itself rather than to sharing their cores.
+            measurements.push(
+                Measurement::new(
+                    "rcu 1 thread, writer 100k/s on its own core",
+                    mpps(rcu, 1, paced),
+                    "Mpps",
+                )
+                .with_ratio(ratio(mpps(rcu, 1, paced), mpps(rcu, 1, idle)), "no writer"),
+            );
+            measurements.push(
+                Measurement::new(
+                    "rwlock 1 thread, writer 100k/s on its own core",
+                    mpps(rw, 1, paced),
+                    "Mpps",
+                )
+                .with_ratio(ratio(mpps(rw, 1, paced), mpps(rw, 1, idle)), "no writer"),
+            );
+        }
         if let Some(case) = find(rcu, t, paced) {
             let (p50, p99) = case.latency(false);
             measurements.push(Measurement::new(
