@@ -25,6 +25,7 @@
 mod addr;
 mod error;
 mod get;
+mod gre;
 mod lexer;
 mod link;
 mod load;
