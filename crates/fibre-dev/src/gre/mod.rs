@@ -34,7 +34,7 @@ mod fragment;
 mod route_cache;
 mod tunnel;
 
-pub use config::{GreConfig, GreConfigError, GreKind, Inheritable};
+pub use config::{GreConfig, GreConfigError, GreKind, GreSpec, Inheritable};
 pub use decap::{decapsulate, Decapsulated, RxPolicy};
 pub(crate) use demux::match_score;
 pub use demux::{peek_tunnel_key, TunnelKey};
