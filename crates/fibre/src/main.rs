@@ -26,6 +26,10 @@ use outcome::Outcome;
 struct Globals {
     json: bool,
     family: Option<Family>,
+    /// `-s`: statistics (link show).
+    stats: bool,
+    /// `-d`: details (link show).
+    details: bool,
 }
 
 impl Globals {
@@ -40,6 +44,8 @@ impl Globals {
         Globals {
             json: cli.json,
             family,
+            stats: cli.stats,
+            details: cli.details,
         }
     }
 }
@@ -115,7 +121,12 @@ fn dispatch(mut fib: Fib, globals: Globals, command: Command) -> Result<Outcome>
             Outcome::Success
         }
         Command::Link { .. } => {
-            show::links(&fib, globals.json, &mut out)?;
+            let how = show::LinkShow {
+                json: globals.json,
+                details: globals.details,
+                stats: globals.stats,
+            };
+            show::links(&fib, how, &mut out)?;
             Outcome::Success
         }
         Command::Addr { .. } => {
@@ -151,6 +162,8 @@ fn follow_up(fib: Fib, outer: Globals, words: Vec<String>) -> Result<Outcome> {
     let globals = Globals {
         json: outer.json || inner.json,
         family: inner.family.or(outer.family),
+        stats: outer.stats || inner.stats,
+        details: outer.details || inner.details,
     };
     dispatch(fib, globals, cli.command)
 }
