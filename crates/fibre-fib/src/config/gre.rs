@@ -185,8 +185,8 @@ pub(crate) fn parse_gre(kind: GreKind, words: &mut Words<'_>) -> Result<GreSpec,
             Opt::NoOCsum => spec.ocsum = false,
             Opt::Remote => remote = endpoint(kind, words, "remote")?,
             Opt::Local => spec.local = endpoint(kind, words, "local")?,
-            Opt::Ttl => spec.ttl = ttl_value(kind, words, word)?,
-            Opt::Tos => spec.tos = tos_value(kind, words, word)?,
+            Opt::Ttl => spec.ttl = outer_value(kind, words, word, Outer::Ttl)?,
+            Opt::Tos => spec.tos = outer_value(kind, words, word, Outer::Tos)?,
         }
     }
     let Some(remote) = remote else {
@@ -274,48 +274,51 @@ fn key_value(words: &mut Words<'_>, keyword: &str) -> Result<u32, ParseError> {
     })
 }
 
-/// `ttl|hoplimit|hlim N|inherit`: `get_u8` base 0; 0 is inherit.
-fn ttl_value(
-    kind: GreKind,
-    words: &mut Words<'_>,
-    keyword: &str,
-) -> Result<Inheritable, ParseError> {
-    let expected = "inherit or a TTL from 0 (inherit) to 255";
-    let token = words.value(keyword, expected)?;
-    if token == "inherit" {
-        return Ok(Inheritable::Inherit);
-    }
-    let what = match kind.family() {
-        Family::V4 => "invalid TTL",
-        Family::V6 => "invalid HLIM",
-    };
-    match values::number_u32(token).and_then(|n| u8::try_from(n).ok()) {
-        Some(0) => Ok(Inheritable::Inherit),
-        Some(ttl) => Ok(Inheritable::Fixed(ttl)),
-        None => Err(invalid_argument(keyword, expected, token, what)),
-    }
+/// The outer header fields a tunnel may copy from the inner packet.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outer {
+    /// `ttl|hoplimit|hlim N|inherit`: `get_u8` base 0.
+    Ttl,
+    /// `tos|tclass|dsfield T|inherit`: hexadecimal.
+    Tos,
 }
 
-/// `tos|tclass|dsfield T|inherit`: hexadecimal. For gre the kernel keeps
-/// "inherit" as TOS 1, so `tos 1` is `tos inherit` too.
-fn tos_value(
+/// A `ttl` or `tos` value. `ttl 0` is inherit, and so is gre's `tos 1`:
+/// the kernel keeps "inherit" as TOS 1.
+fn outer_value(
     kind: GreKind,
     words: &mut Words<'_>,
     keyword: &str,
+    field: Outer,
 ) -> Result<Inheritable, ParseError> {
-    let expected = "inherit or a TOS byte in hexadecimal (00 to ff)";
+    let six = kind.family() == Family::V6;
+    let (expected, what) = match field {
+        Outer::Ttl => (
+            "inherit or a TTL from 0 (inherit) to 255",
+            if six { "invalid HLIM" } else { "invalid TTL" },
+        ),
+        Outer::Tos => (
+            "inherit or a TOS byte in hexadecimal (00 to ff)",
+            if six {
+                "invalid TClass"
+            } else {
+                "bad TOS value"
+            },
+        ),
+    };
     let token = words.value(keyword, expected)?;
     if token == "inherit" {
         return Ok(Inheritable::Inherit);
     }
-    let what = match kind.family() {
-        Family::V4 => "bad TOS value",
-        Family::V6 => "invalid TClass",
+    let value = match field {
+        Outer::Ttl => values::number_u32(token).and_then(|n| u8::try_from(n).ok()),
+        Outer::Tos => values::dsfield(token),
     };
-    match values::dsfield(token) {
-        Some(1) if kind.family() == Family::V4 => Ok(Inheritable::Inherit),
-        Some(tos) => Ok(Inheritable::Fixed(tos)),
-        None => Err(invalid_argument(keyword, expected, token, what)),
+    match (field, value) {
+        (_, None) => Err(invalid_argument(keyword, expected, token, what)),
+        (Outer::Ttl, Some(0)) => Ok(Inheritable::Inherit),
+        (Outer::Tos, Some(1)) if !six => Ok(Inheritable::Inherit),
+        (_, Some(v)) => Ok(Inheritable::Fixed(v)),
     }
 }
 
