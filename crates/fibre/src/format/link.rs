@@ -151,11 +151,14 @@ pub fn link_json(link: &Link, extras: LinkExtras<'_>) -> Map<String, Value> {
         obj.insert("linkinfo".into(), kind_details_json(&link.kind));
     }
     if let Some(s) = extras.stats {
+        // JSON's `over_errors` is rx_over_errors (a receive ring
+        // overrun), not the text's `missed` (rx_missed_errors, which JSON
+        // prints only with -s -s); fibre's devices count no overruns.
         obj.insert(
             "stats64".into(),
             json!({
                 "rx": {"bytes": s.rx_bytes, "packets": s.rx_packets, "errors": s.rx_errors,
-                       "dropped": s.rx_dropped, "over_errors": s.rx_missed, "multicast": s.rx_mcast},
+                       "dropped": s.rx_dropped, "over_errors": 0, "multicast": s.rx_mcast},
                 "tx": {"bytes": s.tx_bytes, "packets": s.tx_packets, "errors": s.tx_errors,
                        "dropped": s.tx_dropped, "carrier_errors": s.tx_carrier,
                        "collisions": s.tx_collisions},
@@ -420,6 +423,7 @@ mod tests {
         let stats = IpLinkStats {
             tx_packets: 3,
             tx_bytes: 600,
+            rx_missed: 2,
             ..Default::default()
         };
         let extras = LinkExtras {
@@ -429,7 +433,7 @@ mod tests {
         // The layout `ip -s link show` gives an ifb (checked in a namespace).
         assert_eq!(
             link_text(&d, extras),
-            "2: d0: <BROADCAST,NOARP,UP,LOWER_UP> mtu 1500 state UNKNOWN\n    link/ether\n    RX:  bytes packets errors dropped  missed   mcast           \n             0       0      0       0       0       0 \n    TX:  bytes packets errors dropped carrier collsns           \n           600       3      0       0       0       0 \n"
+            "2: d0: <BROADCAST,NOARP,UP,LOWER_UP> mtu 1500 state UNKNOWN\n    link/ether\n    RX:  bytes packets errors dropped  missed   mcast           \n             0       0      0       0       2       0 \n    TX:  bytes packets errors dropped carrier collsns           \n           600       3      0       0       0       0 \n"
         );
         let json = Value::Object(link_json(&d, extras)).to_string();
         assert!(json.ends_with(r#""stats64":{"rx":{"bytes":0,"packets":0,"errors":0,"dropped":0,"over_errors":0,"multicast":0},"tx":{"bytes":600,"packets":3,"errors":0,"dropped":0,"carrier_errors":0,"collisions":0}}}"#), "{json}");
