@@ -205,7 +205,7 @@ impl Device {
     pub fn device_type(&self) -> DeviceType {
         match self {
             Device::Port(d) => d.device_type(),
-            Device::Gre(t) => DeviceType::Gre(t.config().kind),
+            Device::Gre(t) => DeviceType::Gre(t.config().spec.kind),
         }
     }
 
@@ -282,7 +282,7 @@ impl Device {
 /// `ip link`'s flags and second line for a tunnel.
 fn gre_link_info(tunnel: &GreTunnel) -> (&'static str, String) {
     let config = tunnel.config();
-    if config.kind.is_tap() {
+    if config.spec.kind.is_tap() {
         let i = tunnel.index().to_be_bytes();
         let mac = tap_mac_text([0x02, 0x00, i[0], i[1], i[2], i[3]]);
         return (
@@ -290,15 +290,25 @@ fn gre_link_info(tunnel: &GreTunnel) -> (&'static str, String) {
             format!("link/ether {mac} brd ff:ff:ff:ff:ff:ff"),
         );
     }
-    let local = config.local.map_or("any".to_string(), |a| a.to_string());
-    let link = match config.kind.family() {
+    // The device address is `local` and the broadcast address `remote`
+    // (0.0.0.0 or :: when no local); iproute2 writes `peer` for a
+    // point-to-point device, `brd` otherwise (ip6gre without local).
+    let spec = &config.spec;
+    let local = spec
+        .local
+        .unwrap_or_else(|| spec.kind.family().unspecified());
+    let link = match spec.kind.family() {
         fibre_fib::Family::V4 => "link/gre",
         fibre_fib::Family::V6 => "link/gre6",
     };
-    (
-        "POINTOPOINT,NOARP",
-        format!("{link} {local} peer {}", config.remote),
-    )
+    if spec.is_point_to_point() {
+        (
+            "POINTOPOINT,NOARP",
+            format!("{link} {local} peer {}", spec.remote),
+        )
+    } else {
+        ("NOARP", format!("{link} {local} brd {}", spec.remote))
+    }
 }
 
 /// A tap's MAC address as `ip link` prints it. Taps get a locally

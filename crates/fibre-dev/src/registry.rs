@@ -152,6 +152,52 @@ impl Registry {
         Ok(())
     }
 
+    /// A registry with a device for every link of `fib`, under the link's
+    /// ifindex, name, MTU and up state: `lo` a loopback device, each GRE
+    /// link a tunnel built from its [`fibre_fib::GreSpec`] (resolving its
+    /// underlay through `routes`), every other kind (dummy, ifb, veth
+    /// until real ports exist) a counting device. Fresh devices: every
+    /// counter is zero.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use fibre_dev::{gre::TxMode, FibRoutes, Registry};
+    /// let text = "link add eth0 up type dummy\nlink add gre1 up type gre remote 192.0.2.2 key 5\n";
+    /// let (fib, _) = fibre_fib::config::apply_str(&fibre_fib::Fib::new(), "t", text, false).unwrap();
+    /// let routes = Arc::new(FibRoutes::new(fib.clone()));
+    /// let reg = Registry::from_fib(&fib, routes, 1, TxMode::Lltx).unwrap();
+    /// let gre1 = reg.by_name("gre1").unwrap();
+    /// assert_eq!((gre1.index(), gre1.mtu(), gre1.is_up()), (3, 1472, true));
+    /// assert_eq!(gre1.as_gre().unwrap().config().spec.okey, Some(5));
+    /// ```
+    pub fn from_fib(
+        fib: &fibre_fib::Fib,
+        routes: Arc<dyn UnderlayRoutes>,
+        workers: usize,
+        mode: TxMode,
+    ) -> Result<Registry, RegistryError> {
+        let mut registry = Registry::new(workers);
+        for link in fib.links() {
+            match &link.kind {
+                fibre_fib::LinkKind::Loopback => registry.add_loopback(link.index, &link.name)?,
+                fibre_fib::LinkKind::Gre(spec) => {
+                    let config = GreConfig {
+                        name: link.name.clone(),
+                        spec: spec.clone(),
+                    };
+                    registry.add_gre(link.index, config, routes.clone(), mode)?
+                }
+                _ => registry.add_dummy(link.index, &link.name, link.mtu)?,
+            }
+            let device = registry.get(link.index).expect("just added");
+            // The FIB's MTU is the configured one (the kernel's default or
+            // `mtu N`); a tunnel still clamps each batch to its underlay.
+            device.set_mtu(link.mtu);
+            device.set_up(link.up);
+        }
+        Ok(registry)
+    }
+
     /// The device with ifindex `index`.
     pub fn get(&self, index: u32) -> Option<&Device> {
         self.devices.get(index as usize).and_then(Option::as_ref)

@@ -12,7 +12,7 @@ use fibre_dev::{
 };
 use fibre_fib::{
     AddrOp, AddressSpec, Command, Fib, LinkKind, NexthopSpec, Prefix, Protocol, RouteOp, RouteSpec,
-    RouteType, Scope, TABLE_MAIN,
+    RouteType, Scope, TunnelError, TABLE_MAIN,
 };
 
 mod common;
@@ -237,10 +237,10 @@ fn loops_are_refused_at_creation_and_counted_at_run_time() {
     let err = GreTunnel::new(2, config.clone(), routes.clone(), TxMode::Lltx, 1).unwrap_err();
     assert_eq!(
         err,
-        GreConfigError::UnderlayLoop {
+        GreConfigError::Tunnel(TunnelError::UnderlayLoop {
             name: "t0".into(),
             remote
-        }
+        })
     );
     assert!(err.to_string().contains("would loop"));
 
@@ -472,9 +472,10 @@ fn fib_backed_tunnel_validates_and_sends() {
     .unwrap();
     assert_eq!(
         bad_local.validate(&fib),
-        Err(GreConfigError::LocalNotOnRouter(
-            "192.0.2.99".parse().unwrap()
-        ))
+        Err(GreConfigError::Tunnel(TunnelError::LocalNotOnRouter {
+            name: "gt0".into(),
+            local: "192.0.2.99".parse().unwrap()
+        }))
     );
     let config = GreConfig::parse(&[
         "gt0",
@@ -540,7 +541,13 @@ fn fib_backed_tunnel_validates_and_sends() {
         })
         .unwrap();
     let err = routes.with_fib(|fib| config.validate(fib)).unwrap_err();
-    assert!(matches!(err, GreConfigError::UnderlayLoop { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            GreConfigError::Tunnel(TunnelError::UnderlayLoop { .. })
+        ),
+        "{err}"
+    );
     // The running tunnel sees the new route (generation changed) and
     // sends by the new link, which the registry does not have: dropped.
     let mut batch = batch_of(&[v4_inner(100, true)], 64);

@@ -20,11 +20,22 @@
 //! - a link going down keeps its IPv4 addresses and their `local` routes,
 //!   loses every other route through it, and loses all its IPv6 addresses
 //!   (`keep_addr_on_down` is 0).
+//!
+//! GRE tunnels (not kernel-checked: this kernel has no GRE module; from the
+//! kernel's source): the default MTU is computed once, when the tunnel is
+//! made, from the device the route to `remote` leaves by
+//! ([`GreSpec::default_mtu`]); a second tunnel with the same type, local,
+//! remote and input key is "File exists"; a tunnel has carrier once up
+//! (operstate UNKNOWN) and gets a link-local address like any other link
+//! (the kernel derives gre's from its IPv4 address; the routes are the
+//! same).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::command::RouteGetRequest;
 use crate::error::{Errno, KernelError};
 use crate::fib::Fib;
+use crate::gre::GreSpec;
 use crate::types::*;
 
 /// IPV6_MIN_MTU: below it the kernel turns IPv6 off on a link.
@@ -77,6 +88,7 @@ fn check_mtu(kind: &LinkKind, mtu: u32) -> Result<(), KernelError> {
     // dev_validate_mtu: ETH_MIN_MTU 68 for ether-like devices, lo from 0.
     let (min, max) = match kind {
         LinkKind::Loopback => (0, u32::MAX),
+        LinkKind::Gre(spec) => (GreSpec::MIN_MTU, spec.max_mtu()),
         _ => (68, 65535),
     };
     if mtu < min {
@@ -119,7 +131,21 @@ impl Fib {
         if self.link_by_name(name).is_some() {
             return Err(KernelError::new(Errno::Exist));
         }
-        let mtu = mtu.unwrap_or(1500);
+        let mtu = match kind {
+            LinkKind::Gre(spec) => {
+                // ip_tunnel_find / ip6gre_tunnel_find: one tunnel per
+                // (type, local, remote, ikey), or receipt would be ambiguous.
+                let clash = self.links.values().any(|l| match &l.kind {
+                    LinkKind::Gre(other) => other.same_endpoints(spec),
+                    _ => false,
+                });
+                if clash {
+                    return Err(KernelError::new(Errno::Exist));
+                }
+                mtu.unwrap_or_else(|| spec.default_mtu(self.tunnel_underlay_mtu(spec)))
+            }
+            _ => mtu.unwrap_or(1500),
+        };
         check_mtu(kind, mtu)?;
         if let LinkKind::Veth { peer } = kind {
             check_name(peer)?;
@@ -152,6 +178,20 @@ impl Fib {
             },
         );
         Ok(())
+    }
+
+    /// The MTU of the device the route to a tunnel's remote leaves by, as
+    /// the kernel looks it up when the tunnel is made (from `local`, so a
+    /// `local` that is not ours finds nothing, as `ip_route_output_key`
+    /// refuses it); `None` without such a route.
+    fn tunnel_underlay_mtu(&self, spec: &GreSpec) -> Option<u32> {
+        if !spec.mtu_follows_route() {
+            return None;
+        }
+        let mut request = RouteGetRequest::to(spec.remote);
+        request.src = spec.local;
+        let answer = self.route_get(&request).ok()?;
+        self.link_by_name(answer.dev.as_deref()?).map(|l| l.mtu)
     }
 
     pub(crate) fn link_set(
@@ -493,6 +533,85 @@ mod tests {
             })
             .unwrap_err();
         assert_eq!(small.to_string(), "Error: mtu less than device minimum.");
+    }
+
+    fn load(text: &str) -> Result<Fib, String> {
+        crate::config::apply_str(&Fib::new(), "t.conf", text, false)
+            .map(|(fib, _)| fib)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn tunnel_mtu_follows_the_underlay_route_when_made() {
+        let fib = load(
+            "link add eth0 mtu 9000 type dummy\nlink set eth0 up\naddr add 192.0.2.1/24 dev eth0\n\
+             addr add 2001:db8::1/64 dev eth0\n\
+             link add g1 type gre remote 192.0.2.2 key 5\n\
+             link add g2 type gre remote 198.51.100.2\n\
+             link add g3 type gretap remote 192.0.2.3\n\
+             link add g4 type ip6gre remote 2001:db8::2 local 2001:db8::1\n\
+             link add g5 type ip6gre remote 2001:db8::3\n\
+             link add g6 mtu 1280 type gre remote 192.0.2.4\n",
+        )
+        .unwrap();
+        let mtu = |n: &str| fib.link_by_name(n).unwrap().mtu;
+        // Routed over the 9000-byte eth0: 9000 - 20 - 8 (key).
+        assert_eq!(mtu("g1"), 8972);
+        // No route to 198.51.100.2: ETH_DATA_LEN - 24.
+        assert_eq!(mtu("g2"), 1476);
+        assert_eq!(mtu("g3"), 9000 - 24 - 14);
+        // ip6gre with local: routed, less the encapsulation limit option.
+        assert_eq!(mtu("g4"), 9000 - 44 - 8);
+        // ip6gre without local does not look the route up.
+        assert_eq!(mtu("g5"), 1448);
+        assert_eq!(mtu("g6"), 1280);
+    }
+
+    #[test]
+    fn tunnel_mtu_bounds_and_endpoint_clashes() {
+        let mut fib = Fib::new();
+        let gre = |remote: &str, key: Option<u32>| {
+            let mut spec = GreSpec::new(crate::GreKind::Gre, remote.parse().unwrap());
+            spec.ikey = key;
+            spec.okey = key;
+            LinkKind::Gre(spec)
+        };
+        let add = |fib: &mut Fib, name: &str, kind: LinkKind, mtu: Option<u32>| {
+            fib.apply(&Command::LinkAdd {
+                name: name.into(),
+                kind,
+                mtu,
+            })
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            add(&mut fib, "g0", gre("192.0.2.2", None), Some(65512)).unwrap_err(),
+            "Error: mtu greater than device maximum."
+        );
+        assert_eq!(
+            add(&mut fib, "g0", gre("192.0.2.2", None), Some(67)).unwrap_err(),
+            "Error: mtu less than device minimum."
+        );
+        add(&mut fib, "g0", gre("192.0.2.2", None), Some(65511)).unwrap();
+        assert_eq!(
+            add(&mut fib, "g1", gre("192.0.2.2", None), None).unwrap_err(),
+            "RTNETLINK answers: File exists"
+        );
+        // Another input key tells them apart.
+        add(&mut fib, "g1", gre("192.0.2.2", Some(1)), None).unwrap();
+        let set_mtu = |fib: &mut Fib, mtu| {
+            fib.apply(&Command::LinkSet {
+                name: "g1".into(),
+                up: Some(true),
+                mtu: Some(mtu),
+            })
+            .map_err(|e| e.to_string())
+        };
+        // 65535 - 20 - 8 (key).
+        assert!(set_mtu(&mut fib, 65508).is_err());
+        set_mtu(&mut fib, 65507).unwrap();
+        let g1 = fib.link_by_name("g1").unwrap();
+        assert!(g1.up && g1.carrier, "a tunnel has carrier once up");
     }
 
     #[test]

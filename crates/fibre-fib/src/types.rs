@@ -384,6 +384,8 @@ pub enum LinkKind {
         /// Name of the peer device.
         peer: String,
     },
+    /// A GRE tunnel (gre, ip6gre, gretap or ip6gretap) and its parameters.
+    Gre(crate::gre::GreSpec),
 }
 
 /// A network device as the FIB sees it.

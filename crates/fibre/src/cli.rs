@@ -18,6 +18,12 @@ pub struct Cli {
     /// IPv6.
     #[arg(short = '6', global = true)]
     pub ipv6: bool,
+    /// Statistics, as `ip -s` (link show).
+    #[arg(short = 's', long = "stats", global = true)]
+    pub stats: bool,
+    /// Details: each link kind's options, as `ip -d` (link show).
+    #[arg(short = 'd', long = "details", global = true)]
+    pub details: bool,
     /// Load this ip -batch configuration first (all or nothing).
     #[arg(long = "config", global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -121,6 +127,8 @@ pub fn normalize_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
         .map(|arg| match arg.as_str() {
             "-force" => "--force".to_string(),
             "-json" => "--json".to_string(),
+            "-stats" | "-statistics" => "--stats".to_string(),
+            "-details" => "--details".to_string(),
             _ => arg,
         })
         .collect()

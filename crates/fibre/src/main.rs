@@ -27,6 +27,10 @@ use outcome::Outcome;
 struct Globals {
     json: bool,
     family: Option<Family>,
+    /// `-s`: statistics (link show).
+    stats: bool,
+    /// `-d`: details (link show).
+    details: bool,
 }
 
 impl Globals {
@@ -41,6 +45,8 @@ impl Globals {
         Globals {
             json: cli.json,
             family,
+            stats: cli.stats,
+            details: cli.details,
         }
     }
 }
@@ -139,7 +145,12 @@ fn dispatch(
             Outcome::Success
         }
         Command::Link { .. } => {
-            show::links(&fib, globals.json, &mut out)?;
+            let how = show::LinkShow {
+                json: globals.json,
+                details: globals.details,
+                stats: globals.stats,
+            };
+            show::links(&fib, how, &mut out)?;
             Outcome::Success
         }
         Command::Addr { .. } => {
@@ -175,6 +186,8 @@ fn follow_up(fib: Fib, outer: Globals, words: Vec<String>) -> Result<Outcome> {
     let globals = Globals {
         json: outer.json || inner.json,
         family: inner.family.or(outer.family),
+        stats: outer.stats || inner.stats,
+        details: outer.details || inner.details,
     };
     if cli.icmp.is_some() {
         anyhow::bail!(

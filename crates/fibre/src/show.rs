@@ -2,13 +2,18 @@
 
 use std::io::Write;
 
+use std::sync::Arc;
+
 use anyhow::{bail, Context, Result};
-use fibre_fib::{config, Family, Fib, RouteType, TableId, TABLE_MAIN};
+use fibre_dev::gre::TxMode;
+use fibre_dev::stats::IpLinkStats;
+use fibre_dev::{FibRoutes, Registry};
+use fibre_fib::{config, Family, Fib, Link, RouteType, TableId, TABLE_MAIN};
 use serde_json::Value;
 
 use crate::format::addr::{link_addresses_json, link_addresses_text};
 use crate::format::cache::{cache_json, cache_text};
-use crate::format::link::{link_json, link_text};
+use crate::format::link::{link_json, link_text, LinkExtras};
 use crate::format::route::{route_json, route_text, RouteStyle};
 use crate::format::rule::{rule_json, rule_text};
 use crate::icmp::Learned;
@@ -140,15 +145,50 @@ pub fn rules(fib: &Fib, family: Family, json: bool, out: &mut dyn Write) -> Resu
     Ok(())
 }
 
-/// `ip link show`.
-pub fn links(fib: &Fib, json: bool, out: &mut dyn Write) -> Result<()> {
-    if json {
-        let list: Vec<Value> = fib.links().map(|l| Value::Object(link_json(l))).collect();
-        writeln!(out, "{}", Value::Array(list))?;
+/// What `link show` prints besides the links themselves.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LinkShow {
+    /// `-j`.
+    pub json: bool,
+    /// `-d`: each kind's options.
+    pub details: bool,
+    /// `-s`: each device's statistics.
+    pub stats: bool,
+}
+
+/// `ip link show`. With `-s` the statistics come from a device registry
+/// built from the FIB's links (every GRE link a tunnel made from its
+/// spec), as a data plane would run them; in a one-shot command the
+/// devices are fresh, so every counter is zero.
+pub fn links(fib: &Fib, how: LinkShow, out: &mut dyn Write) -> Result<()> {
+    let registry = if how.stats {
+        let routes = Arc::new(FibRoutes::new(fib.clone()));
+        Some(
+            Registry::from_fib(fib, routes, 1, TxMode::Lltx)
+                .context("building the devices for link statistics")?,
+        )
     } else {
-        for link in fib.links() {
-            out.write_all(link_text(link).as_bytes())?;
+        None
+    };
+    let stats_of = |link: &Link| -> Option<IpLinkStats> {
+        let device = registry.as_ref()?.get(link.index)?;
+        Some(device.stats().snapshot().ip_link_stats())
+    };
+    let mut list = Vec::new();
+    for link in fib.links() {
+        let stats = stats_of(link);
+        let extras = LinkExtras {
+            details: how.details,
+            stats: stats.as_ref(),
+        };
+        if how.json {
+            list.push(Value::Object(link_json(link, extras)));
+        } else {
+            out.write_all(link_text(link, extras).as_bytes())?;
         }
+    }
+    if how.json {
+        writeln!(out, "{}", Value::Array(list))?;
     }
     Ok(())
 }

@@ -214,7 +214,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ),
     (
         "link add x1 type bogus",
-        "\"type\": expected a device type: dummy, ifb or veth, got \"bogus\" (Error: Unknown device type.)",
+        "\"type\": expected a device type: dummy, ifb, veth, gre, ip6gre, gretap or ip6gretap, got \"bogus\" (Error: Unknown device type.)",
     ),
     (
         "frob add x",
@@ -611,4 +611,169 @@ fn route_show_output_reads_back_as_route_add() {
     let out = fibre(&["--config", &conf2, "route", "show", "table", "all"], "");
     assert_eq!(out.status.code(), Some(0), "{}\n{again}", stderr(&out));
     assert_eq!(stdout(&out), shown);
+}
+
+// --- GRE tunnels -------------------------------------------------------------
+
+/// An uplink with a gre and an ip6gre tunnel over it and routes through
+/// both; the underlay routes come after the tunnels, so their MTUs are the
+/// kernel's default (ETH_DATA_LEN less the headers).
+const TUNNELS: &str = "\
+link add eth0 type veth peer name eth1
+link set eth1 up
+link set eth0 up
+addr add 192.0.2.1/24 dev eth0
+addr add 2001:db8::1/64 dev eth0
+link add gre1 up type gre remote 198.51.100.2 local 192.0.2.1 key 5 csum
+route add 198.51.100.0/24 via 192.0.2.254
+addr add 10.9.0.1/30 dev gre1
+route add 10.20.0.0/16 dev gre1
+link add g6 up type ip6gre remote 2001:db8:ff::2 local 2001:db8::1 hoplimit 64
+route add 2001:db8:ff::/48 via 2001:db8::fe
+addr add 2001:db8:aa::1/64 dev g6
+route add 2001:db8:100::/48 dev g6
+link add gt0 mtu 1400 type gretap remote 198.51.100.3
+";
+
+#[test]
+fn tunnels_show_as_ip_link_does() {
+    let s = Scratch::new("gre-show");
+    let conf = s.file("gre.conf", TUNNELS.as_bytes()).display().to_string();
+    let out = fibre(&["--config", &conf, "link", "show"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    // 1500 - 20 - 12 (key, checksum); 1500 - 40 - 4 - 8 (encapsulation limit).
+    let expected = "\
+4: gre1@NONE: <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1468 state UNKNOWN
+    link/gre 192.0.2.1 peer 198.51.100.2
+5: g6@NONE: <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1448 state UNKNOWN
+    link/gre6 2001:db8::1 peer 2001:db8:ff::2
+6: gt0@NONE: <BROADCAST,MULTICAST> mtu 1400 state DOWN
+    link/ether
+";
+    assert!(text.ends_with(expected), "{text}");
+
+    let out = fibre(&["--config", &conf, "-d", "link", "show"], "");
+    let text = stdout(&out);
+    assert!(text.contains(
+        "\n    gre remote 198.51.100.2 local 192.0.2.1 ttl inherit ikey 0.0.0.5 okey 0.0.0.5 icsum ocsum\n"
+    ), "{text}");
+    assert!(text.contains(
+        "\n    ip6gre remote 2001:db8:ff::2 local 2001:db8::1 hoplimit 64 encaplimit 4 tclass 0x00 flowlabel 0x00000\n"
+    ), "{text}");
+
+    let out = fibre(&["--config", &conf, "-j", "link", "show"], "");
+    let links: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let gre1 = &links[3];
+    assert_eq!(gre1["ifname"], "gre1");
+    assert_eq!(gre1["link"], serde_json::Value::Null);
+    assert_eq!(gre1["link_type"], "gre");
+    assert_eq!(gre1["address"], "192.0.2.1");
+    assert_eq!(gre1["link_pointtopoint"], true);
+    assert_eq!(gre1["broadcast"], "198.51.100.2");
+    assert_eq!(links[4]["link_type"], "gre6");
+}
+
+#[test]
+fn link_show_s_prints_each_devices_statistics() {
+    let s = Scratch::new("gre-stats");
+    let conf = s.file("gre.conf", TUNNELS.as_bytes()).display().to_string();
+    let out = fibre(&["--config", &conf, "-s", "link", "show"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    // Fresh devices: every counter is zero, in ip -s link's layout.
+    let block = concat!(
+        "    RX:  bytes packets errors dropped  missed   mcast           \n",
+        "             0       0      0       0       0       0 \n",
+        "    TX:  bytes packets errors dropped carrier collsns           \n",
+        "             0       0      0       0       0       0 \n",
+    );
+    let gre = format!(
+        "4: gre1@NONE: <POINTOPOINT,NOARP,UP,LOWER_UP> mtu 1468 state UNKNOWN\n    link/gre 192.0.2.1 peer 198.51.100.2\n{block}5: g6@NONE:"
+    );
+    assert!(text.contains(&gre), "{text}");
+    assert_eq!(
+        text.matches("    RX:  bytes").count(),
+        6,
+        "one block per link"
+    );
+    // `--stats` and ip's `-stats` are the same flag.
+    let long = fibre(&["--config", &conf, "link", "show", "--stats"], "");
+    assert_eq!(stdout(&long), text);
+    let single = fibre(&["--config", &conf, "-stats", "link", "show"], "");
+    assert_eq!(stdout(&single), text);
+
+    let out = fibre(&["--config", &conf, "-j", "-s", "link", "show"], "");
+    let links: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    for link in links.as_array().unwrap() {
+        assert_eq!(link["stats64"]["rx"]["packets"], 0, "{link}");
+        assert_eq!(link["stats64"]["tx"]["carrier_errors"], 0, "{link}");
+    }
+}
+
+#[test]
+fn route_get_through_tunnels() {
+    let s = Scratch::new("gre-get");
+    let conf = s.file("gre.conf", TUNNELS.as_bytes()).display().to_string();
+    let get = |args: &[&str]| {
+        let mut all = vec!["--config", conf.as_str(), "route", "get"];
+        all.extend_from_slice(args);
+        let out = fibre(&all, "");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    // The overlay leaves by the tunnel, from the tunnel's address...
+    assert_eq!(
+        get(&["10.20.1.1"]),
+        "10.20.1.1 dev gre1 src 10.9.0.1 uid 0 \n    cache \n"
+    );
+    assert_eq!(
+        get(&["10.9.0.2"]),
+        "10.9.0.2 dev gre1 src 10.9.0.1 uid 0 \n    cache \n"
+    );
+    assert_eq!(
+        get(&["2001:db8:100::5"]),
+        "2001:db8:100::5 from :: dev g6 src 2001:db8:aa::1 metric 1024 pref medium\n"
+    );
+    // ...and the tunnels' remotes by the underlay, from their local address.
+    assert_eq!(
+        get(&["198.51.100.2"]),
+        "198.51.100.2 via 192.0.2.254 dev eth0 src 192.0.2.1 uid 0 \n    cache \n"
+    );
+    assert_eq!(
+        get(&["2001:db8:ff::2"]),
+        "2001:db8:ff::2 from :: via 2001:db8::fe dev eth0 src 2001:db8::1 metric 1024 pref medium\n"
+    );
+}
+
+#[test]
+fn tunnel_refusals_name_the_line_and_apply_nothing() {
+    let s = Scratch::new("gre-bad");
+    let cases = [
+        (
+            "link add g type gre local 192.0.2.1\n",
+            "bad.conf:1: \"gre\": expected \"remote ADDR\" with a unicast IPv4 address",
+        ),
+        (
+            "link add g type ip6gre remote 198.51.100.2\n",
+            "bad.conf:1: \"remote\": expected an IPv6 address or any",
+        ),
+        (
+            "link add g type gre remote 198.51.100.2 key 4294967296\n",
+            "(invalid value for \"key\": \"4294967296\"; it should be an unsigned integer)",
+        ),
+        (
+            "link add eth0 up type dummy\naddr add 192.0.2.1/24 dev eth0\nlink add g type gre remote 198.51.100.2 local 192.0.2.9\n",
+            "bad.conf:3: local address 192.0.2.9 of tunnel g is not configured on this router",
+        ),
+    ];
+    for (text, want) in cases {
+        let conf = s.file("bad.conf", text.as_bytes()).display().to_string();
+        let out = fibre(&["--config", &conf, "link", "show"], "");
+        assert_eq!(out.status.code(), Some(1), "{text}");
+        let err = stderr(&out);
+        assert!(err.contains(want), "{text}\n{err}");
+        assert!(err.contains("nothing applied (1 error)"), "{err}");
+        assert!(stdout(&out).is_empty());
+    }
 }

@@ -75,13 +75,13 @@ pub fn peek_tunnel_key(frame: &[u8]) -> Option<TunnelKey> {
 pub(crate) fn match_score(tunnel: &GreTunnel, key: &TunnelKey) -> Option<u8> {
     let config = tunnel.config();
     if !tunnel.is_up()
-        || config.remote != key.src
-        || config.ikey != key.key
-        || config.kind.is_tap() != key.tap
+        || config.spec.remote != key.src
+        || config.spec.ikey != key.key
+        || config.spec.kind.is_tap() != key.tap
     {
         return None;
     }
-    match config.local {
+    match config.spec.local {
         Some(local) if local == key.dst => Some(2),
         Some(_) => None,
         None => Some(1),

@@ -2,8 +2,9 @@
 //! IPv4 (`gre`, `gretap`) and IPv6 (`ip6gre`, `ip6gretap`) underlays,
 //! carrying IPv4 and IPv6, or Ethernet frames for the tap kinds.
 //!
-//! * [`GreConfig`]: `link add NAME type gre ...` parsed as iproute2 spells
-//!   it, and validated against the router;
+//! * [`GreConfig`]: a device name and fibre-fib's [`GreSpec`], parsed from
+//!   `link add NAME type gre ...` by the configuration language (one
+//!   grammar for files and this API), and validated against the router;
 //! * [`GreTunnel`]: the device; transmit encapsulates a batch in place
 //!   (see its module docs for lockless transmit and `oseq` ordering),
 //!   receive decapsulates with key, checksum and `iseq` checks;
@@ -34,7 +35,7 @@ mod fragment;
 mod route_cache;
 mod tunnel;
 
-pub use config::{GreConfig, GreConfigError, GreKind, Inheritable};
+pub use config::{GreConfig, GreConfigError, GreKind, GreSpec, Inheritable};
 pub use decap::{decapsulate, Decapsulated, RxPolicy};
 pub(crate) use demux::match_score;
 pub use demux::{peek_tunnel_key, TunnelKey};

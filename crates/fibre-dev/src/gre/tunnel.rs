@@ -122,12 +122,13 @@ impl GreTunnel {
         workers: usize,
     ) -> Result<GreTunnel, super::GreConfigError> {
         let workers = workers.clamp(1, crate::MAX_WORKERS);
-        let underlay = routes.resolve(config.remote, config.local).ok();
+        let underlay = routes.resolve(config.spec.remote, config.spec.local).ok();
         if underlay.is_some_and(|r| r.oif == index) {
-            return Err(super::GreConfigError::UnderlayLoop {
+            return Err(fibre_fib::TunnelError::UnderlayLoop {
                 name: config.name.clone(),
-                remote: config.remote,
-            });
+                remote: config.spec.remote,
+            }
+            .into());
         }
         let underlay_mtu = underlay.map_or(1500, |r| r.mtu);
         let mtu = clamp_mtu(underlay_mtu, &config);
@@ -283,7 +284,7 @@ impl GreTunnel {
         for fragment in extras {
             batch.push(fragment);
         }
-        let mut seq = match (self.config.oseq, locked_seq) {
+        let mut seq = match (self.config.spec.oseq, locked_seq) {
             (false, _) => None,
             (true, Some(counter)) => {
                 let first = *counter;
@@ -314,15 +315,25 @@ impl GreTunnel {
     fn plan(&self, worker: WorkerId) -> Result<(UnderlayRoute, BatchPlan), DropReason> {
         let route = self
             .route_cache
-            .get(worker, &*self.routes, self.config.remote, self.config.local)
+            .get(
+                worker,
+                &*self.routes,
+                self.config.spec.remote,
+                self.config.spec.local,
+            )
             .ok_or(DropReason::NoRoute)?;
         if route.oif == self.index {
             return Err(DropReason::TunnelLoop);
         }
-        let src = self.config.local.or(route.src).ok_or(DropReason::NoRoute)?;
+        let src = self
+            .config
+            .spec
+            .local
+            .or(route.src)
+            .ok_or(DropReason::NoRoute)?;
         let overhead = self.config.overhead();
         let mtu = (self.mtu() as usize).min(clamp_mtu(route.mtu, &self.config));
-        let tap = self.config.kind.is_tap();
+        let tap = self.config.spec.kind.is_tap();
         Ok((
             route,
             BatchPlan {
@@ -349,11 +360,11 @@ impl GreTunnel {
             _ => (EtherType::Ipv6, inner[7], (inner[0] << 4) | (inner[1] >> 4)),
         };
         let inner_len = inner.len();
-        let ttl = match self.config.ttl {
+        let ttl = match self.config.spec.ttl {
             Inheritable::Inherit => inner_ttl,
             Inheritable::Fixed(t) => t,
         };
-        let tos = match self.config.tos {
+        let tos = match self.config.spec.tos {
             Inheritable::Inherit => inner_tos,
             Inheritable::Fixed(t) => t,
         };
@@ -366,8 +377,8 @@ impl GreTunnel {
                 ecn => ecn,
             };
         let gre_repr = gre::Repr {
-            csum: self.config.ocsum,
-            key: self.config.okey,
+            csum: self.config.spec.ocsum,
+            key: self.config.spec.okey,
             seq,
             protocol,
         };
@@ -380,7 +391,7 @@ impl GreTunnel {
         gre_repr
             .emit(&mut data[outer_len..])
             .map_err(|_| DropReason::BadInnerPacket)?;
-        let emitted = match (plan.src, self.config.remote) {
+        let emitted = match (plan.src, self.config.spec.remote) {
             (IpAddr::V4(src_addr), IpAddr::V4(dst_addr)) => ipv4::Repr {
                 src_addr,
                 dst_addr,
@@ -416,12 +427,12 @@ impl GreTunnel {
     /// The receive policy of this tunnel.
     pub fn rx_policy(&self) -> RxPolicy {
         RxPolicy {
-            local: self.config.local,
-            remote: self.config.remote,
-            ikey: self.config.ikey,
-            icsum: self.config.icsum,
-            iseq: self.config.iseq,
-            tap: self.config.kind.is_tap(),
+            local: self.config.spec.local,
+            remote: self.config.spec.remote,
+            ikey: self.config.spec.ikey,
+            icsum: self.config.spec.icsum,
+            iseq: self.config.spec.iseq,
+            tap: self.config.spec.kind.is_tap(),
         }
     }
 
@@ -504,12 +515,12 @@ impl GreTunnel {
 /// header's 16-bit length.
 fn clamp_mtu(underlay_mtu: u32, config: &GreConfig) -> usize {
     let overhead = config.overhead();
-    let outer_max = match config.kind.family() {
+    let outer_max = match config.spec.kind.family() {
         Family::V4 => ipv4::MAX_PACKET_LEN,
         Family::V6 => ipv6::HEADER_LEN + ipv6::MAX_PAYLOAD_LEN,
     };
     // A tap's MTU counts the frame's payload, as an Ethernet MTU does.
-    let ethernet = if config.kind.is_tap() {
+    let ethernet = if config.spec.kind.is_tap() {
         ethernet::HEADER_LEN
     } else {
         0

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fibre_dev::gre::{GreConfig, GreTunnel, TxMode};
+use fibre_dev::gre::{GreConfig, GreSpec, GreTunnel, TxMode};
 use fibre_dev::route::{FixedRoutes, UnderlayRoute};
 use fibre_dev::Registry;
 use fibre_net::ip::{Protocol, PseudoHeader};
@@ -90,10 +90,10 @@ pub fn tunnel_pair(tokens: &[&str], underlay_mtu: u32) -> (Registry, GreTunnel) 
 /// [`tunnel_pair`] with the sending tunnel in `mode`.
 pub fn tunnel_pair_mode(tokens: &[&str], underlay_mtu: u32, mode: TxMode) -> (Registry, GreTunnel) {
     let config = GreConfig::parse(tokens).unwrap();
-    let local = config.local.expect("tests give `local`");
+    let local = config.spec.local.expect("tests give `local`");
     let routes = Arc::new(FixedRoutes::new());
     routes.set(
-        config.remote,
+        config.spec.remote,
         UnderlayRoute {
             oif: UNDERLAY,
             gateway: None,
@@ -107,15 +107,17 @@ pub fn tunnel_pair_mode(tokens: &[&str], underlay_mtu: u32, mode: TxMode) -> (Re
         .unwrap();
     let far = GreConfig {
         name: "far0".into(),
-        remote: local,
-        local: Some(config.remote),
-        ikey: config.okey,
-        okey: config.ikey,
-        icsum: config.ocsum,
-        ocsum: config.icsum,
-        iseq: config.oseq,
-        oseq: config.iseq,
-        ..config.clone()
+        spec: GreSpec {
+            remote: local,
+            local: Some(config.spec.remote),
+            ikey: config.spec.okey,
+            okey: config.spec.ikey,
+            icsum: config.spec.ocsum,
+            ocsum: config.spec.icsum,
+            iseq: config.spec.oseq,
+            oseq: config.spec.iseq,
+            ..config.spec.clone()
+        },
     };
     let far_routes = Arc::new(FixedRoutes::new());
     far_routes.set(
@@ -123,7 +125,7 @@ pub fn tunnel_pair_mode(tokens: &[&str], underlay_mtu: u32, mode: TxMode) -> (Re
         UnderlayRoute {
             oif: 9,
             gateway: None,
-            src: config.remote.into(),
+            src: config.spec.remote.into(),
             mtu: underlay_mtu,
         },
     );

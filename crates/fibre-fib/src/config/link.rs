@@ -1,12 +1,18 @@
 //! `link add|set|del ...` (iproute2's `iplink_modify`), restricted to the
-//! device kinds fibre models: dummy, ifb and veth.
+//! device kinds fibre models: dummy, ifb, veth and the GRE tunnels (gre,
+//! ip6gre, gretap, ip6gretap; their options in [`super::gre`]).
 
 use super::error::ParseError;
+use super::gre::parse_gre;
 use super::words::{ifname_from, invalid_argument, unknown_word, Words, INCOMPLETE};
 use crate::command::Command;
+use crate::gre::GreKind;
 use crate::types::LinkKind;
 
-/// `link add [name|dev] NAME [mtu N] [up|down] type dummy|ifb|veth [peer [name] P]`.
+/// `link add [name|dev] NAME [mtu N] [up|down] type KIND [OPTIONS]`, KIND
+/// being `dummy`, `ifb`, `veth peer [name] P` or `gre|ip6gre|gretap|
+/// ip6gretap remote ADDR ...`. As in iproute2, everything after the kind
+/// is the kind's, so `mtu`, `up` and `down` go before `type`.
 ///
 /// A trailing `up`/`down` becomes a second command, `link set NAME up`.
 pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseError> {
@@ -43,7 +49,7 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
             .with_system_message("Not enough information: \"dev\" argument is required."));
     };
     let Some(kind) = kind else {
-        return Err(ParseError::new("link add", "type dummy, ifb or veth", None)
+        return Err(ParseError::new("link add", &format!("type {KINDS}"), None)
             .with_system_message("Not enough information: \"type\" argument is required"));
     };
     if let Some(word) = words.next() {
@@ -68,10 +74,16 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
     Ok(commands)
 }
 
-/// `dummy`, `ifb` or `veth [peer [name] P]`.
+/// The kinds `link add` takes.
+const KINDS: &str = "dummy, ifb, veth, gre, ip6gre, gretap or ip6gretap";
+
+/// `dummy`, `ifb`, `veth [peer [name] P]` or a GRE kind and its options.
 fn kind_value(words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
-    let expected = "a device type: dummy, ifb or veth";
-    let token = words.value("type", expected)?;
+    let expected = format!("a device type: {KINDS}");
+    let token = words.value("type", &expected)?;
+    if let Some(kind) = GreKind::from_name(token) {
+        return Ok(LinkKind::Gre(parse_gre(kind, words)?));
+    }
     match token {
         "dummy" => Ok(LinkKind::Dummy),
         "ifb" => Ok(LinkKind::Ifb),
@@ -98,7 +110,7 @@ fn kind_value(words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
                 peer: peer.to_string(),
             })
         }
-        other => Err(ParseError::new("type", expected, Some(other))
+        other => Err(ParseError::new("type", &expected, Some(other))
             .with_system_message("Error: Unknown device type.")),
     }
 }

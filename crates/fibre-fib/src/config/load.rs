@@ -2,9 +2,11 @@
 
 use std::path::Path;
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use super::error::{ConfigError, Diagnostic};
-use super::parse_str;
-use crate::Fib;
+use super::{parse_str, Statement};
+use crate::{Command, Fib, GreSpec, LinkKind};
 
 /// Reads `path` and applies it to a clone of `fib`.
 ///
@@ -72,6 +74,12 @@ fn text_of<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, ConfigError> {
 /// `fib`: all or nothing, or with `force` everything that parses and
 /// applies, returning the skipped lines' diagnostics.
 ///
+/// The GRE tunnels the file adds are then checked against the FIB it
+/// built (a `local` address that is the router's, a route to `remote`
+/// that does not go through the tunnel itself): here rather than when the
+/// `link add` is applied, because the address or the underlay route may
+/// come later in the file, and the kernel itself accepts both.
+///
 /// ```
 /// use fibre_fib::{config, Fib};
 /// let fib = Fib::new();
@@ -98,12 +106,53 @@ pub fn apply_str(
         });
     }
     let parsed = parse_str(name, text);
-    let mut diagnostics = parsed.diagnostics;
-    if !diagnostics.is_empty() && !force {
-        return Err(ConfigError::Rejected { diagnostics });
+    if !parsed.diagnostics.is_empty() && !force {
+        return Err(ConfigError::Rejected {
+            diagnostics: parsed.diagnostics,
+        });
     }
+    // Tunnels are checked against the whole configuration once it is
+    // applied: their `local` address may be added later in the file. A
+    // tunnel refused under `force` is skipped by applying the file again
+    // without its line, so the result is as if that line were bad.
+    let mut skipped_lines = BTreeSet::new();
+    let mut tunnel_diagnostics = Vec::new();
+    loop {
+        let (next, mut diagnostics) =
+            apply_statements(fib, name, &parsed.statements, &skipped_lines, force)?;
+        let mut refused = refused_tunnels(&next, name, &parsed.statements, &skipped_lines);
+        refused.sort_by_key(|d| d.line);
+        if refused.is_empty() {
+            diagnostics.extend(parsed.diagnostics);
+            diagnostics.extend(tunnel_diagnostics);
+            diagnostics.sort_by_key(|d| d.line);
+            return Ok((next, diagnostics));
+        }
+        if !force {
+            return Err(ConfigError::Rejected {
+                diagnostics: refused,
+            });
+        }
+        skipped_lines.extend(refused.iter().map(|d| d.line));
+        tunnel_diagnostics.extend(refused);
+    }
+}
+
+/// Applies the statements not on `skipped_lines` to a clone of `fib`;
+/// without `force` the first refusal refuses the file.
+fn apply_statements(
+    fib: &Fib,
+    name: &str,
+    statements: &[Statement],
+    skipped_lines: &BTreeSet<usize>,
+    force: bool,
+) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
     let mut next = fib.clone();
-    for statement in &parsed.statements {
+    let mut diagnostics = Vec::new();
+    for statement in statements {
+        if skipped_lines.contains(&statement.line) {
+            continue;
+        }
         if let Err(err) = next.apply(&statement.command) {
             diagnostics.push(Diagnostic {
                 file: name.to_string(),
@@ -111,11 +160,50 @@ pub fn apply_str(
                 message: err.to_string(),
             });
             if !force {
-                diagnostics.sort_by_key(|d| d.line);
                 return Err(ConfigError::Rejected { diagnostics });
             }
         }
     }
-    diagnostics.sort_by_key(|d| d.line);
     Ok((next, diagnostics))
+}
+
+/// The tunnels this file adds that do not fit the router it builds (see
+/// [`GreSpec::check_against`]), each placed on its `link add` line. A
+/// tunnel deleted or added again later in the file is judged by its last
+/// `link add`.
+fn refused_tunnels(
+    fib: &Fib,
+    name: &str,
+    statements: &[Statement],
+    skipped_lines: &BTreeSet<usize>,
+) -> Vec<Diagnostic> {
+    let mut last_add: BTreeMap<&str, (usize, &GreSpec)> = BTreeMap::new();
+    for statement in statements {
+        if skipped_lines.contains(&statement.line) {
+            continue;
+        }
+        if let Command::LinkAdd {
+            name: link,
+            kind: LinkKind::Gre(spec),
+            ..
+        } = &statement.command
+        {
+            last_add.insert(link, (statement.line, spec));
+        }
+    }
+    last_add
+        .into_iter()
+        .filter(|(link, (_, spec))| {
+            fib.link_by_name(link)
+                .is_some_and(|l| l.kind == LinkKind::Gre((*spec).clone()))
+        })
+        .filter_map(|(link, (line, spec))| {
+            let err = spec.check_against(link, fib).err()?;
+            Some(Diagnostic {
+                file: name.to_string(),
+                line,
+                message: err.to_string(),
+            })
+        })
+        .collect()
 }

@@ -7,6 +7,9 @@
 //! addr add 10.0.0.1/24 dev eth0
 //! route add default via 10.0.0.2
 //! -6 rule add from 2001:db8::/32 lookup 100
+//! # a GRE tunnel (gre, ip6gre, gretap, ip6gretap as iproute2 spells them)
+//! link add gre1 up type gre remote 198.51.100.2 local 10.0.0.1 key 5 csum
+//! route add 10.9.0.0/16 dev gre1
 //! ```
 //!
 //! Each line is one command of `ip link`, `ip addr`, `ip route` or
@@ -25,6 +28,7 @@
 mod addr;
 mod error;
 mod get;
+mod gre;
 mod lexer;
 mod link;
 mod load;

@@ -100,7 +100,7 @@ pub fn link_addresses_text(link: &Link, addrs: &[&Address]) -> String {
 
 /// A link and its addresses as one `ip -j addr show` object.
 pub fn link_addresses_json(link: &Link, addrs: &[&Address]) -> Value {
-    let mut obj = link_json(link);
+    let mut obj = link_json(link, Default::default());
     let infos: Vec<Value> = addrs.iter().map(|a| address_json(link, a)).collect();
     obj.insert("addr_info".into(), Value::Array(infos));
     Value::Object(obj)
