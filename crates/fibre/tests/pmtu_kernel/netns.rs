@@ -59,12 +59,15 @@ impl Namespace {
         let name = format!("fibre-pmtu-{}-{role}", std::process::id());
         ip_ok(&["netns", "add", &name], "")?;
         let ns = Namespace { name };
-        let script: String = SYSCTLS
-            .iter()
-            .map(|(key, value)| format!("echo {value} > /proc/sys/{key} && "))
-            .chain(std::iter::once("true".to_string()))
-            .collect();
-        let set = ns.exec("sh", &["-c", &script], IP_LIMIT)?;
+        // One shell for all of them: `KEY=VALUE` arguments, the first failure ends it.
+        let mut args = vec![
+            "-c",
+            r#"for kv; do echo "${kv#*=}" > "/proc/sys/${kv%%=*}" || exit 1; done"#,
+            "sh",
+        ];
+        let settings: Vec<String> = SYSCTLS.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        args.extend(settings.iter().map(String::as_str));
+        let set = ns.exec("sh", &args, IP_LIMIT)?;
         if set.code != Some(0) {
             return Err(format!("sysctls in {}: {}", ns.name, set.stderr.trim()));
         }
