@@ -13,8 +13,10 @@ use crate::WorkerId;
 
 #[derive(Debug, Clone, Copy)]
 struct Cached {
-    /// Generation the answer was resolved at; 0 = never resolved.
-    generation: u64,
+    /// Generation the answer was resolved at; `None` = never resolved.
+    /// Not a sentinel value: every `u64`, 0 included, is a generation a
+    /// resolver may report (`fibre_route::RouteCache` starts at 0).
+    generation: Option<u64>,
     /// `None`: no route at that generation (cached too, so an unreachable
     /// remote costs no lookup per batch either).
     route: Option<UnderlayRoute>,
@@ -50,7 +52,7 @@ impl RouteCache {
             .map(|_| Slot {
                 busy: AtomicBool::new(false),
                 cached: UnsafeCell::new(Cached {
-                    generation: 0,
+                    generation: None,
                     route: None,
                 }),
             })
@@ -79,9 +81,9 @@ impl RouteCache {
         // SAFETY: the swap above returned false, so this thread owns the
         // slot until the store below (see `unsafe impl Sync for Slot`).
         let cached = unsafe { &mut *slot.cached.get() };
-        if cached.generation != generation || generation == 0 {
+        if cached.generation != Some(generation) {
             cached.route = routes.resolve(dst, src).ok();
-            cached.generation = generation;
+            cached.generation = Some(generation);
         }
         let route = cached.route;
         slot.busy.store(false, Ordering::Release);
@@ -155,6 +157,37 @@ mod tests {
         assert_eq!(routes.resolves.load(Ordering::Relaxed), 4);
         // Out of range: answered, not cached.
         assert_eq!(cache.get(WorkerId::new(9), &routes, dst, None), None);
+    }
+
+    /// A resolver whose generation never moves from 0.
+    struct Unchanging(AtomicUsize);
+
+    impl UnderlayRoutes for Unchanging {
+        fn resolve(
+            &self,
+            _: IpAddr,
+            _: Option<IpAddr>,
+        ) -> Result<UnderlayRoute, crate::route::RouteError> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(route(3))
+        }
+        fn generation(&self) -> u64 {
+            0
+        }
+    }
+
+    #[test]
+    fn generation_zero_is_a_generation_like_any_other() {
+        let routes = Unchanging(AtomicUsize::new(0));
+        let cache = RouteCache::new(1);
+        let dst: IpAddr = "2001:db8::2".parse().unwrap();
+        for _ in 0..5 {
+            assert_eq!(
+                cache.get(WorkerId::new(0), &routes, dst, None).unwrap().oif,
+                3
+            );
+        }
+        assert_eq!(routes.0.load(Ordering::Relaxed), 1, "resolved once");
     }
 
     #[test]
