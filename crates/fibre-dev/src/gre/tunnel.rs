@@ -317,7 +317,9 @@ impl GreTunnel {
             .get(worker, &*self.routes, self.config.remote, self.config.local)
             .ok_or(DropReason::NoRoute)?;
         if route.oif == self.index {
-            return Err(DropReason::TunnelLoop);
+            // Sending it would only come back here: drop, as Linux does,
+            // rather than recurse to the nesting limit.
+            return Err(DropReason::UnderlayLoop);
         }
         let src = self.config.local.or(route.src).ok_or(DropReason::NoRoute)?;
         let overhead = self.config.overhead();
