@@ -73,16 +73,16 @@ impl RouteCache {
     ) -> Option<UnderlayRoute> {
         let generation = routes.generation();
         let Some(slot) = self.slots.get(worker.index()) else {
-            return routes.resolve(dst, src).ok();
+            return routes.resolve(worker, dst, src).ok();
         };
         if slot.busy.swap(true, Ordering::Acquire) {
-            return routes.resolve(dst, src).ok();
+            return routes.resolve(worker, dst, src).ok();
         }
         // SAFETY: the swap above returned false, so this thread owns the
         // slot until the store below (see `unsafe impl Sync for Slot`).
         let cached = unsafe { &mut *slot.cached.get() };
         if cached.generation != Some(generation) {
-            cached.route = routes.resolve(dst, src).ok();
+            cached.route = routes.resolve(worker, dst, src).ok();
             cached.generation = Some(generation);
         }
         let route = cached.route;
@@ -97,20 +97,24 @@ mod tests {
     use crate::route::FixedRoutes;
     use std::sync::atomic::AtomicUsize;
 
-    /// Counts resolutions, to show the cache is used.
+    /// Counts resolutions, to show the cache is used, and notes the
+    /// worker each was made for.
     struct Counting {
         inner: FixedRoutes,
         resolves: AtomicUsize,
+        last_worker: AtomicUsize,
     }
 
     impl UnderlayRoutes for Counting {
         fn resolve(
             &self,
+            worker: WorkerId,
             dst: IpAddr,
             src: Option<IpAddr>,
         ) -> Result<UnderlayRoute, crate::route::RouteError> {
             self.resolves.fetch_add(1, Ordering::Relaxed);
-            self.inner.resolve(dst, src)
+            self.last_worker.store(worker.index(), Ordering::Relaxed);
+            self.inner.resolve(worker, dst, src)
         }
         fn generation(&self) -> u64 {
             self.inner.generation()
@@ -132,9 +136,16 @@ mod tests {
         let routes = Counting {
             inner: FixedRoutes::new(),
             resolves: AtomicUsize::new(0),
+            last_worker: AtomicUsize::new(usize::MAX),
         };
         routes.inner.set(dst, route(3));
         let cache = RouteCache::new(2);
+        // Each worker's slot is filled by a resolution made for that worker
+        // (a per-core resolver then uses that worker's own slot too).
+        cache.get(WorkerId::new(1), &routes, dst, None);
+        assert_eq!(routes.last_worker.load(Ordering::Relaxed), 1);
+        cache.get(WorkerId::new(0), &routes, dst, None);
+        assert_eq!(routes.last_worker.load(Ordering::Relaxed), 0);
         for _ in 0..10 {
             assert_eq!(
                 cache.get(WorkerId::new(0), &routes, dst, None).unwrap().oif,
@@ -165,6 +176,7 @@ mod tests {
     impl UnderlayRoutes for Unchanging {
         fn resolve(
             &self,
+            _: WorkerId,
             _: IpAddr,
             _: Option<IpAddr>,
         ) -> Result<UnderlayRoute, crate::route::RouteError> {

@@ -122,7 +122,11 @@ impl GreTunnel {
         workers: usize,
     ) -> Result<GreTunnel, super::GreConfigError> {
         let workers = workers.clamp(1, crate::MAX_WORKERS);
-        let underlay = routes.resolve(config.remote, config.local).ok();
+        // Resolved as worker 0: creation runs on the control path, and a
+        // per-core resolver only needs some slot for this one answer.
+        let underlay = routes
+            .resolve(WorkerId::new(0), config.remote, config.local)
+            .ok();
         if underlay.is_some_and(|r| r.oif == index) {
             return Err(super::GreConfigError::UnderlayLoop {
                 name: config.name.clone(),
