@@ -109,8 +109,12 @@ mod tests {
         let g = cache.generation();
         cache.invalidate_device(testbed::DUMMY_IFINDEX);
         assert_ne!(cache.generation(), g);
-        assert!(cache.resolve(W0, "192.0.2.1".parse().unwrap(), None).is_err());
-        assert!(cache.resolve(W0, "2001:db8::1".parse().unwrap(), None).is_err());
+        assert!(cache
+            .resolve(W0, "192.0.2.1".parse().unwrap(), None)
+            .is_err());
+        assert!(cache
+            .resolve(W0, "2001:db8::1".parse().unwrap(), None)
+            .is_err());
     }
 
     /// Two uplinks with IPv6 addresses, and 2001:db8:99::/48 (where the
@@ -213,7 +217,10 @@ route add 2001:db8:99::/48 via 2001:db8:1::2 mtu 1400
             "2001:db8:99::7".parse::<IpAddr>().unwrap()
         );
         // No `local`: the source is the one the route prefers.
-        assert_eq!(outer_src(&frame), "2001:db8:1::1".parse::<IpAddr>().unwrap());
+        assert_eq!(
+            outer_src(&frame),
+            "2001:db8:1::1".parse::<IpAddr>().unwrap()
+        );
         assert_eq!(
             (tx_packets(&registry, "eth0"), tx_packets(&registry, "eth1")),
             (1, 0)
@@ -236,7 +243,10 @@ route add 2001:db8:99::/48 via 2001:db8:1::2 mtu 1400
         for worker in [W0, WorkerId::new(1)] {
             let (report, frame) = send(&registry, worker, 100);
             assert_eq!(report.sent, 1);
-            assert_eq!(outer_src(&frame), "2001:db8:2::1".parse::<IpAddr>().unwrap());
+            assert_eq!(
+                outer_src(&frame),
+                "2001:db8:2::1".parse::<IpAddr>().unwrap()
+            );
         }
         assert_eq!(
             (tx_packets(&registry, "eth0"), tx_packets(&registry, "eth1")),
@@ -253,21 +263,15 @@ route add 2001:db8:99::/48 via 2001:db8:1::2 mtu 1400
         let domain = fibre_rcu::Domain::new();
         let cache = Arc::new(RouteCache::new(&domain, RwLock::new(uplinks()), 1));
         // Routed into itself at creation: refused outright.
-        change(
-            &cache,
-            "route replace 2001:db8:99::/48 dev gt0\n");
+        change(&cache, "route replace 2001:db8:99::/48 dev gt0\n");
         let err = registry(&cache).unwrap_err();
         assert!(matches!(err, GreConfigError::UnderlayLoop { .. }), "{err}");
 
         // Created while the route led elsewhere, then turned into itself.
-        change(
-            &cache,
-            "route replace 2001:db8:99::/48 via 2001:db8:1::2\n");
+        change(&cache, "route replace 2001:db8:99::/48 via 2001:db8:1::2\n");
         let registry = registry(&cache).unwrap();
         assert_eq!(send(&registry, W0, 100).0.sent, 1);
-        change(
-            &cache,
-            "route replace 2001:db8:99::/48 dev gt0\n");
+        change(&cache, "route replace 2001:db8:99::/48 dev gt0\n");
         let mut batch = PacketBatch::with_capacity(3);
         for _ in 0..3 {
             let mut header = [0u8; ipv6::HEADER_LEN];
@@ -288,7 +292,10 @@ route add 2001:db8:99::/48 via 2001:db8:1::2 mtu 1400
         assert_eq!(stats.drops(DropReason::UnderlayLoop), 3);
         assert_eq!(stats.drops(DropReason::TunnelLoop), 0);
         let link = stats.ip_link_stats();
-        assert_eq!((link.tx_packets, link.tx_errors, link.tx_collisions), (1, 3, 3));
+        assert_eq!(
+            (link.tx_packets, link.tx_errors, link.tx_collisions),
+            (1, 3, 3)
+        );
         assert_eq!(tx_packets(&registry, "eth0"), 1);
     }
 }

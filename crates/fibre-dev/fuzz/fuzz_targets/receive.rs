@@ -35,8 +35,17 @@ const RECEIVERS: [(u32, &[&str]); 8] = [
     (
         10,
         &[
-            "g_exact", "type", "gre", "remote", "192.0.2.1", "local", "192.0.2.2", "key", "7",
-            "icsum", "iseq",
+            "g_exact",
+            "type",
+            "gre",
+            "remote",
+            "192.0.2.1",
+            "local",
+            "192.0.2.2",
+            "key",
+            "7",
+            "icsum",
+            "iseq",
         ],
     ),
     // Same remote and key, any local: shadowed by g_exact while it is up.
@@ -47,37 +56,71 @@ const RECEIVERS: [(u32, &[&str]); 8] = [
     (
         12,
         &[
-            "g_plain", "type", "gre", "remote", "192.0.2.1", "local", "192.0.2.2",
+            "g_plain",
+            "type",
+            "gre",
+            "remote",
+            "192.0.2.1",
+            "local",
+            "192.0.2.2",
         ],
     ),
     (
         13,
         &[
-            "g_other", "type", "gre", "remote", "192.0.2.3", "key", "8", "icsum",
+            "g_other",
+            "type",
+            "gre",
+            "remote",
+            "192.0.2.3",
+            "key",
+            "8",
+            "icsum",
         ],
     ),
     (
         14,
         &[
-            "g6", "type", "ip6gre", "remote", "2001:db8::1", "local", "2001:db8::2", "key", "9",
-            "icsum", "iseq",
+            "g6",
+            "type",
+            "ip6gre",
+            "remote",
+            "2001:db8::1",
+            "local",
+            "2001:db8::2",
+            "key",
+            "9",
+            "icsum",
+            "iseq",
         ],
     ),
-    (
-        15,
-        &["g6_plain", "type", "ip6gre", "remote", "2001:db8::1"],
-    ),
+    (15, &["g6_plain", "type", "ip6gre", "remote", "2001:db8::1"]),
     (
         16,
         &[
-            "tap", "type", "gretap", "remote", "192.0.2.1", "local", "192.0.2.2", "key", "7",
+            "tap",
+            "type",
+            "gretap",
+            "remote",
+            "192.0.2.1",
+            "local",
+            "192.0.2.2",
+            "key",
+            "7",
             "iseq",
         ],
     ),
     (
         17,
         &[
-            "tap6", "type", "ip6gretap", "remote", "2001:db8::1", "local", "2001:db8::2", "icsum",
+            "tap6",
+            "type",
+            "ip6gretap",
+            "remote",
+            "2001:db8::1",
+            "local",
+            "2001:db8::2",
+            "icsum",
         ],
     ),
 ];
@@ -87,30 +130,93 @@ const RECEIVERS: [(u32, &[&str]); 8] = [
 /// shadowing tunnel refuses).
 const SENDERS: [&[&str]; 8] = [
     &[
-        "s_exact", "type", "gre", "remote", "192.0.2.2", "local", "192.0.2.1", "key", "7", "csum",
+        "s_exact",
+        "type",
+        "gre",
+        "remote",
+        "192.0.2.2",
+        "local",
+        "192.0.2.1",
+        "key",
+        "7",
+        "csum",
         "seq",
     ],
     &[
-        "s_wild", "type", "gre", "remote", "192.0.2.2", "local", "192.0.2.1", "key", "7",
+        "s_wild",
+        "type",
+        "gre",
+        "remote",
+        "192.0.2.2",
+        "local",
+        "192.0.2.1",
+        "key",
+        "7",
     ],
     &[
-        "s_plain", "type", "gre", "remote", "192.0.2.2", "local", "192.0.2.1",
+        "s_plain",
+        "type",
+        "gre",
+        "remote",
+        "192.0.2.2",
+        "local",
+        "192.0.2.1",
     ],
     &[
-        "s_other", "type", "gre", "remote", "192.0.2.2", "local", "192.0.2.3", "key", "8", "csum",
+        "s_other",
+        "type",
+        "gre",
+        "remote",
+        "192.0.2.2",
+        "local",
+        "192.0.2.3",
+        "key",
+        "8",
+        "csum",
     ],
     &[
-        "s6", "type", "ip6gre", "remote", "2001:db8::2", "local", "2001:db8::1", "key", "9",
-        "csum", "seq",
+        "s6",
+        "type",
+        "ip6gre",
+        "remote",
+        "2001:db8::2",
+        "local",
+        "2001:db8::1",
+        "key",
+        "9",
+        "csum",
+        "seq",
     ],
     &[
-        "s6_plain", "type", "ip6gre", "remote", "2001:db8::2", "local", "2001:db8::1",
+        "s6_plain",
+        "type",
+        "ip6gre",
+        "remote",
+        "2001:db8::2",
+        "local",
+        "2001:db8::1",
     ],
     &[
-        "stap", "type", "gretap", "remote", "192.0.2.2", "local", "192.0.2.1", "key", "7", "seq",
+        "stap",
+        "type",
+        "gretap",
+        "remote",
+        "192.0.2.2",
+        "local",
+        "192.0.2.1",
+        "key",
+        "7",
+        "seq",
     ],
     &[
-        "stap6", "type", "ip6gretap", "remote", "2001:db8::2", "local", "2001:db8::1", "csum",
+        "stap6",
+        "type",
+        "ip6gretap",
+        "remote",
+        "2001:db8::2",
+        "local",
+        "2001:db8::1",
+        "csum",
     ],
 ];
 
@@ -146,15 +252,8 @@ enum Frame {
 /// What a sender is given to encapsulate.
 #[derive(Debug, Arbitrary)]
 enum Inner {
-    Ipv4 {
-        tos: u8,
-        dont_frag: bool,
-        len: u16,
-    },
-    Ipv6 {
-        traffic_class: u8,
-        len: u16,
-    },
+    Ipv4 { tos: u8, dont_frag: bool, len: u16 },
+    Ipv6 { traffic_class: u8, len: u16 },
     Bytes(Vec<u8>),
 }
 
@@ -228,7 +327,12 @@ fn senders() -> Registry {
     for (i, tokens) in SENDERS.iter().enumerate() {
         let config = GreConfig::parse(tokens).expect("fixed config parses");
         registry
-            .add_gre(FIRST_SENDER + i as u32, config, routes.clone(), TxMode::Lltx)
+            .add_gre(
+                FIRST_SENDER + i as u32,
+                config,
+                routes.clone(),
+                TxMode::Lltx,
+            )
             .unwrap();
     }
     registry
@@ -453,7 +557,11 @@ fn check(
             .find(|(i, _, _)| i == index)
             .copied()
             .unwrap_or((*index, 0, 0));
-        assert_eq!(a.rx_packets - b.rx_packets, packets, "rx_packets of {index}");
+        assert_eq!(
+            a.rx_packets - b.rx_packets,
+            packets,
+            "rx_packets of {index}"
+        );
         assert_eq!(a.rx_bytes - b.rx_bytes, bytes, "rx_bytes of {index}");
         assert_eq!((a.tx_packets, a.tx_bytes), (b.tx_packets, b.tx_bytes));
         if registry.get(*index).unwrap().as_gre().is_none() {
@@ -468,7 +576,12 @@ fn check(
 /// An accepted frame: `tunnel` is up, is the most specific match, its
 /// stateless checks accept the frame, and the packet left is the frame's
 /// inner packet. Returns the frame's sequence number.
-fn check_accepted(registry: &Registry, tunnel: &GreTunnel, frame: &[u8], inner: &[u8]) -> Option<u32> {
+fn check_accepted(
+    registry: &Registry,
+    tunnel: &GreTunnel,
+    frame: &[u8],
+    inner: &[u8],
+) -> Option<u32> {
     assert!(tunnel.is_up(), "a down tunnel accepted a frame");
     let key = peek_tunnel_key(frame).expect("an accepted frame has a tunnel key");
     let config = tunnel.config();
