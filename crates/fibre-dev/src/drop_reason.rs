@@ -43,6 +43,10 @@ pub enum DropReason {
     NoRoute,
     /// The underlay route leads back into a tunnel beyond the nesting limit.
     TunnelLoop,
+    /// The underlay route to the remote leaves through the tunnel itself
+    /// (Linux's `ip_tunnel_xmit` counts it in `collisions` as well as
+    /// `tx_errors`, and so does `ip -s link` here).
+    UnderlayLoop,
     /// Larger than the path MTU and not fragmentable (DF set, or IPv6): the
     /// caller should send ICMP "fragmentation needed"/"packet too big".
     TooBig,
@@ -73,7 +77,7 @@ pub enum DropClass {
 
 impl DropReason {
     /// Number of reasons: the length of a per-reason counter array.
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 21;
 
     /// Every reason, in index order.
     pub const ALL: [DropReason; DropReason::COUNT] = [
@@ -92,6 +96,7 @@ impl DropReason {
         DropReason::DeviceDown,
         DropReason::NoRoute,
         DropReason::TunnelLoop,
+        DropReason::UnderlayLoop,
         DropReason::TooBig,
         DropReason::FragmentationUnsupported,
         DropReason::NoHeadroom,
@@ -122,6 +127,7 @@ impl DropReason {
             DropReason::DeviceDown => "device_down",
             DropReason::NoRoute => "no_route",
             DropReason::TunnelLoop => "tunnel_loop",
+            DropReason::UnderlayLoop => "underlay_loop",
             DropReason::TooBig => "too_big",
             DropReason::FragmentationUnsupported => "fragmentation_unsupported",
             DropReason::NoHeadroom => "no_headroom",
@@ -149,6 +155,7 @@ impl DropReason {
             DropReason::NotForTunnel | DropReason::UnknownProtocol => DropClass::RxDropped,
             DropReason::NoRoute
             | DropReason::TunnelLoop
+            | DropReason::UnderlayLoop
             | DropReason::TooBig
             | DropReason::FragmentationUnsupported => DropClass::TxErrors,
             DropReason::DeviceDown

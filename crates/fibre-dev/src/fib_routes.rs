@@ -7,6 +7,7 @@ use std::sync::RwLock;
 use fibre_fib::{Command, Fib, KernelError, RouteGetRequest, RouteType};
 
 use crate::route::{RouteError, UnderlayRoute, UnderlayRoutes};
+use crate::WorkerId;
 
 /// The FIB as a tunnel's underlay resolver. Changes go through
 /// [`FibRoutes::apply`], which bumps the generation so tunnels re-resolve.
@@ -20,7 +21,7 @@ use crate::route::{RouteError, UnderlayRoute, UnderlayRoutes};
 /// routes.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
 ///     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
 ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
-/// let r = routes.resolve("10.0.0.7".parse().unwrap(), None).unwrap();
+/// let r = routes.resolve(fibre_dev::WorkerId::new(0), "10.0.0.7".parse().unwrap(), None).unwrap();
 /// assert_eq!(r.mtu, 1400);
 /// assert_eq!(r.src, Some("10.0.0.1".parse().unwrap()));
 /// ```
@@ -55,7 +56,12 @@ impl FibRoutes {
 }
 
 impl UnderlayRoutes for FibRoutes {
-    fn resolve(&self, dst: IpAddr, src: Option<IpAddr>) -> Result<UnderlayRoute, RouteError> {
+    fn resolve(
+        &self,
+        _worker: WorkerId,
+        dst: IpAddr,
+        src: Option<IpAddr>,
+    ) -> Result<UnderlayRoute, RouteError> {
         let fib = self.fib.read().unwrap_or_else(|e| e.into_inner());
         let mut request = RouteGetRequest::to(dst);
         request.src = src;

@@ -23,14 +23,59 @@ use fibre_net::ip::{Protocol, PseudoHeader};
 use fibre_net::{ipv4, udp};
 
 use crate::gre::{GreConfig, TxMode};
-use crate::route::{FixedRoutes, UnderlayRoute};
+use crate::route::{FixedRoutes, UnderlayRoute, UnderlayRoutes};
 use crate::{PacketBatch, PacketBuf, Registry, WorkerId};
 
 /// Size of every inner frame (IPv4 + UDP + payload), as in the issue.
 pub const FRAME_LEN: usize = 200;
 
-const UNDERLAY_INDEX: u32 = 1;
-const TUNNEL_INDEX: u32 = 2;
+/// The tunnel's remote: what [`Underlay::routes`] must resolve.
+pub const REMOTE: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
+
+/// Where the tunnel's frames go: the resolver of its underlay route and
+/// the devices involved. The resolver is shared by every measurement (each
+/// builds a fresh tunnel, whose per-worker route cache starts empty).
+///
+/// ```
+/// use std::net::IpAddr;
+/// use fibre_dev::greflood::{Underlay, REMOTE};
+/// use fibre_dev::WorkerId;
+/// let fixed = Underlay::fixed();
+/// let route = fixed.routes.resolve(WorkerId::new(0), IpAddr::V4(REMOTE), None).unwrap();
+/// assert_eq!(route.oif, fixed.oif);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Underlay {
+    /// Resolves [`REMOTE`] to a route leaving by `oif` with a source
+    /// address and an MTU of at least 232 (a frame plus its headers).
+    pub routes: Arc<dyn UnderlayRoutes>,
+    /// ifindex of the dummy device the route leaves by.
+    pub oif: u32,
+    /// ifindex the tunnel gets (not `oif`).
+    pub tunnel: u32,
+}
+
+impl Underlay {
+    /// A fixed table: [`REMOTE`] via ifindex 1 from 192.0.2.1, MTU 1500;
+    /// the tunnel is ifindex 2.
+    pub fn fixed() -> Underlay {
+        let routes = Arc::new(FixedRoutes::new());
+        routes.set(
+            IpAddr::V4(REMOTE),
+            UnderlayRoute {
+                oif: 1,
+                gateway: None,
+                src: Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1))),
+                mtu: 1500,
+            },
+        );
+        Underlay {
+            routes,
+            oif: 1,
+            tunnel: 2,
+        }
+    }
+}
 
 /// A transmit strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -300,30 +345,29 @@ pub fn frame() -> [u8; FRAME_LEN] {
     buf
 }
 
-fn setup(strategy: Strategy, workers: usize) -> Result<Registry, GreFloodError> {
-    let remote = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 2));
-    let routes = Arc::new(FixedRoutes::new());
-    routes.set(
-        remote,
-        UnderlayRoute {
-            oif: UNDERLAY_INDEX,
-            gateway: None,
-            src: Some(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1))),
-            mtu: 1500,
-        },
-    );
-    let mut tokens = vec!["gf0", "type", "gre", "remote", "192.0.2.2", "key", "1"];
+fn setup(
+    strategy: Strategy,
+    workers: usize,
+    underlay: &Underlay,
+) -> Result<Registry, GreFloodError> {
+    let bad = |e: String| GreFloodError::InvalidParameter(e);
+    let remote = REMOTE.to_string();
+    let mut tokens = vec!["gf0", "type", "gre", "remote", &remote, "key", "1"];
     if strategy.oseq() {
         tokens.push("oseq");
     }
-    let bad = |e: String| GreFloodError::InvalidParameter(e);
     let config = GreConfig::parse(&tokens).map_err(|e| bad(e.to_string()))?;
     let mut registry = Registry::new(workers);
     registry
-        .add_dummy(UNDERLAY_INDEX, "dummy0", 1500)
+        .add_dummy(underlay.oif, "dummy0", 1500)
         .map_err(|e| bad(e.to_string()))?;
     registry
-        .add_gre(TUNNEL_INDEX, config, routes, strategy.mode())
+        .add_gre(
+            underlay.tunnel,
+            config,
+            underlay.routes.clone(),
+            strategy.mode(),
+        )
         .map_err(|e| bad(e.to_string()))?;
     Ok(registry)
 }
@@ -332,6 +376,7 @@ fn setup(strategy: Strategy, workers: usize) -> Result<Registry, GreFloodError> 
 /// Returns the frames sent and this thread's CPU time.
 fn flood_timed(
     registry: &Registry,
+    tunnel: u32,
     worker: WorkerId,
     frames: u64,
     batch_len: usize,
@@ -355,7 +400,7 @@ fn flood_timed(
         for p in &mut batch.packets_mut()[n..] {
             p.set_verdict(crate::Verdict::Sent);
         }
-        registry.transmit(TUNNEL_INDEX, worker, &mut batch);
+        registry.transmit(tunnel, worker, &mut batch);
         // Only the first n were loaded this round; the rest were marked
         // done above so the devices skip them.
         sent += batch.packets()[..n]
@@ -372,8 +417,9 @@ fn measure(
     strategy: Strategy,
     threads: usize,
     params: &GreFloodParams,
+    underlay: &Underlay,
 ) -> Result<GreFloodRow, GreFloodError> {
-    let registry = setup(strategy, threads)?;
+    let registry = setup(strategy, threads, underlay)?;
     let barrier = Barrier::new(threads + 1);
     let (sent, elapsed, cpu) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -383,6 +429,7 @@ fn measure(
                     barrier.wait();
                     let out = flood_timed(
                         registry,
+                        underlay.tunnel,
                         WorkerId::new(t as u32),
                         params.frames_per_thread,
                         params.batch,
@@ -425,8 +472,19 @@ fn measure(
     })
 }
 
-/// Runs every strategy at 1..=threads threads.
+/// Runs every strategy at 1..=threads threads over [`Underlay::fixed`].
 pub fn run(params: &GreFloodParams) -> Result<GreFloodResult, GreFloodError> {
+    run_over(params, &Underlay::fixed())
+}
+
+/// Runs every strategy at 1..=threads threads, the tunnel resolving its
+/// underlay through `underlay` (`fibre bench greflood` passes the route
+/// cache over a FIB). The route is checked once before measuring, so a
+/// resolver that cannot reach [`REMOTE`] is an error, not a run of drops.
+pub fn run_over(
+    params: &GreFloodParams,
+    underlay: &Underlay,
+) -> Result<GreFloodResult, GreFloodError> {
     if params.threads == 0 || params.threads > crate::MAX_WORKERS {
         return Err(GreFloodError::InvalidParameter(format!(
             "threads {}: give 1 to {}",
@@ -454,6 +512,7 @@ pub fn run(params: &GreFloodParams) -> Result<GreFloodResult, GreFloodError> {
             params.repeats
         )));
     }
+    check_underlay(underlay)?;
     let pairs: Vec<(Strategy, usize)> = params
         .strategies
         .iter()
@@ -465,12 +524,12 @@ pub fn run(params: &GreFloodParams) -> Result<GreFloodResult, GreFloodError> {
             frames_per_thread: params.frames_per_thread.min(100_000),
             ..params.clone()
         };
-        measure(strategy, 1, &short)?;
+        measure(strategy, 1, &short, underlay)?;
     }
     let mut samples: Vec<Vec<GreFloodRow>> = vec![Vec::new(); pairs.len()];
     for _ in 0..params.repeats {
         for (i, &(strategy, threads)) in pairs.iter().enumerate() {
-            samples[i].push(measure(strategy, threads, params)?);
+            samples[i].push(measure(strategy, threads, params, underlay)?);
         }
     }
     let rows = samples
@@ -484,6 +543,30 @@ pub fn run(params: &GreFloodParams) -> Result<GreFloodResult, GreFloodError> {
         params: params.clone(),
         rows,
     })
+}
+
+/// The underlay leads to `oif`, not into the tunnel, with room for a frame.
+fn check_underlay(underlay: &Underlay) -> Result<(), GreFloodError> {
+    let bad = |e: String| GreFloodError::InvalidParameter(e);
+    if underlay.oif == underlay.tunnel {
+        return Err(bad(format!(
+            "underlay ifindex {} is the tunnel's own",
+            underlay.oif
+        )));
+    }
+    let route = underlay
+        .routes
+        .resolve(WorkerId::new(0), IpAddr::V4(REMOTE), None)
+        .map_err(|e| bad(format!("underlay: {e}")))?;
+    // 20 (IPv4) + 8 (GRE with key) + 4 (oseq) around each frame.
+    let needed = FRAME_LEN as u32 + 32;
+    if route.oif != underlay.oif || route.src.is_none() || route.mtu < needed {
+        return Err(bad(format!(
+            "underlay route to {REMOTE} is {route:?}: want ifindex {}, a source and MTU >= {needed}",
+            underlay.oif
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -536,16 +619,45 @@ mod tests {
     }
 
     #[test]
+    fn an_underlay_that_cannot_carry_the_flood_is_refused() {
+        let quick = GreFloodParams {
+            threads: 1,
+            frames_per_thread: 10,
+            repeats: 1,
+            ..GreFloodParams::default()
+        };
+        let unroutable = Underlay {
+            routes: Arc::new(FixedRoutes::new()),
+            ..Underlay::fixed()
+        };
+        let into_itself = Underlay {
+            tunnel: 1,
+            ..Underlay::fixed()
+        };
+        let elsewhere = Underlay {
+            oif: 3,
+            ..Underlay::fixed()
+        };
+        for underlay in [unroutable, into_itself, elsewhere] {
+            let err = run_over(&quick, &underlay).unwrap_err();
+            assert!(matches!(err, GreFloodError::InvalidParameter(_)), "{err}");
+        }
+        assert_eq!(run_over(&quick, &Underlay::fixed()).unwrap().rows.len(), 4);
+    }
+
+    #[test]
     fn every_frame_is_counted_on_tunnel_and_underlay() {
-        let registry = setup(Strategy::LltxOseq, 2).unwrap();
+        let underlay = Underlay::fixed();
+        let registry = setup(Strategy::LltxOseq, 2, &underlay).unwrap();
         std::thread::scope(|s| {
             for t in 0..2 {
                 let registry = &registry;
-                s.spawn(move || flood_timed(registry, WorkerId::new(t), 1_001, 32));
+                let tunnel = underlay.tunnel;
+                s.spawn(move || flood_timed(registry, tunnel, WorkerId::new(t), 1_001, 32));
             }
         });
-        let tunnel = registry.get(TUNNEL_INDEX).unwrap().stats().snapshot();
-        let dummy = registry.get(UNDERLAY_INDEX).unwrap().stats().snapshot();
+        let tunnel = registry.get(underlay.tunnel).unwrap().stats().snapshot();
+        let dummy = registry.get(underlay.oif).unwrap().stats().snapshot();
         assert_eq!(
             (tunnel.tx_packets, tunnel.tx_bytes),
             (2_002, 2_002 * FRAME_LEN as u64)

@@ -4,6 +4,8 @@
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::WorkerId;
+
 /// A resolved underlay route: where an encapsulated packet leaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnderlayRoute {
@@ -39,9 +41,35 @@ pub enum RouteError {
 /// worker per [`UnderlayRoutes::generation`], never per packet.
 /// `generation` must be cheap and must change whenever a previous answer
 /// may have become wrong.
+///
+/// `worker` is the worker the tunnel resolves for, so that a per-core
+/// resolver (`fibre_route::RouteCache`) fills that worker's slot and
+/// workers never share a written cache line; resolvers without per-worker
+/// state ignore it. A tunnel being created resolves as worker 0.
+///
+/// ```
+/// use std::net::IpAddr;
+/// use fibre_dev::route::{RouteError, UnderlayRoute, UnderlayRoutes};
+/// use fibre_dev::WorkerId;
+/// /// Everything leaves by device 2.
+/// struct OneWay;
+/// impl UnderlayRoutes for OneWay {
+///     fn resolve(&self, _: WorkerId, _: IpAddr, src: Option<IpAddr>) -> Result<UnderlayRoute, RouteError> {
+///         Ok(UnderlayRoute { oif: 2, gateway: None, src, mtu: 1500 })
+///     }
+///     fn generation(&self) -> u64 { 1 }
+/// }
+/// let dst = "192.0.2.2".parse().unwrap();
+/// assert_eq!(OneWay.resolve(WorkerId::new(3), dst, None).unwrap().oif, 2);
+/// ```
 pub trait UnderlayRoutes: Send + Sync {
-    /// The route to `dst`, from `src` when given.
-    fn resolve(&self, dst: IpAddr, src: Option<IpAddr>) -> Result<UnderlayRoute, RouteError>;
+    /// The route to `dst`, from `src` when given, as `worker` sees it.
+    fn resolve(
+        &self,
+        worker: WorkerId,
+        dst: IpAddr,
+        src: Option<IpAddr>,
+    ) -> Result<UnderlayRoute, RouteError>;
     /// Changes whenever routes change.
     fn generation(&self) -> u64;
 }
@@ -57,12 +85,14 @@ impl std::fmt::Debug for dyn UnderlayRoutes {
 ///
 /// ```
 /// use fibre_dev::route::{FixedRoutes, UnderlayRoute, UnderlayRoutes};
+/// use fibre_dev::WorkerId;
 /// let routes = FixedRoutes::new();
 /// let dst = "192.0.2.2".parse().unwrap();
-/// assert!(routes.resolve(dst, None).is_err());
+/// let w = WorkerId::new(0);
+/// assert!(routes.resolve(w, dst, None).is_err());
 /// let g = routes.generation();
 /// routes.set(dst, UnderlayRoute { oif: 2, gateway: None, src: None, mtu: 1500 });
-/// assert_eq!(routes.resolve(dst, None).unwrap().oif, 2);
+/// assert_eq!(routes.resolve(w, dst, None).unwrap().oif, 2);
 /// assert_ne!(routes.generation(), g);
 /// ```
 #[derive(Debug, Default)]
@@ -94,7 +124,12 @@ impl FixedRoutes {
 }
 
 impl UnderlayRoutes for FixedRoutes {
-    fn resolve(&self, dst: IpAddr, _src: Option<IpAddr>) -> Result<UnderlayRoute, RouteError> {
+    fn resolve(
+        &self,
+        _worker: WorkerId,
+        dst: IpAddr,
+        _src: Option<IpAddr>,
+    ) -> Result<UnderlayRoute, RouteError> {
         let routes = self.routes.read().unwrap_or_else(|e| e.into_inner());
         routes
             .iter()

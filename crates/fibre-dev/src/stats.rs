@@ -30,7 +30,7 @@ pub struct WorkerCounters {
 
 const _: () = assert!(core::mem::align_of::<WorkerCounters>() == 128);
 const _: () = assert!(core::mem::size_of::<WorkerCounters>() % 128 == 0);
-const _: () = assert!(core::mem::size_of::<WorkerCounters>() == 256); // 4 + 20 counters, padded
+const _: () = assert!(core::mem::size_of::<WorkerCounters>() == 256); // 4 + 21 counters, padded
 const _: () = assert!(core::mem::offset_of!(WorkerCounters, drops) == 32);
 
 /// What one worker adds after a batch (kept on its stack, so the shared
@@ -164,6 +164,8 @@ impl StatsSnapshot {
             tx_packets: self.tx_packets,
             tx_errors: self.class_total(DropClass::TxErrors),
             tx_dropped: self.class_total(DropClass::TxDropped),
+            // Linux counts a tunnel routed into itself here too.
+            tx_collisions: self.drops(DropReason::UnderlayLoop),
             ..IpLinkStats::default()
         }
     }

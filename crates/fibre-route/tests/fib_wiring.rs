@@ -225,3 +225,30 @@ fn an_ipv6_source_is_picked_per_destination_unless_the_route_names_one() {
         assert_eq!(source("2001:db8:f2::7"), "2001:db8:2::1");
     }
 }
+
+#[test]
+fn a_route_replaced_through_the_same_gateway_with_new_metrics_is_seen_at_once() {
+    let (mut writer, cache) = wired(fib().unwrap());
+    let mut reader = cache.domain().register();
+    let mtu = |reader: &mut fibre_rcu::ReaderHandle| {
+        let m = {
+            let guard = reader.read();
+            let route = cache
+                .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+                .unwrap();
+            route.mtu
+        };
+        reader.quiescent();
+        m
+    };
+    assert_eq!(mtu(&mut reader), 1500);
+    let generation = cache.change_count();
+    {
+        let _idle = reader.offline();
+        // The kernel makes a new fib_info (a new nexthop) for new metrics;
+        // here the route's cache class changes with them.
+        apply(&mut writer, "route replace 198.51.100.0/24 via 10.0.0.2 mtu 1300");
+    }
+    assert_eq!(mtu(&mut reader), 1300);
+    assert_ne!(cache.change_count(), generation, "tunnels re-resolve");
+}

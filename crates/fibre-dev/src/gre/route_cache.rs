@@ -13,8 +13,10 @@ use crate::WorkerId;
 
 #[derive(Debug, Clone, Copy)]
 struct Cached {
-    /// Generation the answer was resolved at; 0 = never resolved.
-    generation: u64,
+    /// Generation the answer was resolved at; `None` = never resolved.
+    /// Not a sentinel value: every `u64`, 0 included, is a generation a
+    /// resolver may report (`fibre_route::RouteCache` starts at 0).
+    generation: Option<u64>,
     /// `None`: no route at that generation (cached too, so an unreachable
     /// remote costs no lookup per batch either).
     route: Option<UnderlayRoute>,
@@ -50,7 +52,7 @@ impl RouteCache {
             .map(|_| Slot {
                 busy: AtomicBool::new(false),
                 cached: UnsafeCell::new(Cached {
-                    generation: 0,
+                    generation: None,
                     route: None,
                 }),
             })
@@ -71,17 +73,17 @@ impl RouteCache {
     ) -> Option<UnderlayRoute> {
         let generation = routes.generation();
         let Some(slot) = self.slots.get(worker.index()) else {
-            return routes.resolve(dst, src).ok();
+            return routes.resolve(worker, dst, src).ok();
         };
         if slot.busy.swap(true, Ordering::Acquire) {
-            return routes.resolve(dst, src).ok();
+            return routes.resolve(worker, dst, src).ok();
         }
         // SAFETY: the swap above returned false, so this thread owns the
         // slot until the store below (see `unsafe impl Sync for Slot`).
         let cached = unsafe { &mut *slot.cached.get() };
-        if cached.generation != generation || generation == 0 {
-            cached.route = routes.resolve(dst, src).ok();
-            cached.generation = generation;
+        if cached.generation != Some(generation) {
+            cached.route = routes.resolve(worker, dst, src).ok();
+            cached.generation = Some(generation);
         }
         let route = cached.route;
         slot.busy.store(false, Ordering::Release);
@@ -95,20 +97,24 @@ mod tests {
     use crate::route::FixedRoutes;
     use std::sync::atomic::AtomicUsize;
 
-    /// Counts resolutions, to show the cache is used.
+    /// Counts resolutions, to show the cache is used, and notes the
+    /// worker each was made for.
     struct Counting {
         inner: FixedRoutes,
         resolves: AtomicUsize,
+        last_worker: AtomicUsize,
     }
 
     impl UnderlayRoutes for Counting {
         fn resolve(
             &self,
+            worker: WorkerId,
             dst: IpAddr,
             src: Option<IpAddr>,
         ) -> Result<UnderlayRoute, crate::route::RouteError> {
             self.resolves.fetch_add(1, Ordering::Relaxed);
-            self.inner.resolve(dst, src)
+            self.last_worker.store(worker.index(), Ordering::Relaxed);
+            self.inner.resolve(worker, dst, src)
         }
         fn generation(&self) -> u64 {
             self.inner.generation()
@@ -130,9 +136,16 @@ mod tests {
         let routes = Counting {
             inner: FixedRoutes::new(),
             resolves: AtomicUsize::new(0),
+            last_worker: AtomicUsize::new(usize::MAX),
         };
         routes.inner.set(dst, route(3));
         let cache = RouteCache::new(2);
+        // Each worker's slot is filled by a resolution made for that worker
+        // (a per-core resolver then uses that worker's own slot too).
+        cache.get(WorkerId::new(1), &routes, dst, None);
+        assert_eq!(routes.last_worker.load(Ordering::Relaxed), 1);
+        cache.get(WorkerId::new(0), &routes, dst, None);
+        assert_eq!(routes.last_worker.load(Ordering::Relaxed), 0);
         for _ in 0..10 {
             assert_eq!(
                 cache.get(WorkerId::new(0), &routes, dst, None).unwrap().oif,
@@ -155,6 +168,38 @@ mod tests {
         assert_eq!(routes.resolves.load(Ordering::Relaxed), 4);
         // Out of range: answered, not cached.
         assert_eq!(cache.get(WorkerId::new(9), &routes, dst, None), None);
+    }
+
+    /// A resolver whose generation never moves from 0.
+    struct Unchanging(AtomicUsize);
+
+    impl UnderlayRoutes for Unchanging {
+        fn resolve(
+            &self,
+            _: WorkerId,
+            _: IpAddr,
+            _: Option<IpAddr>,
+        ) -> Result<UnderlayRoute, crate::route::RouteError> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(route(3))
+        }
+        fn generation(&self) -> u64 {
+            0
+        }
+    }
+
+    #[test]
+    fn generation_zero_is_a_generation_like_any_other() {
+        let routes = Unchanging(AtomicUsize::new(0));
+        let cache = RouteCache::new(1);
+        let dst: IpAddr = "2001:db8::2".parse().unwrap();
+        for _ in 0..5 {
+            assert_eq!(
+                cache.get(WorkerId::new(0), &routes, dst, None).unwrap().oif,
+                3
+            );
+        }
+        assert_eq!(routes.0.load(Ordering::Relaxed), 1, "resolved once");
     }
 
     #[test]

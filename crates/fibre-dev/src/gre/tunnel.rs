@@ -122,7 +122,11 @@ impl GreTunnel {
         workers: usize,
     ) -> Result<GreTunnel, super::GreConfigError> {
         let workers = workers.clamp(1, crate::MAX_WORKERS);
-        let underlay = routes.resolve(config.spec.remote, config.spec.local).ok();
+        // Resolved as worker 0: creation runs on the control path, and a
+        // per-core resolver only needs some slot for this one answer.
+        let underlay = routes
+            .resolve(WorkerId::new(0), config.spec.remote, config.spec.local)
+            .ok();
         if underlay.is_some_and(|r| r.oif == index) {
             return Err(fibre_fib::TunnelError::UnderlayLoop {
                 name: config.name.clone(),
@@ -323,7 +327,9 @@ impl GreTunnel {
             )
             .ok_or(DropReason::NoRoute)?;
         if route.oif == self.index {
-            return Err(DropReason::TunnelLoop);
+            // Sending it would only come back here: drop, as Linux does,
+            // rather than recurse to the nesting limit.
+            return Err(DropReason::UnderlayLoop);
         }
         let src = self
             .config
