@@ -573,8 +573,8 @@ mod tests {
         let report = &outcome.reports[0];
         let cases = report.detail["cases"].as_array().unwrap();
         // 3 strategies x (1 and 2 threads idle, 1k/s, 100k/s, full speed,
-        // 1k/s with 1 thread, alone).
-        assert_eq!(cases.len(), 21);
+        // 1k/s and 100k/s with 1 thread, alone).
+        assert_eq!(cases.len(), 24);
         for case in cases {
             if case["threads"] != 0 {
                 assert!(case["mpps"].as_f64().unwrap() > 0.0, "{case}");
@@ -590,6 +590,10 @@ mod tests {
             .collect();
         assert!(names.contains(&"rcu 2 threads"), "{names:?}");
         assert!(names.contains(&"rcu writer alone"), "{names:?}");
+        assert!(
+            names.contains(&"rcu 1 thread, writer 100k/s on its own core"),
+            "{names:?}"
+        );
         assert!(outcome.to_text().contains("synflood    rcu 2 threads"));
     }
 }
