@@ -247,7 +247,10 @@ fn a_route_replaced_through_the_same_gateway_with_new_metrics_is_seen_at_once() 
         let _idle = reader.offline();
         // The kernel makes a new fib_info (a new nexthop) for new metrics;
         // here the route's cache class changes with them.
-        apply(&mut writer, "route replace 198.51.100.0/24 via 10.0.0.2 mtu 1300");
+        apply(
+            &mut writer,
+            "route replace 198.51.100.0/24 via 10.0.0.2 mtu 1300",
+        );
     }
     assert_eq!(mtu(&mut reader), 1300);
     assert_ne!(cache.change_count(), generation, "tunnels re-resolve");
