@@ -357,8 +357,9 @@ impl Experiment for SynfloodExperiment {
             ));
         }
         text.push_str(
-            "Locks are taken per packet (as the kernel takes its FIB lock per lookup); RCU loads \
-             the FIB once per batch of 32 packets and reports a quiescent state after it.\n",
+            "Locks are taken per lookup, twice per packet (the kernel takes its table lock in \
+             every fib6_table_lookup); RCU loads the FIB once per batch of 32 packets and reports \
+             a quiescent state after it.\n",
         );
 
         // Headline rows for the summary table.

@@ -2,10 +2,11 @@
 //! route writer. The lookups are the same code in all three; only the
 //! protection around them differs.
 //!
-//! * `rwlock`: one reader/writer lock; a packet takes it for reading
-//!   around its two lookups (the kernel's IPv6 FIB before seed 004).
-//! * `percpu-lock`: one cache-padded lock per reader thread; a packet takes
-//!   its thread's lock, the writer takes them all (seed 004's patch).
+//! * `rwlock`: one reader/writer lock; each of a packet's two lookups
+//!   takes it for reading (the kernel's IPv6 FIB before seed 004, which
+//!   takes a table's lock in every `fib6_table_lookup`).
+//! * `percpu-lock`: one cache-padded lock per reader thread; each lookup
+//!   takes its thread's lock, the writer takes them all (seed 004's patch).
 //! * `rcu`: [`fibre_fib::shared`]: no lock; a batch of packets loads the
 //!   published FIB once and reports a quiescent state after it.
 
@@ -72,14 +73,25 @@ pub enum Reader<'a> {
 /// Packets a reader handles per batch (between two quiescent reports).
 pub const BATCH: usize = 32;
 
-/// One SYN: the input lookup and the SYN-ACK's output lookup; folds the
-/// answers into a digest so that the work cannot be optimised away.
+/// The SYN's input lookup (received on `uplink`), folded into a digest so
+/// that the work cannot be optimised away.
 #[inline]
-fn handle_syn(fib: &Fib, uplink: LinkIndex, syn: &Syn) -> u64 {
+fn input_lookup(fib: &Fib, uplink: LinkIndex, syn: &Syn) -> u64 {
     let mut input: [Result<Forward6, Errno>; 1] = [Err(Errno::Inval)];
     fib.lookup_input_batch_v6(uplink, std::slice::from_ref(&syn.input), &mut input);
-    let reply = fib.lookup_output_v6(&syn.reply);
-    digest(&input[0]) ^ digest(&reply).rotate_left(17)
+    digest(&input[0])
+}
+
+/// The SYN-ACK's output lookup, folded likewise.
+#[inline]
+fn output_lookup(fib: &Fib, syn: &Syn) -> u64 {
+    digest(&fib.lookup_output_v6(&syn.reply)).rotate_left(17)
+}
+
+/// One SYN: the input lookup and the SYN-ACK's output lookup.
+#[inline]
+fn handle_syn(fib: &Fib, uplink: LinkIndex, syn: &Syn) -> u64 {
+    input_lookup(fib, uplink, syn) ^ output_lookup(fib, syn)
 }
 
 fn digest(answer: &Result<Forward6, Errno>) -> u64 {
@@ -137,17 +149,24 @@ impl<'a> ReadSide<'a> {
 }
 
 impl Reader<'_> {
-    /// Handles `syns` (at most [`BATCH`]): the locks are taken per packet,
-    /// as the kernel takes its FIB lock per lookup; RCU loads the FIB once
-    /// for the batch and reports a quiescent state after it.
+    /// Handles `syns` (at most [`BATCH`]): the locks are taken per lookup,
+    /// twice per packet, as the kernel's `fib6_table_lookup` takes its
+    /// table's lock for each lookup (the SYN's input route, then the
+    /// SYN-ACK's output route; the kernel takes it once more per table its
+    /// rules visit); RCU loads the FIB once for the batch and reports a
+    /// quiescent state after it.
     #[inline]
     pub fn handle_batch(&mut self, uplink: LinkIndex, syns: &[Syn]) -> u64 {
         match self {
             Reader::RwLock(lock) => syns.iter().fold(0u64, |sum, syn| {
-                sum.wrapping_add(lock.read(&mut (), |fib| handle_syn(fib, uplink, syn)))
+                let input = lock.read(&mut (), |fib| input_lookup(fib, uplink, syn));
+                let output = lock.read(&mut (), |fib| output_lookup(fib, syn));
+                sum.wrapping_add(input ^ output)
             }),
             Reader::PerCpuLock(lock, slot) => syns.iter().fold(0u64, |sum, syn| {
-                sum.wrapping_add(lock.read(slot, |fib| handle_syn(fib, uplink, syn)))
+                let input = lock.read(slot, |fib| input_lookup(fib, uplink, syn));
+                let output = lock.read(slot, |fib| output_lookup(fib, syn));
+                sum.wrapping_add(input ^ output)
             }),
             Reader::Rcu(reader) => reader.batch(|snapshot| {
                 let fib = snapshot.fib();
