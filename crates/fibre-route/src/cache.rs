@@ -313,7 +313,9 @@ pub struct RouteCache<S> {
     /// Slot references replaced by readers wait here for a grace period
     /// (each publish retires the previous one).
     retired: RcuCell<Option<HeldRoute>>,
-    prefixes: Mutex<HashMap<(TableId, Prefix), Arc<AtomicU64>>>,
+    /// Generations of the FIB prefixes held destinations matched, per
+    /// table, ordered so that the prefixes inside one can be found.
+    prefixes: Mutex<PrefixGenerations>,
     exception_config: ExceptionConfig,
     clock: Clock,
     /// Bumped by every invalidation: the coarse "something changed" that
@@ -356,7 +358,7 @@ impl<S: RouteSource> RouteCache<S> {
             workers: workers.max(1),
             nexthops: RcuCell::new(domain, NexthopMap::default()),
             retired: RcuCell::new(domain, None),
-            prefixes: Mutex::new(HashMap::new()),
+            prefixes: Mutex::new(PrefixGenerations::new()),
             exception_config,
             clock,
             changes: AtomicU64::new(0),
@@ -423,7 +425,8 @@ impl<S: RouteSource> RouteCache<S> {
     ) -> Result<RouteHandle<'a>, Errno> {
         let fwd = self.source.lookup_v4(guard, key)?;
         let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
-        self.output_via(guard, slot, NexthopKey::of_v4(&fwd), dst, || {
+        let src = (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src)));
+        self.output_via(guard, slot, NexthopKey::of_v4(&fwd), dst, src, || {
             self.source.describe_v4(guard, key, &fwd)
         })
     }
@@ -437,7 +440,8 @@ impl<S: RouteSource> RouteCache<S> {
     ) -> Result<RouteHandle<'a>, Errno> {
         let fwd = self.source.lookup_v6(guard, key)?;
         let dst = IpAddr::V6(Ipv6Addr::from(key.dst));
-        self.output_via(guard, slot, NexthopKey::of_v6(&fwd), dst, || {
+        let src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
+        self.output_via(guard, slot, NexthopKey::of_v6(&fwd), dst, src, || {
             self.source.describe_v6(guard, key, &fwd)
         })
     }
@@ -463,17 +467,37 @@ impl<S: RouteSource> RouteCache<S> {
     }
 
     /// The cached route of nexthop `nk` for destination `dst`; `describe`
-    /// builds a route on a miss.
+    /// builds a route on a miss. A flow that names its source (`src`: a
+    /// bound socket, a tunnel with `local`) gets a route of its own with
+    /// that source, uncached: a slot serves every flow through the
+    /// nexthop, so its route carries the nexthop's source. Hold it
+    /// ([`RouteCache::hold_output_v4`]) rather than ask per packet.
     fn output_via<'a>(
         &'a self,
         guard: &'a ReadGuard<'_>,
         slot: SlotKind,
         nk: NexthopKey,
         dst: IpAddr,
+        src: Option<IpAddr>,
         describe: impl Fn() -> Result<RouteDetails, Errno>,
     ) -> Result<RouteHandle<'a>, Errno> {
         let nh = self.nexthop(guard, nk)?;
-        let route = Self::cached_route(&self.retired, nh, slot, describe)?;
+        let route = if src.is_some() || nk.class == CACHE_CLASS_UNSHARED {
+            // Unshared classes: the FIB ran out of classes, so the key
+            // cannot tell this route's src/mtu from another's.
+            let mut data = describe()?.data;
+            data.stamp = nh.generation();
+            if let Some(src) = src {
+                data.src = fibre_fib::addr_key(&src);
+                data.flags &= !flags::SRC_PER_FLOW;
+            }
+            if slot == SlotKind::Input {
+                data.flags |= flags::INPUT;
+            }
+            RouteHandle::Held(HeldRoute::new(data))
+        } else {
+            Self::cached_route(&self.retired, nh, slot, describe)?
+        };
         match self.live_exception(nh, dst) {
             None => Ok(route),
             Some(exception) => {
@@ -501,13 +525,6 @@ impl<S: RouteSource> RouteCache<S> {
             SlotKind::SharedOutput => &nh.shared_output,
             SlotKind::PerCore(w) => &nh.output[w % nh.output.len()],
         };
-        if nh.key.class == CACHE_CLASS_UNSHARED {
-            // The FIB ran out of classes: this route's src/mtu cannot be
-            // told apart from another's by the key, so it is never shared.
-            let mut data = describe()?.data;
-            data.stamp = nh.generation();
-            return Ok(RouteHandle::Held(HeldRoute::new(data)));
-        }
         let current = slot_ref.load(Ordering::Acquire);
         let generation = nh.generation();
         if !current.is_null() {
@@ -597,7 +614,9 @@ impl<S: RouteSource> RouteCache<S> {
     fn prefix_generation(&self, table: TableId, prefix: Prefix) -> Arc<AtomicU64> {
         let mut map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
         Arc::clone(
-            map.entry((table, prefix))
+            map.entry(table)
+                .or_default()
+                .entry(prefix)
                 .or_insert_with(|| Arc::new(AtomicU64::new(1))),
         )
     }
@@ -660,22 +679,22 @@ impl<S: RouteSource> RouteCache<S> {
     /// Returns how many prefix generations were bumped.
     pub fn invalidate_prefix(&self, table: TableId, prefix: Prefix) -> usize {
         self.changes.fetch_add(1, Ordering::AcqRel);
-        let mut bumped = 0;
-        {
+        let bumped = {
             let map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
-            for len in 0..=prefix.len() {
-                let ancestor = Prefix::containing(prefix.addr(), len);
-                if let Some(g) = map.get(&(table, ancestor)) {
-                    g.fetch_add(1, Ordering::AcqRel);
-                    bumped += 1;
-                }
-            }
-        }
+            map.get(&table).map_or(0, |t| bump_ancestors(t, prefix))
+        };
+        self.drop_exceptions_under(prefix, Some(table));
+        bumped
+    }
+
+    /// Drops the exceptions for destinations inside `prefix` on nexthops
+    /// of `table` (of every table when None).
+    fn drop_exceptions_under(&self, prefix: Prefix, table: Option<TableId>) {
         let mut reader = self.domain.register();
         {
             let guard = reader.read();
             for nh in self.nexthops.read(&guard).values() {
-                if nh.key.table != table {
+                if table.is_some_and(|t| nh.key.table != t) {
                     continue;
                 }
                 if let Some(mut t) = nh.exceptions_if_any() {
@@ -685,24 +704,25 @@ impl<S: RouteSource> RouteCache<S> {
             }
         }
         reader.quiescent();
-        bumped
     }
 
-    /// [`RouteCache::invalidate_prefix`] in every table: what a route
-    /// change means with policy rules, where a flow that fell through one
-    /// table to another changes its answer when a route appears in the
-    /// first. Returns how many prefix generations were bumped.
+    /// A route for `prefix` changed in some table, with policy rules in
+    /// play: held routes whose matched prefix contains `prefix` or lies
+    /// inside it, in any table, become stale, and exceptions inside it are
+    /// dropped. Inside it too, because a table the rules visit first wins
+    /// over a later one whatever the prefix lengths (a /8 added to table
+    /// 100 takes 10.1.1.5 from main's 10.1.1.0/24). Returns how many prefix
+    /// generations were bumped.
     pub fn invalidate_prefix_everywhere(&self, prefix: Prefix) -> usize {
-        let tables: std::collections::BTreeSet<TableId> = {
+        self.changes.fetch_add(1, Ordering::AcqRel);
+        let bumped = {
             let map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
-            map.keys().map(|(table, _)| *table).collect()
+            map.values()
+                .map(|t| bump_ancestors(t, prefix) + bump_inside(t, prefix))
+                .sum()
         };
-        let with_exceptions: std::collections::BTreeSet<TableId> =
-            self.nexthop_keys().iter().map(|k| k.table).collect();
-        tables
-            .union(&with_exceptions)
-            .map(|table| self.invalidate_prefix(*table, prefix))
-            .sum()
+        self.drop_exceptions_under(prefix, None);
+        bumped
     }
 
     /// Every cached route and every held route's check goes stale (links,
@@ -713,7 +733,7 @@ impl<S: RouteSource> RouteCache<S> {
         self.changes.fetch_add(1, Ordering::AcqRel);
         {
             let map = self.prefixes.lock().unwrap_or_else(|e| e.into_inner());
-            for generation in map.values() {
+            for generation in map.values().flat_map(|t| t.values()) {
                 generation.fetch_add(1, Ordering::AcqRel);
             }
         }
@@ -737,16 +757,22 @@ impl<S: RouteSource> RouteCache<S> {
         keys
     }
 
-    /// The nexthop `dst` routes through now and its route's details.
-    fn resolve_dst<'a>(
+    /// The nexthop a flow from `src` (when given: rules may select by
+    /// source) to `dst` routes through now, and its route's details.
+    fn resolve_flow<'a>(
         &'a self,
         guard: &'a ReadGuard<'_>,
         dst: IpAddr,
+        src: Option<IpAddr>,
     ) -> Result<(&'a Arc<NexthopCache>, RouteDetails), Errno> {
         match dst {
             IpAddr::V4(d) => {
                 let key = FlowKeyV4 {
                     dst: u32::from(d),
+                    src: match src {
+                        Some(IpAddr::V4(s)) => u32::from(s),
+                        _ => 0,
+                    },
                     ..Default::default()
                 };
                 let fwd = self.source.lookup_v4(guard, &key)?;
@@ -756,6 +782,10 @@ impl<S: RouteSource> RouteCache<S> {
             IpAddr::V6(d) => {
                 let key = FlowKeyV6 {
                     dst: u128::from(d),
+                    src: match src {
+                        Some(IpAddr::V6(s)) => u128::from(s),
+                        _ => 0,
+                    },
                     ..Default::default()
                 };
                 let fwd = self.source.lookup_v6(guard, &key)?;
@@ -770,7 +800,21 @@ impl<S: RouteSource> RouteCache<S> {
     /// ([`clamp_pmtu`]), recorded as an exception on the nexthop `dst`
     /// routes through now.
     pub fn update_pmtu(&self, guard: &ReadGuard<'_>, dst: IpAddr, mtu: u32) -> PmtuOutcome {
-        let Ok((nh, details)) = self.resolve_dst(guard, dst) else {
+        self.update_pmtu_from(guard, dst, None, mtu)
+    }
+
+    /// [`RouteCache::update_pmtu`] for the flow the ICMP error quotes, from
+    /// `src` to `dst`: the kernel's `ipv4_update_pmtu` builds its flow from
+    /// the quoted header, so with rules that select by source the
+    /// exception lands on the nexthop that flow uses.
+    pub fn update_pmtu_from(
+        &self,
+        guard: &ReadGuard<'_>,
+        dst: IpAddr,
+        src: Option<IpAddr>,
+        mtu: u32,
+    ) -> PmtuOutcome {
+        let Ok((nh, details)) = self.resolve_flow(guard, dst, src) else {
             return PmtuOutcome::NoRoute;
         };
         if details.data.flags & flags::MTU_LOCKED != 0 {
@@ -853,10 +897,20 @@ impl<S: RouteSource> RouteCache<S> {
     /// The live exception for `dst`, if any, with its nexthop (for the
     /// `cache` line of `ip route get`).
     pub fn exception_for(&self, dst: IpAddr) -> Option<(NexthopKey, Exception)> {
+        self.exception_for_flow(dst, None)
+    }
+
+    /// The live exception for `dst` on the nexthop a flow from `src` (when
+    /// given) uses.
+    pub fn exception_for_flow(
+        &self,
+        dst: IpAddr,
+        src: Option<IpAddr>,
+    ) -> Option<(NexthopKey, Exception)> {
         let mut reader = self.domain.register();
         let found = {
             let guard = reader.read();
-            self.resolve_dst(&guard, dst)
+            self.resolve_flow(&guard, dst, src)
                 .ok()
                 .and_then(|(nh, _)| self.live_exception(nh, dst).map(|e| (nh.key, e)))
         };
@@ -882,6 +936,52 @@ impl<S: RouteSource> RouteCache<S> {
         };
         reader.quiescent();
         bytes
+    }
+}
+
+/// Prefix generations of one table, by prefix.
+type TablePrefixes = std::collections::BTreeMap<Prefix, Arc<AtomicU64>>;
+/// Prefix generations by table.
+type PrefixGenerations = std::collections::BTreeMap<TableId, TablePrefixes>;
+
+/// Bumps `prefix` and every tracked prefix containing it; returns how many.
+fn bump_ancestors(table: &TablePrefixes, prefix: Prefix) -> usize {
+    let mut bumped = 0;
+    for len in 0..=prefix.len() {
+        if let Some(g) = table.get(&Prefix::containing(prefix.addr(), len)) {
+            g.fetch_add(1, Ordering::AcqRel);
+            bumped += 1;
+        }
+    }
+    bumped
+}
+
+/// Bumps every tracked prefix strictly inside `prefix`; returns how many.
+/// Prefixes order by address then length, so they all lie between
+/// `prefix` and the host prefix of its last address.
+fn bump_inside(table: &TablePrefixes, prefix: Prefix) -> usize {
+    let last = Prefix::host(last_address(&prefix));
+    let mut bumped = 0;
+    for (p, g) in table.range(prefix..=last) {
+        if p.len() > prefix.len() && prefix.contains(&p.addr()) {
+            g.fetch_add(1, Ordering::AcqRel);
+            bumped += 1;
+        }
+    }
+    bumped
+}
+
+/// The highest address inside `prefix`.
+fn last_address(prefix: &Prefix) -> IpAddr {
+    match prefix.addr() {
+        IpAddr::V4(a) => {
+            let host_bits = u32::MAX.checked_shr(u32::from(prefix.len())).unwrap_or(0);
+            IpAddr::V4(Ipv4Addr::from(u32::from(a) | host_bits))
+        }
+        IpAddr::V6(a) => {
+            let host_bits = u128::MAX.checked_shr(u32::from(prefix.len())).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from(u128::from(a) | host_bits))
+        }
     }
 }
 

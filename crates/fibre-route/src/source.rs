@@ -35,6 +35,10 @@ pub struct NexthopKey {
     /// The route's cache class ([`fibre_fib::Route::cache_class`]): routes
     /// through one gateway with different `src` or `mtu` do not share.
     pub class: u16,
+    /// The answer's type (unicast, local, broadcast, multicast...): an
+    /// on-link multicast answer and a unicast one leave by the same device
+    /// with no gateway, but are different routes.
+    pub kind: RouteType,
 }
 
 impl NexthopKey {
@@ -54,6 +58,7 @@ impl NexthopKey {
             dev: fwd.dev,
             gateway: u128::from(fwd.gateway),
             class: fwd.cache_class,
+            kind: fwd.kind,
         }
     }
 
@@ -65,6 +70,7 @@ impl NexthopKey {
             dev: fwd.dev,
             gateway: fwd.gateway,
             class: fwd.cache_class,
+            kind: fwd.kind,
         }
     }
 }

@@ -47,6 +47,7 @@ fn nh(gw: [u8; 4]) -> NexthopKey {
         dev: DUMMY_IFINDEX,
         gateway: u128::from(u32::from_be_bytes(gw)),
         class: fibre_fib::CACHE_CLASS_PLAIN,
+        kind: fibre_fib::RouteType::Unicast,
     }
 }
 

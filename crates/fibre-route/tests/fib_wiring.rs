@@ -255,3 +255,89 @@ fn a_route_replaced_through_the_same_gateway_with_new_metrics_is_seen_at_once() 
     assert_eq!(mtu(&mut reader), 1300);
     assert_ne!(cache.change_count(), generation, "tunnels re-resolve");
 }
+
+#[test]
+fn a_route_in_a_table_the_rules_visit_first_stales_more_specific_held_routes() {
+    let (mut writer, cache) = wired(fib().unwrap());
+    apply(&mut writer, "rule add pref 100 table 100");
+    let mut reader = cache.domain().register();
+    let held = {
+        let guard = reader.read();
+        cache
+            .hold_output_v4(&guard, 0, &key([198, 51, 100, 7]))
+            .unwrap()
+    };
+    reader.quiescent();
+    let now = cache.now_ms();
+    assert!(held.is_valid(now));
+    {
+        let _idle = reader.offline();
+        // Shorter than main's 198.51.100.0/24, but table 100 comes first.
+        apply(&mut writer, "route add 198.0.0.0/8 via 10.0.0.3 table 100");
+    }
+    assert!(
+        !held.is_valid(now),
+        "table 100 now answers for 198.51.100.7"
+    );
+    let guard = reader.read();
+    let route = cache
+        .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+        .unwrap();
+    assert_eq!(route.gateway_addr(), Some(IpAddr::from([10, 0, 0, 3])));
+}
+
+#[test]
+fn a_flow_that_names_its_source_gets_it_and_does_not_lend_it() {
+    let mut fib = fib().unwrap();
+    for command in commands("addr add 10.0.1.1/24 dev dummy0") {
+        fib.apply(&command).unwrap();
+    }
+    let domain = fibre_rcu::Domain::new();
+    let cache = RouteCache::new(&domain, fib, 1);
+    let reader = domain.register();
+    let guard = reader.read();
+    let from = |src: [u8; 4]| FlowKeyV4 {
+        src: u32::from_be_bytes(src),
+        ..key([198, 51, 100, 7])
+    };
+    let named = cache
+        .output_v4(&guard, SlotKind::PerCore(0), &from([10, 0, 1, 1]))
+        .unwrap();
+    assert!(!named.is_cached());
+    assert_eq!(named.src_addr(), Some(IpAddr::from([10, 0, 1, 1])));
+    let plain = cache
+        .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 8]))
+        .unwrap();
+    assert!(plain.is_cached());
+    assert_eq!(plain.src_addr(), Some(IpAddr::from([10, 0, 0, 1])));
+}
+
+#[test]
+fn answers_of_different_types_through_one_device_are_different_routes() {
+    let mut fib = fib().unwrap();
+    for line in [
+        "route add default via 10.0.0.2",
+        "route add 10.5.0.0/16 dev dummy0",
+    ] {
+        for command in commands(line) {
+            fib.apply(&command).unwrap();
+        }
+    }
+    let domain = fibre_rcu::Domain::new();
+    let cache = RouteCache::new(&domain, fib, 1);
+    let reader = domain.register();
+    let guard = reader.read();
+    let kind = |a: [u8; 4]| {
+        let r = cache
+            .output_v4(&guard, SlotKind::PerCore(0), &key(a))
+            .unwrap();
+        (r.kind(), r.gateway_addr())
+    };
+    for _ in 0..2 {
+        assert_eq!(
+            kind([224, 1, 2, 3]),
+            (fibre_fib::RouteType::Multicast, None)
+        );
+        assert_eq!(kind([10, 5, 0, 9]), (fibre_fib::RouteType::Unicast, None));
+    }
+}

@@ -107,8 +107,12 @@ impl Learned {
         let mut reader = domain.register();
         let outcome = {
             let guard = reader.read();
-            self.cache
-                .update_pmtu(&guard, report.quoted_dst, report.mtu)
+            self.cache.update_pmtu_from(
+                &guard,
+                report.quoted_dst,
+                Some(report.quoted_src),
+                report.mtu,
+            )
         };
         reader.quiescent();
         // A report that changes nothing (not smaller, locked) is still one
@@ -121,7 +125,7 @@ impl Learned {
     /// another nexthop, by `mark` or `oif` say, has none, as in the kernel
     /// where exceptions hang off a nexthop).
     pub fn cache_info(&self, fib: &Fib, answer: &RouteAnswer) -> Option<CacheInfo> {
-        let (key, e) = self.cache.exception_for(answer.dst)?;
+        let (key, e) = self.cache.exception_for_flow(answer.dst, answer.src)?;
         let dev = answer.dev.as_deref().and_then(|d| fib.link_by_name(d))?;
         let gateway = answer.gateway.map_or(0, |g| fibre_fib::addr_key(&g));
         (e.pmtu != 0 && key.dev == dev.index && key.gateway == gateway).then(|| self.info(&e))
@@ -201,14 +205,24 @@ fn pmtu_report(ip: &[u8]) -> Report {
 }
 
 fn pmtu_report_v4(ip: &[u8]) -> Report {
+    // A fragmentation-needed message cut short (by the capture's snapshot
+    // length, say) is a report we cannot read: counted, not ignored.
+    let ihl = usize::from(ip[0] & 0x0f) * 4;
+    let frag_needed = ip.get(9) == Some(&1)
+        && ip.get(ihl) == Some(&ICMP_DEST_UNREACH)
+        && ip.get(ihl + 1) == Some(&ICMP_FRAG_NEEDED);
     let Ok(outer) = ipv4::Packet::new_checked(ip) else {
-        return Report::None;
+        return if frag_needed {
+            Report::Malformed
+        } else {
+            Report::None
+        };
     };
     if outer.protocol() != Protocol::Icmp || outer.is_fragment() {
         return Report::None;
     }
     let Ok(icmp) = icmpv4::Packet::new_checked(outer.payload()) else {
-        return Report::None;
+        return Report::Malformed;
     };
     if icmp.msg_type() != ICMP_DEST_UNREACH || icmp.code() != ICMP_FRAG_NEEDED {
         return Report::None;
@@ -216,9 +230,11 @@ fn pmtu_report_v4(ip: &[u8]) -> Report {
     if !icmp.verify_checksum() {
         return Report::Malformed;
     }
-    // The quoted header: at least the fixed 20 bytes.
+    // The quoted header and the 8 bytes after it, as the kernel's
+    // icmp_unreach and icmp_socket_deliver require (IHL at least 5).
     let quoted = icmp.data();
-    if quoted.len() < 20 || quoted[0] >> 4 != 4 {
+    let ihl = usize::from(quoted.first().map_or(0, |b| b & 0x0f)) * 4;
+    if quoted.len() < 20 || quoted[0] >> 4 != 4 || ihl < 20 || quoted.len() < ihl + 8 {
         return Report::Malformed;
     }
     let addr =
@@ -232,15 +248,20 @@ fn pmtu_report_v4(ip: &[u8]) -> Report {
 }
 
 fn pmtu_report_v6(ip: &[u8]) -> Report {
+    let too_big = ip.get(6) == Some(&58) && ip.get(40) == Some(&ICMPV6_PKT_TOOBIG);
     let Ok(outer) = ipv6::Packet::new_checked(ip) else {
-        return Report::None;
+        return if too_big {
+            Report::Malformed
+        } else {
+            Report::None
+        };
     };
     // Extension headers before ICMPv6 are not followed (routers send none).
     if outer.next_header() != Protocol::Icmpv6 {
         return Report::None;
     }
     let Ok(icmp) = icmpv6::Packet::new_checked(outer.payload()) else {
-        return Report::None;
+        return Report::Malformed;
     };
     if icmp.msg_type() != ICMPV6_PKT_TOOBIG {
         return Report::None;

@@ -66,6 +66,9 @@ impl RouteFilter {
                 }
             }
         }
+        if filter.cache && (filter.kind.is_some() || filter.table != Some(TABLE_MAIN)) {
+            bail!("\"route show cache\": table and type selectors do not apply to the route cache");
+        }
         Ok(filter)
     }
 }

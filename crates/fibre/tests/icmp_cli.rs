@@ -322,3 +322,68 @@ fn bad_captures_are_refused_with_the_file_and_the_packet() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("absent.pcap"));
 }
+
+#[test]
+fn a_report_lands_on_the_nexthop_its_quoted_flow_uses() {
+    let dir = Scratch::new("bysrc");
+    let config = format!(
+        "{CONFIG}link add eth1 type ifb\nlink set eth1 up\naddr add 10.7.0.1/24 dev eth1\n\
+         route add 198.51.100.0/24 via 10.7.0.2 table 100\nrule add from 10.7.0.0/24 table 100 pref 100\n"
+    );
+    let config = dir.file("router.conf", config.as_bytes());
+    let me2 = Ipv4Addr::new(10, 7, 0, 1);
+    let dst = Ipv4Addr::new(198, 51, 100, 7);
+    let pcap = dir.file(
+        "icmp.pcap",
+        &capture(&[frag_needed(Ipv4Addr::new(10, 7, 0, 2), me2, me2, dst, 1300)]),
+    );
+    let get = |extra: &[&str]| {
+        let mut args = vec![
+            "--config",
+            &config,
+            "--icmp",
+            &pcap,
+            "route",
+            "get",
+            "198.51.100.7",
+        ];
+        args.extend_from_slice(extra);
+        stdout(&fibre(&args))
+    };
+    assert_eq!(
+        normalize(&get(&["from", "10.7.0.1"])),
+        "198.51.100.7 from 10.7.0.1 via 10.7.0.2 dev eth1 table 100 uid 0 \n    cache expires Xsec mtu 1300 \n"
+    );
+    // The flow without that source goes by eth0: no exception there.
+    assert_eq!(
+        get(&[]),
+        "198.51.100.7 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 \n    cache \n"
+    );
+}
+
+#[test]
+fn quotes_too_short_and_cut_captures_are_counted_not_used() {
+    let dir = Scratch::new("short");
+    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let dst = Ipv4Addr::new(198, 51, 100, 7);
+    // A quoted header claiming 8 bytes (IHL 2): the kernel drops it.
+    let mut short_ihl = frag_needed(GW, ME, ME, dst, 1300);
+    let quoted_at = 14 + 20 + 8;
+    short_ihl[quoted_at] = 0x42;
+    let icmp_at = 14 + 20;
+    short_ihl[icmp_at + 2] = 0;
+    short_ihl[icmp_at + 3] = 0;
+    let sum = !fibre_net::checksum::sum(&short_ihl[icmp_at..]);
+    short_ihl[icmp_at + 2..icmp_at + 4].copy_from_slice(&sum.to_be_bytes());
+    let checked = icmpv4::Packet::new_checked(&short_ihl[icmp_at..]).unwrap();
+    assert!(checked.verify_checksum(), "only the IHL is wrong");
+    // A report cut by the capture's snapshot length.
+    let cut = frag_needed(GW, ME, ME, dst, 1300)[..50].to_vec();
+    let pcap = dir.file("icmp.pcap", &capture(&[short_ihl, cut]));
+    let out = fibre(&[
+        "--config", &config, "--icmp", &pcap, "route", "show", "cache",
+    ]);
+    assert_eq!(stdout(&out), "");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("2 ICMP error(s) not used"), "{stderr}");
+}

@@ -31,11 +31,14 @@ type StallHook = Arc<dyn Fn(&StallReport) + Send + Sync>;
 /// must hear what each published batch changed.
 ///
 /// [`FibWriter`] calls [`fib_changed`](FibListener::fib_changed) on its
-/// own thread once the batch's grace period is over: no reader can still
+/// own thread twice per batch: when the batch is published, and once the
+/// batch's grace period is over. After the second call no reader can still
 /// be looking at the state before the batch, so an answer derived from
-/// the FIB after the call is derived from the new state. A listener that
-/// marks its entries stale there (by bumping a generation) therefore never
-/// keeps an entry built from the old state as valid.
+/// the FIB afterwards is derived from the new state: a listener that marks
+/// its entries stale (by bumping a generation) never keeps an entry built
+/// from the old state as valid. The first call bounds how long the old
+/// answers last if the grace period times out (a stalled reader); the
+/// second then comes after the next grace period that ends.
 pub trait FibListener: Send + Sync {
     /// `changes`: one per applied command, in order (duplicates possible).
     fn fib_changed(&self, changes: &[FibChange]);
@@ -182,8 +185,9 @@ impl FibWriter {
     /// writer.add_listener(heard.clone());
     /// let add = Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None };
     /// writer.apply_batch(&[add.clone(), add], BatchMode::BestEffort).unwrap();
-    /// // One change: the refused duplicate changed nothing.
-    /// assert_eq!(*heard.0.lock().unwrap(), [FibChange::Everything]);
+    /// // One change, heard when published and after the grace period; the
+    /// // refused duplicate changed nothing.
+    /// assert_eq!(*heard.0.lock().unwrap(), [FibChange::Everything, FibChange::Everything]);
     /// ```
     pub fn add_listener(&mut self, listener: Arc<dyn FibListener>) {
         self.listeners.push(listener);
@@ -265,15 +269,21 @@ impl FibWriter {
         self.log.extend_from_slice(commands);
         if !self.listeners.is_empty() {
             let mut refusals = refused.iter().map(|r| r.index).peekable();
-            for (index, command) in commands.iter().enumerate() {
-                if refusals.next_if_eq(&index).is_none() {
-                    self.unnotified.push(FibChange::of(command));
-                }
+            let changes: Vec<FibChange> = commands
+                .iter()
+                .enumerate()
+                .filter(|(index, _)| refusals.next_if_eq(index).is_none())
+                .map(|(_, command)| FibChange::of(command))
+                .collect();
+            for listener in &self.listeners {
+                listener.fib_changed(&changes);
             }
+            self.unnotified.extend(changes);
             // The grace period the next batch would wait for, waited for
-            // now so that the listeners hear of this batch at once. On a
-            // timeout they hear of it after the next grace period instead;
-            // the batch itself is published either way.
+            // now so that the listeners hear of this batch again once no
+            // reader can see the old state. On a timeout they hear of it
+            // after the next grace period instead; the batch itself is
+            // published either way.
             let _ = self.catch_up();
         }
         Ok(BatchReport {
