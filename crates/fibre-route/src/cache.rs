@@ -832,6 +832,16 @@ impl<S: RouteSource> RouteCache<S> {
             .filter(|m| *m != 0)
             .unwrap_or(details.data.mtu);
         let outcome = clamp_pmtu(dst, mtu, current, config.min_pmtu_v4);
+        // The same MTU again refreshes the exception only once it is half
+        // expired (__ip_rt_update_pmtu), so a flood of reports does not
+        // keep rewriting it.
+        let fresh = existing.is_some_and(|e| {
+            outcome == PmtuOutcome::Recorded(e.pmtu)
+                && e.expires_ms.saturating_sub(now) > config.expires_ms / 2
+        });
+        if fresh {
+            return outcome;
+        }
         match outcome {
             PmtuOutcome::Recorded(m) => table.set_pmtu(dst, m, now),
             PmtuOutcome::RecordedLocked(m) => table.set_pmtu_locked(dst, m, now),

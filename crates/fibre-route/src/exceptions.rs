@@ -72,7 +72,8 @@ pub enum PmtuOutcome {
     /// floor (or the current MTU if lower) and locked it, as the kernel's
     /// `__ip_rt_update_pmtu` does.
     RecordedLocked(u32),
-    /// Ignored: not below the path's current MTU (or the device's).
+    /// Ignored: above the path's current MTU (IPv4), or not below it
+    /// (IPv6).
     NotSmaller,
     /// Ignored: the route's MTU is locked.
     Locked,
@@ -84,8 +85,11 @@ pub enum PmtuOutcome {
 /// current MTU: IPv4 below `min_pmtu` (even 0, from a router that sends
 /// no MTU, or below IPv4's 68) is raised to `min(current, min_pmtu)` and
 /// locked, as Linux's `__ip_rt_update_pmtu` does since 3.6 (no more
-/// "plateau" guessing); IPv6 is raised to 1280; anything not below the
-/// current MTU is ignored.
+/// "plateau" guessing); a report above the current MTU is ignored, one
+/// equal to it recorded (the kernel refreshes the exception, see
+/// [`RouteCache::update_pmtu`](crate::RouteCache::update_pmtu)). IPv6 is
+/// raised to 1280 and ignored unless below the current MTU
+/// (`__ip6_rt_update_pmtu`).
 ///
 /// ```
 /// use fibre_route::exceptions::{clamp_pmtu, PmtuOutcome};
@@ -95,22 +99,31 @@ pub enum PmtuOutcome {
 /// assert_eq!(clamp_pmtu(v4, 300, 1500, 552), PmtuOutcome::RecordedLocked(552));
 /// assert_eq!(clamp_pmtu(v4, 0, 1500, 552), PmtuOutcome::RecordedLocked(552));
 /// assert_eq!(clamp_pmtu(v4, 9000, 1500, 552), PmtuOutcome::NotSmaller);
+/// assert_eq!(clamp_pmtu(v4, 1500, 1500, 552), PmtuOutcome::Recorded(1500));
+/// assert_eq!(clamp_pmtu(v4, 300, 500, 552), PmtuOutcome::RecordedLocked(500));
 /// assert_eq!(clamp_pmtu(v6, 1000, 1500, 552), PmtuOutcome::Recorded(1280));
+/// assert_eq!(clamp_pmtu(v6, 1500, 1500, 552), PmtuOutcome::NotSmaller);
 /// ```
 pub fn clamp_pmtu(dst: IpAddr, reported: u32, current: u32, min_pmtu_v4: u32) -> PmtuOutcome {
     let (mtu, locked) = match dst {
         IpAddr::V4(_) => {
+            if reported > current {
+                return PmtuOutcome::NotSmaller;
+            }
             if reported < min_pmtu_v4 {
                 (current.min(min_pmtu_v4), true)
             } else {
                 (reported, false)
             }
         }
-        IpAddr::V6(_) => (reported.max(IPV6_MIN_MTU), false),
+        IpAddr::V6(_) => {
+            let mtu = reported.max(IPV6_MIN_MTU);
+            if mtu >= current {
+                return PmtuOutcome::NotSmaller;
+            }
+            (mtu, false)
+        }
     };
-    if mtu >= current {
-        return PmtuOutcome::NotSmaller;
-    }
     if locked {
         PmtuOutcome::RecordedLocked(mtu)
     } else {

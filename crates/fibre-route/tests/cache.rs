@@ -259,7 +259,21 @@ fn a_pmtu_exception_is_carried_by_its_destination_only_and_expires() {
         "cache expires 587sec mtu 1400"
     );
     assert_eq!(cache.exceptions().len(), 1);
-    time.store(600_000, Ordering::Relaxed);
+    // The same MTU again: not rewritten while more than half its life is
+    // left, refreshed after (as __ip_rt_update_pmtu).
+    {
+        let g = reader.read();
+        assert_eq!(
+            cache.update_pmtu_v4(&g, dst, 1400),
+            PmtuOutcome::Recorded(1400)
+        );
+        assert_eq!(cache.exception_for_v4(dst).unwrap().1.expires_ms, 600_000);
+        time.store(400_000, Ordering::Relaxed);
+        cache.update_pmtu_v4(&g, dst, 1400);
+        assert_eq!(cache.exception_for_v4(dst).unwrap().1.expires_ms, 1_000_000);
+    }
+    reader.quiescent();
+    time.store(1_000_000, Ordering::Relaxed);
     assert!(cache.exception_for_v4(dst).is_none());
     let g = reader.read();
     let r = cache
@@ -277,8 +291,14 @@ fn icmp_mtus_are_clamped_or_ignored_never_trusted() {
     let g = reader.read();
     let dst = Ipv4Addr::new(198, 51, 100, 9);
     assert_eq!(cache.update_pmtu_v4(&g, dst, 9000), PmtuOutcome::NotSmaller);
-    assert_eq!(cache.update_pmtu_v4(&g, dst, 1500), PmtuOutcome::NotSmaller);
     assert!(cache.exception_for_v4(dst).is_none());
+    // The path's own MTU: recorded, as Linux records it (old_mtu < mtu is
+    // the only refusal).
+    assert_eq!(
+        cache.update_pmtu_v4(&g, dst, 1500),
+        PmtuOutcome::Recorded(1500)
+    );
+    assert_eq!(cache.exception_for_v4(dst).unwrap().1.pmtu, 1500);
     // Below the floor, even below IPv4's 68: raised to 552 and locked.
     assert_eq!(
         cache.update_pmtu_v4(&g, dst, 40),

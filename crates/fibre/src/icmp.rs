@@ -161,8 +161,8 @@ fn is_local(fib: &Fib, addr: IpAddr) -> bool {
 }
 
 /// The IP packet inside a captured frame, by the capture's link type
-/// (tcpdump.org LINKTYPE_ values): Ethernet (with one 802.1Q tag or
-/// none), raw IP, Linux cooked v1 and v2 (`-i any` captures).
+/// (tcpdump.org LINKTYPE_ values): Ethernet (with any number of 802.1Q
+/// or 802.1ad tags), raw IP, Linux cooked v1 and v2 (`-i any` captures).
 fn ip_payload(link_type: u32, frame: &[u8]) -> Option<&[u8]> {
     const ETHERNET: u32 = 1;
     const RAW: u32 = 101;
@@ -170,10 +170,13 @@ fn ip_payload(link_type: u32, frame: &[u8]) -> Option<&[u8]> {
     const LINUX_SLL2: u32 = 276;
     let be16 = |at: usize| Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]));
     let (ethertype, start) = match link_type {
-        ETHERNET => match be16(12)? {
-            0x8100 => (be16(16)?, 18),
-            t => (t, 14),
-        },
+        ETHERNET => {
+            let mut at = 12;
+            while matches!(be16(at)?, 0x8100 | 0x88a8) {
+                at += 4;
+            }
+            (be16(at)?, at + 2)
+        }
         RAW => return Some(frame),
         LINUX_SLL => (be16(14)?, 16),
         LINUX_SLL2 => (be16(0)?, 20),

@@ -174,10 +174,14 @@ fn path_mtu_reports_show_in_route_get_and_route_show_cache() {
     let config = dir.file("router.conf", CONFIG.as_bytes());
     let dst = Ipv4Addr::new(198, 51, 100, 7);
     let v6 = |s: &str| s.parse::<Ipv6Addr>().unwrap();
+    // The first report arrives in a QinQ frame (802.1ad outer tag, 802.1Q
+    // inner tag).
+    let mut qinq = frag_needed(GW, ME, ME, dst, 1300);
+    qinq.splice(12..12, [0x88, 0xa8, 0, 10, 0x81, 0x00, 0, 20]);
     let pcap = dir.file(
         "icmp.pcap",
         &capture(&[
-            frag_needed(GW, ME, ME, dst, 1300),
+            qinq,
             // Below min_pmtu: raised to 552 and locked.
             frag_needed(GW, ME, ME, Ipv4Addr::new(198, 51, 100, 8), 400),
             packet_too_big(
