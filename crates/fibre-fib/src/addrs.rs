@@ -66,6 +66,7 @@ fn kernel_route(
         (Family::V4, _) => Scope::LINK,
     };
     Route {
+        mtu_lock: false,
         table,
         dst,
         tos: 0,

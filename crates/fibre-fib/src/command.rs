@@ -142,6 +142,8 @@ pub struct RouteSpec {
     pub prefsrc: Option<IpAddr>,
     /// `mtu [lock] N`.
     pub mtu: Option<u32>,
+    /// `mtu lock N`: path MTU discovery may not lower it (RTAX_LOCK).
+    pub mtu_lock: bool,
     /// Paths: one for `via/dev`, several for `nexthop ...` (empty: none given).
     pub nexthops: Vec<NexthopSpec>,
     /// The request used the `nexthop` (RTA_MULTIPATH) form.

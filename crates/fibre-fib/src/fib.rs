@@ -107,7 +107,7 @@ pub struct Fib {
     /// back, so that a class names the same attributes for the FIB's life
     /// (and both copies of a left-right pair, which apply the same
     /// commands in the same order, hand out the same ones).
-    pub(crate) cache_classes: HashMap<(Option<IpAddr>, Option<u32>), u16>,
+    pub(crate) cache_classes: HashMap<(Option<IpAddr>, Option<u32>, bool), u16>,
 }
 
 /// Identifies one path of one IPv4 route.
@@ -183,16 +183,21 @@ impl Fib {
         }
     }
 
-    /// The route cache class of routes with `prefsrc` and `mtu`
-    /// ([`Route::cache_class`]), handed out on first use.
-    pub(crate) fn cache_class(&mut self, prefsrc: Option<IpAddr>, mtu: Option<u32>) -> u16 {
+    /// The route cache class of routes with `prefsrc` and `mtu` (locked or
+    /// not) ([`Route::cache_class`]), handed out on first use.
+    pub(crate) fn cache_class(
+        &mut self,
+        prefsrc: Option<IpAddr>,
+        mtu: Option<u32>,
+        mtu_lock: bool,
+    ) -> u16 {
         if prefsrc.is_none() && mtu.is_none() {
             return CACHE_CLASS_PLAIN;
         }
         let next = self.cache_classes.len() + 1;
         *self
             .cache_classes
-            .entry((prefsrc, mtu))
+            .entry((prefsrc, mtu, mtu_lock))
             .or_insert_with(|| u16::try_from(next).unwrap_or(CACHE_CLASS_UNSHARED))
     }
 
@@ -367,21 +372,26 @@ mod tests {
     fn cache_classes_are_stable_and_run_out_into_the_unshared_class() {
         let mut fib = Fib::new();
         let src: IpAddr = "10.0.0.1".parse().unwrap();
-        assert_eq!(fib.cache_class(None, None), CACHE_CLASS_PLAIN);
-        let first = fib.cache_class(Some(src), None);
+        assert_eq!(fib.cache_class(None, None, false), CACHE_CLASS_PLAIN);
+        let first = fib.cache_class(Some(src), None, false);
         assert_eq!(first, 1);
-        assert_eq!(fib.cache_class(None, Some(1400)), 2);
+        assert_eq!(fib.cache_class(None, Some(1400), false), 2);
         assert_eq!(
-            fib.cache_class(Some(src), None),
+            fib.cache_class(None, Some(1400), true),
+            3,
+            "a lock makes its own class"
+        );
+        assert_eq!(
+            fib.cache_class(Some(src), None, false),
             first,
             "same attributes, same class"
         );
         for mtu in 0..70_000u32 {
-            let class = fib.cache_class(Some(src), Some(mtu));
-            let expected = u16::try_from(3 + mtu).unwrap_or(CACHE_CLASS_UNSHARED);
+            let class = fib.cache_class(Some(src), Some(mtu), false);
+            let expected = u16::try_from(4 + mtu).unwrap_or(CACHE_CLASS_UNSHARED);
             assert_eq!(class, expected, "mtu {mtu}");
         }
         // Classes handed out before the table filled keep their number.
-        assert_eq!(fib.cache_class(None, Some(1400)), 2);
+        assert_eq!(fib.cache_class(None, Some(1400), false), 2);
     }
 }

@@ -66,6 +66,7 @@ impl Fib {
                 _ => {
                     // Validate the path once, on a probe prefix, as `ip route add` would.
                     let spec = RouteSpec {
+                        mtu_lock: false,
                         table,
                         dst: prefix,
                         tos: 0,

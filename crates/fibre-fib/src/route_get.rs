@@ -38,6 +38,7 @@ fn is_zeronet(a: &Ipv4Addr) -> bool {
 /// assumption, limited broadcast, ...).
 fn synthetic_route(dst: IpAddr, kind: RouteType, dev: LinkIndex) -> Route {
     Route {
+        mtu_lock: false,
         table: TABLE_UNSPEC,
         dst: Prefix::host(dst),
         tos: 0,

@@ -43,6 +43,7 @@ pub(crate) fn same_route(a: &Route, b: &Route) -> bool {
         && a.metric == b.metric
         && a.prefsrc == b.prefsrc
         && a.mtu == b.mtu
+        && a.mtu_lock == b.mtu_lock
         && same_nexthops(&a.nexthops, &b.nexthops)
 }
 
@@ -261,6 +262,7 @@ impl Fib {
             metric: spec.metric.unwrap_or(0),
             prefsrc: spec.prefsrc,
             mtu: spec.mtu,
+            mtu_lock: spec.mtu_lock && spec.mtu.is_some(),
             nexthops: Vec::new(),
             cache_class: 0,
         };
@@ -504,7 +506,7 @@ impl Fib {
     /// `fib_table_insert`.
     fn route_insert_v4(&mut self, op: RouteOp, route: Route) -> Result<(), KernelError> {
         let mut route = route;
-        route.cache_class = self.cache_class(route.prefsrc, route.mtu);
+        route.cache_class = self.cache_class(route.prefsrc, route.mtu, route.mtu_lock);
         let (create, excl, replace, append) = match op {
             RouteOp::Add => (true, true, false, false),
             RouteOp::Replace => (true, false, true, false),
@@ -627,6 +629,7 @@ impl Fib {
             metric,
             prefsrc: spec.prefsrc,
             mtu: spec.mtu,
+            mtu_lock: spec.mtu_lock && spec.mtu.is_some(),
             nexthops: Vec::new(),
             cache_class: 0,
         };
@@ -829,7 +832,7 @@ impl Fib {
     /// the same metric become ECMP siblings (one multipath route here).
     fn route_insert_v6(&mut self, op: RouteOp, route: Route) -> Result<(), KernelError> {
         let mut route = route;
-        route.cache_class = self.cache_class(route.prefsrc, route.mtu);
+        route.cache_class = self.cache_class(route.prefsrc, route.mtu, route.mtu_lock);
         // ip6_route_multipath_add inserts the paths one by one: a path that
         // repeats an earlier one of the same request is a duplicate.
         let repeats = route.nexthops.iter().enumerate().any(|(i, n)| {
@@ -1015,7 +1018,7 @@ impl Fib {
     /// route the kernel makes unless an identical one is there.
     pub(crate) fn add_kernel_route(&mut self, route: Route) {
         let mut route = route;
-        route.cache_class = self.cache_class(route.prefsrc, route.mtu);
+        route.cache_class = self.cache_class(route.prefsrc, route.mtu, route.mtu_lock);
         // fib_check_nh / fib6_nh_init: a path on a link without carrier is
         // LINKDOWN from the start, except host-scope IPv4 routes and IPv6
         // local and anycast routes (kernel-checked: `local A dev X` on a down

@@ -237,6 +237,7 @@ mod tests {
     fn route(dst: &str) -> Route {
         let (a, l) = dst.split_once('/').unwrap();
         Route {
+            mtu_lock: false,
             table: TABLE_MAIN,
             dst: Prefix::new(a.parse().unwrap(), l.parse().unwrap()).unwrap(),
             tos: 0,

@@ -473,8 +473,10 @@ pub struct Route {
     pub metric: u32,
     /// Preferred source (`src`).
     pub prefsrc: Option<IpAddr>,
-    /// MTU metric (`mtu`), with `lock`.
+    /// MTU metric (`mtu`).
     pub mtu: Option<u32>,
+    /// `mtu lock`: path MTU discovery may not lower the MTU (RTAX_LOCK).
+    pub mtu_lock: bool,
     /// Paths; empty for blackhole, unreachable, prohibit, throw.
     pub nexthops: Vec<Nexthop>,
     /// The route's class in a route cache keyed by nexthop: routes of one

@@ -215,6 +215,9 @@ fn describe(
     if per_flow_src {
         data.flags |= crate::route::flags::SRC_PER_FLOW;
     }
+    if answer.route.mtu_lock {
+        data.flags |= crate::route::flags::MTU_LOCKED;
+    }
     data.kind = kind_code(kind);
     if kind == RouteType::Local {
         data.flags |= crate::route::flags::LOCAL;

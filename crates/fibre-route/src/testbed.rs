@@ -66,6 +66,7 @@ pub fn route_via(dst: Prefix, gateway: [u8; 4], mtu: Option<u32>, op: RouteOp) -
     Command::Route {
         op,
         spec: RouteSpec {
+            mtu_lock: false,
             table: TABLE_MAIN,
             dst,
             tos: 0,

@@ -341,3 +341,27 @@ fn answers_of_different_types_through_one_device_are_different_routes() {
         assert_eq!(kind([10, 5, 0, 9]), (fibre_fib::RouteType::Unicast, None));
     }
 }
+
+#[test]
+fn a_route_with_mtu_lock_ignores_path_mtu_reports() {
+    let mut fib = fib().unwrap();
+    for command in commands("route add 192.0.2.0/24 via 10.0.0.2 mtu lock 1400") {
+        fib.apply(&command).unwrap();
+    }
+    let domain = fibre_rcu::Domain::new();
+    let cache = RouteCache::new(&domain, fib, 1);
+    let reader = domain.register();
+    let guard = reader.read();
+    let dst = Ipv4Addr::new(192, 0, 2, 7);
+    assert_eq!(cache.update_pmtu_v4(&guard, dst, 1300), PmtuOutcome::Locked);
+    let route = cache
+        .output_v4(&guard, SlotKind::PerCore(0), &key(dst.octets()))
+        .unwrap();
+    assert_eq!(route.mtu, 1400);
+    assert_ne!(route.flags & fibre_route::route::flags::MTU_LOCKED, 0);
+    // The same gateway without the lock is another route.
+    assert_eq!(
+        cache.update_pmtu_v4(&guard, Ipv4Addr::new(198, 51, 100, 7), 1300),
+        PmtuOutcome::Recorded(1300)
+    );
+}

@@ -32,6 +32,7 @@ fn dual_stack_fib() -> Fib {
     fib.apply(&Command::Route {
         op: RouteOp::Add,
         spec: RouteSpec {
+            mtu_lock: false,
             table: TABLE_MAIN,
             dst: Prefix::new("2001:db8:100::".parse().unwrap(), 48).unwrap(),
             tos: 0,

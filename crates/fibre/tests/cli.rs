@@ -777,3 +777,47 @@ fn tunnel_refusals_name_the_line_and_apply_nothing() {
         assert!(stdout(&out).is_empty());
     }
 }
+
+/// `mtu` and `mtu lock` as the kernel prints them (checked by hand against
+/// Linux 6.x and iproute2 6.1 in a namespace; the kernel differential test
+/// compares the MTU itself, which `ip -j` prints without the lock).
+#[test]
+fn route_mtu_and_mtu_lock_print_like_ip() {
+    let scratch = Scratch::new("mtulock");
+    let config = scratch.file(
+        "m.conf",
+        b"link add d0 type ifb\nlink set d0 up\nlink set lo up\n\
+          addr add 10.0.0.1/24 dev d0\naddr add 2001:db8::1/64 dev d0 nodad\n\
+          route add 198.51.100.0/24 via 10.0.0.2 mtu lock 1400\n\
+          route add 203.0.113.0/24 via 10.0.0.2 mtu 1400\n\
+          route add 2001:db8:5::/48 via 2001:db8::2 mtu lock 1400\n\
+          route add 2001:db8:6::/48 via 2001:db8::2 mtu 1400\n",
+    );
+    let config = config.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["--config", config];
+        all.extend_from_slice(args);
+        stdout(&fibre(&all, ""))
+    };
+    assert_eq!(
+        run(&["route", "show"]),
+        "10.0.0.0/24 dev d0 proto kernel scope link src 10.0.0.1 \n\
+         198.51.100.0/24 via 10.0.0.2 dev d0 mtu lock 1400 \n\
+         203.0.113.0/24 via 10.0.0.2 dev d0 mtu 1400 \n"
+    );
+    assert_eq!(
+        run(&["route", "get", "198.51.100.7"]),
+        "198.51.100.7 via 10.0.0.2 dev d0 src 10.0.0.1 uid 0 \n    cache mtu lock 1400 \n"
+    );
+    assert_eq!(
+        run(&["-6", "route", "get", "2001:db8:5::1"]),
+        "2001:db8:5::1 from :: via 2001:db8::2 dev d0 src 2001:db8::1 metric 1024 mtu lock 1400 pref medium\n"
+    );
+    assert_eq!(
+        run(&["-6", "route", "get", "2001:db8:6::1"]),
+        "2001:db8:6::1 from :: via 2001:db8::2 dev d0 src 2001:db8::1 metric 1024 mtu 1400 pref medium\n"
+    );
+    assert!(run(&["-6", "route", "show"]).contains(
+        "2001:db8:5::/48 via 2001:db8::2 dev d0 metric 1024 mtu lock 1400 pref medium\n"
+    ));
+}

@@ -148,6 +148,7 @@ pub fn update_commands(
             Ok(Command::Route {
                 op,
                 spec: RouteSpec {
+                    mtu_lock: false,
                     table: TABLE_MAIN,
                     dst,
                     tos: 0,

@@ -60,6 +60,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     let mut metric = None;
     let mut prefsrc = None;
     let mut mtu = None;
+    let mut mtu_lock = false;
     let mut tos = 0u8;
     let mut path = NexthopSpec {
         gateway: None,
@@ -90,7 +91,11 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "table" => table = Some(words.table(word)?),
             "proto" | "protocol" => protocol = Some(protocol_value(words, word)?),
             "scope" => scope = Some(scope_value(words)?),
-            "mtu" => mtu = Some(mtu_value(words)?),
+            "mtu" => {
+                let (value, lock) = mtu_value(words)?;
+                mtu = Some(value);
+                mtu_lock = lock;
+            }
             "nexthop" => {
                 multipath = Some(nexthops(words)?);
                 break;
@@ -189,6 +194,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         metric,
         prefsrc,
         mtu,
+        mtu_lock,
         nexthops,
         multipath: multipath_given,
     })
@@ -262,13 +268,13 @@ fn scope_value(words: &mut Words<'_>) -> Result<Scope, ParseError> {
         .ok_or_else(|| invalid_argument("scope", expected, token, "invalid \"scope\" value"))
 }
 
-/// `mtu [lock] N`; the lock is accepted and not kept (the request type
-/// has no place for it).
-fn mtu_value(words: &mut Words<'_>) -> Result<u32, ParseError> {
-    if words.peek() == Some("lock") {
+/// `mtu [lock] N`: the value and whether it is locked.
+fn mtu_value(words: &mut Words<'_>) -> Result<(u32, bool), ParseError> {
+    let lock = words.peek() == Some("lock");
+    if lock {
         words.next();
     }
-    words.number("mtu", "mtu")
+    Ok((words.number("mtu", "mtu")?, lock))
 }
 
 /// `nexthop NH [nexthop NH]...`, where NH is `[via [FAMILY] ADDR] [dev D]

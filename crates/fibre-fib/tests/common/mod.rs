@@ -73,6 +73,7 @@ pub fn addr(fib: &mut Fib, dev: &str, cidr: &str) -> Result<(), KernelError> {
 /// iproute2 does).
 pub fn spec(dst: &str) -> RouteSpec {
     RouteSpec {
+        mtu_lock: false,
         table: TABLE_MAIN,
         dst: prefix(dst),
         tos: 0,

@@ -45,7 +45,7 @@ fn mtu_text(out: &mut String, mtu: u32, locked: bool) {
 fn shown_mtu(answer: &RouteAnswer, cache: Option<&CacheInfo>) -> Option<(u32, bool)> {
     match cache {
         Some(c) => Some((c.mtu, c.mtu_locked)),
-        None => answer.mtu.map(|m| (m, false)),
+        None => answer.mtu.map(|m| (m, answer.route.mtu_lock)),
     }
 }
 
@@ -108,7 +108,9 @@ pub fn answer_text_cached(
     if v6 {
         if let Some(c) = cache {
             let _ = write!(out, "expires {}sec ", c.expires_sec);
-            mtu_text(&mut out, c.mtu, c.mtu_locked);
+        }
+        if let Some((mtu, locked)) = shown_mtu(answer, cache) {
+            mtu_text(&mut out, mtu, locked);
         }
         out.push_str("pref medium\n");
         return out;
@@ -304,6 +306,7 @@ mod tests {
             mark: 0,
             mtu: None,
             route: Route {
+                mtu_lock: false,
                 table: TABLE_MAIN,
                 dst: Prefix::containing(dst, 16),
                 tos: 0,

@@ -50,7 +50,8 @@ pub fn route_text(names: &dyn DeviceNames, route: &Route, style: RouteStyle) -> 
         }
     }
     if let Some(mtu) = route.mtu {
-        let _ = write!(out, "mtu {mtu} ");
+        let lock = if route.mtu_lock { "lock " } else { "" };
+        let _ = write!(out, "mtu {lock}{mtu} ");
     }
     if single.is_none() && !route.nexthops.is_empty() {
         for nh in &route.nexthops {
@@ -200,6 +201,7 @@ mod tests {
 
     fn route(dst: &str, nexthops: Vec<Nexthop>) -> Route {
         Route {
+            mtu_lock: false,
             table: TABLE_MAIN,
             dst: prefix(dst),
             tos: 0,

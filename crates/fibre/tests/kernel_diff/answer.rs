@@ -44,6 +44,8 @@ pub struct Answer {
     pub from: Option<IpAddr>,
     /// `nexthops` of a multipath route (in `fibmatch` answers).
     pub paths: Vec<Path>,
+    /// `metrics[0].mtu`: the route's MTU metric (or a PMTU exception's).
+    pub mtu: Option<u64>,
     /// The JSON object as printed.
     pub raw: String,
 }
@@ -137,6 +139,11 @@ pub fn parse_json_answer(line: &str) -> Result<Outcome, String> {
         prefsrc: address(object, "prefsrc")?,
         from: address(object, "from")?,
         paths,
+        mtu: object
+            .get("metrics")
+            .and_then(|m| m.get(0))
+            .and_then(|m| m.get("mtu"))
+            .and_then(Value::as_u64),
         raw: serde_json::to_string(&object).expect("a JSON map serialises"),
     }))
 }

@@ -105,6 +105,9 @@ pub fn compare(
             if k.dst != f.dst {
                 verdict.notes.push("dst");
             }
+            if k.mtu != f.mtu {
+                verdict.fields.push("mtu");
+            }
             // The source follows the path: only compared on the same one.
             // An answer without its gateway (a broadcast, a path via a
             // local address) names a multipath route's path only when no

@@ -338,6 +338,15 @@ fn route(rng: &mut Rng, plan: &mut Plan, v6: bool) -> String {
             line.push_str(&format!(" src {}", rng.pick(&locals)));
         }
     }
+    if kind == "unicast" && rng.chance(10) {
+        let lock = if rng.chance(50) { "lock " } else { "" };
+        let mtu = if v6 {
+            *rng.pick(&[1280u32, 1400, 1500, 9000])
+        } else {
+            *rng.pick(&[576u32, 1280, 1400, 1500, 9000])
+        };
+        line.push_str(&format!(" mtu {lock}{mtu}"));
+    }
     line
 }
 

@@ -64,6 +64,7 @@ pub fn route_via(op: RouteOp, prefix: Prefix, gateway: u16) -> Command {
     Command::Route {
         op,
         spec: RouteSpec {
+            mtu_lock: false,
             table: TABLE_MAIN,
             dst: prefix,
             tos: 0,
@@ -89,6 +90,7 @@ pub fn route_del(prefix: Prefix) -> Command {
     Command::Route {
         op: RouteOp::Del,
         spec: RouteSpec {
+            mtu_lock: false,
             table: TABLE_MAIN,
             dst: prefix,
             tos: 0,
