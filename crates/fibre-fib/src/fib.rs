@@ -17,7 +17,8 @@
 //! - `fib_select_default`: with several equal-metric IPv4 default routes the
 //!   kernel rotates between them by neighbour state; the model takes the first;
 //! - neighbour reachability (IPv6 `rt6_check_neigh`, router preference),
-//!   route caches, PMTU exceptions, redirects, nexthop objects (`ip nexthop`),
+//!   route caches, PMTU exceptions and redirects (those are `fibre-route`'s),
+//!   nexthop objects (`ip nexthop`),
 //!   VRF/l3mdev, uid/ipproto/port rule selectors;
 //! - IPv6 source selection is reduced to RFC 6724 rules 1, 2, 5 and 8 (no
 //!   labels, preferences, privacy or deprecated addresses), so a `prefsrc`
