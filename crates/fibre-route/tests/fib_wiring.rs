@@ -25,6 +25,20 @@ fn commands(line: &str) -> Vec<Command> {
     parse_words(&words).unwrap()
 }
 
+/// The testbed FIB plus `lines`, under a cache of its own (one worker) in
+/// a fresh RCU domain.
+fn cache_with(lines: &[&str]) -> (fibre_rcu::Domain, RouteCache<Fib>) {
+    let mut fib = fib().unwrap();
+    for line in lines {
+        for command in commands(line) {
+            fib.apply(&command).unwrap();
+        }
+    }
+    let domain = fibre_rcu::Domain::new();
+    let cache = RouteCache::new(&domain, fib, 1);
+    (domain, cache)
+}
+
 /// The testbed FIB published by a writer, and a cache over it in the FIB's
 /// domain that hears every batch.
 fn wired(fib: Fib) -> (FibWriter, Arc<RouteCache<SharedFib>>) {
@@ -152,8 +166,7 @@ fn a_deleted_route_takes_its_exceptions_with_it() {
 
 #[test]
 fn routes_through_one_gateway_keep_their_own_source_and_mtu() {
-    let mut fib = fib().unwrap();
-    for line in [
+    let (domain, cache) = cache_with(&[
         // Two subnets on one device: both on link (gateway 0), each with
         // its own source address.
         "addr add 10.0.1.1/24 dev dummy0",
@@ -161,13 +174,7 @@ fn routes_through_one_gateway_keep_their_own_source_and_mtu() {
         // one with a preferred source, one plain (198.51.100.0/24).
         "route add 192.0.2.0/24 via 10.0.0.2 mtu 1400",
         "route add 203.0.113.0/24 via 10.0.0.2 src 10.0.1.1",
-    ] {
-        for command in commands(line) {
-            fib.apply(&command).unwrap();
-        }
-    }
-    let domain = fibre_rcu::Domain::new();
-    let cache = RouteCache::new(&domain, fib, 1);
+    ]);
     let reader = domain.register();
     let guard = reader.read();
     let get = |a: [u8; 4]| {
@@ -189,19 +196,12 @@ fn routes_through_one_gateway_keep_their_own_source_and_mtu() {
 
 #[test]
 fn an_ipv6_source_is_picked_per_destination_unless_the_route_names_one() {
-    let mut fib = fib().unwrap();
-    for line in [
+    let (domain, cache) = cache_with(&[
         "addr add 2001:db8:1::1/64 dev dummy0 nodad",
         "addr add 2001:db8:2::1/64 dev dummy0 nodad",
         "route add 2001:db8::/32 via 2001:db8:1::2",
         "route add 2001:db8:f2::/48 via 2001:db8:1::2 src 2001:db8:2::1",
-    ] {
-        for command in commands(line) {
-            fib.apply(&command).unwrap();
-        }
-    }
-    let domain = fibre_rcu::Domain::new();
-    let cache = RouteCache::new(&domain, fib, 1);
+    ]);
     let reader = domain.register();
     let guard = reader.read();
     let source = |dst: &str| {
@@ -288,12 +288,7 @@ fn a_route_in_a_table_the_rules_visit_first_stales_more_specific_held_routes() {
 
 #[test]
 fn a_flow_that_names_its_source_gets_it_and_does_not_lend_it() {
-    let mut fib = fib().unwrap();
-    for command in commands("addr add 10.0.1.1/24 dev dummy0") {
-        fib.apply(&command).unwrap();
-    }
-    let domain = fibre_rcu::Domain::new();
-    let cache = RouteCache::new(&domain, fib, 1);
+    let (domain, cache) = cache_with(&["addr add 10.0.1.1/24 dev dummy0"]);
     let reader = domain.register();
     let guard = reader.read();
     let from = |src: [u8; 4]| FlowKeyV4 {
@@ -314,17 +309,10 @@ fn a_flow_that_names_its_source_gets_it_and_does_not_lend_it() {
 
 #[test]
 fn answers_of_different_types_through_one_device_are_different_routes() {
-    let mut fib = fib().unwrap();
-    for line in [
+    let (domain, cache) = cache_with(&[
         "route add default via 10.0.0.2",
         "route add 10.5.0.0/16 dev dummy0",
-    ] {
-        for command in commands(line) {
-            fib.apply(&command).unwrap();
-        }
-    }
-    let domain = fibre_rcu::Domain::new();
-    let cache = RouteCache::new(&domain, fib, 1);
+    ]);
     let reader = domain.register();
     let guard = reader.read();
     let kind = |a: [u8; 4]| {
@@ -344,12 +332,7 @@ fn answers_of_different_types_through_one_device_are_different_routes() {
 
 #[test]
 fn a_route_with_mtu_lock_ignores_path_mtu_reports() {
-    let mut fib = fib().unwrap();
-    for command in commands("route add 192.0.2.0/24 via 10.0.0.2 mtu lock 1400") {
-        fib.apply(&command).unwrap();
-    }
-    let domain = fibre_rcu::Domain::new();
-    let cache = RouteCache::new(&domain, fib, 1);
+    let (domain, cache) = cache_with(&["route add 192.0.2.0/24 via 10.0.0.2 mtu lock 1400"]);
     let reader = domain.register();
     let guard = reader.read();
     let dst = Ipv4Addr::new(192, 0, 2, 7);
