@@ -7,17 +7,96 @@
 //! routes ordered by metric. [`PrefixEntry::routes`] is that list; the
 //! operations in `route_ops` decide where a new route goes.
 
+use std::net::IpAddr;
+
 use fibre_lpm::{Key, Poptrie};
 
-use crate::types::{Family, Prefix, Route};
+use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
 
 /// The routes of one prefix, in the kernel's order.
+///
+/// One cache line: an IPv6 lookup reads the entry the LPM named, and with
+/// [`PrefixEntry::single`] it needs nothing else (the routes and their paths
+/// live in two more heap blocks, two more dependent cache misses).
 #[derive(Debug, Clone)]
+#[repr(align(64))]
 pub(crate) struct PrefixEntry {
     /// The prefix all routes share.
     pub prefix: Prefix,
+    /// What the data path reads of the one route with one live path,
+    /// copied here; None for any other entry, and while the routes may have
+    /// changed since it was made (see [`FamilyTable::settle`]).
+    single: Option<SinglePath>,
     /// Routes in lookup (and dump) order.
     pub routes: Vec<Route>,
+}
+
+// One line per entry: the summary must not push the routes onto a second one.
+const _: () = assert!(std::mem::size_of::<PrefixEntry>() == 64);
+const _: () = assert!(std::mem::size_of::<Option<PrefixEntry>>() == 64);
+
+/// An IPv6 entry whose only route has one path, alive and on a device:
+/// what `select_v6` and the IPv6 data path would read from that route and
+/// path. Most prefixes of a BGP table are such entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SinglePath {
+    /// The path's gateway as the data path reports it (0: none).
+    gateway: [u8; 16],
+    /// The path's device (entries with larger ifindexes get no summary).
+    dev: u16,
+    /// The route's cache class.
+    pub cache_class: u16,
+    /// The route's type.
+    pub kind: RouteType,
+    /// The route's protocol.
+    pub protocol: Protocol,
+}
+
+impl SinglePath {
+    /// The summary of `routes` (an IPv6 entry's), if they qualify.
+    fn of(routes: &[Route]) -> Option<SinglePath> {
+        let [route] = routes else {
+            return None;
+        };
+        let [nh] = route.nexthops.as_slice() else {
+            return None;
+        };
+        if nh.flags.dead || route.family() != Family::V6 {
+            return None;
+        }
+        let dev = u16::try_from(nh.dev?).ok()?;
+        let gateway = match nh.gateway {
+            Some(IpAddr::V6(g)) => g.octets(),
+            _ => [0; 16],
+        };
+        Some(SinglePath {
+            gateway,
+            dev,
+            cache_class: route.cache_class,
+            kind: route.kind,
+            protocol: route.protocol,
+        })
+    }
+
+    /// The path's device.
+    #[inline]
+    pub fn dev(&self) -> LinkIndex {
+        LinkIndex::from(self.dev)
+    }
+
+    /// The path's IPv6 gateway as a host-order integer, 0 without one.
+    #[inline]
+    pub fn gateway_v6(&self) -> u128 {
+        u128::from_be_bytes(self.gateway)
+    }
+}
+
+impl PrefixEntry {
+    /// The summary of an IPv6 entry whose one route has one live path.
+    #[inline]
+    pub fn single(&self) -> Option<&SinglePath> {
+        self.single.as_ref()
+    }
 }
 
 /// The prefixes of one family in one table.
@@ -29,6 +108,11 @@ pub(crate) struct FamilyTable<K: Key> {
     entries: Vec<Option<PrefixEntry>>,
     /// Free slots of `entries`, reused first.
     free: Vec<u32>,
+    /// The slot whose routes were last handed out mutably: its summary
+    /// was cleared then and is made again by the next `&mut` call.
+    unsettled: Option<u32>,
+    /// Every entry was handed out mutably (`entries_mut`).
+    all_unsettled: bool,
 }
 
 impl<K: Key> Default for FamilyTable<K> {
@@ -37,6 +121,8 @@ impl<K: Key> Default for FamilyTable<K> {
             index: Poptrie::new(),
             entries: Vec::new(),
             free: Vec::new(),
+            unsettled: None,
+            all_unsettled: false,
         }
     }
 }
@@ -46,6 +132,23 @@ fn key_of<K: Key>(prefix: &Prefix) -> K {
 }
 
 impl<K: Key> FamilyTable<K> {
+    /// Makes the summaries cleared by earlier `&mut` calls again: their
+    /// borrows have ended, since this takes `&mut self`. Until then the
+    /// entries have none, so a lookup takes the routes' own path (the same
+    /// answer, only slower).
+    fn settle(&mut self) {
+        if let Some(slot) = self.unsettled.take() {
+            if let Some(e) = self.entries[slot as usize].as_mut() {
+                e.single = SinglePath::of(&e.routes);
+            }
+        }
+        if std::mem::take(&mut self.all_unsettled) {
+            for e in self.entries.iter_mut().flatten() {
+                e.single = SinglePath::of(&e.routes);
+            }
+        }
+    }
+
     /// The entry of exactly this prefix.
     pub fn get(&self, prefix: &Prefix) -> Option<&PrefixEntry> {
         let slot = self.index.get(key_of::<K>(prefix), prefix.len())?;
@@ -54,12 +157,14 @@ impl<K: Key> FamilyTable<K> {
 
     /// The routes of exactly this prefix, created empty when absent.
     pub fn routes_mut(&mut self, prefix: &Prefix) -> &mut Vec<Route> {
+        self.settle();
         let key = key_of::<K>(prefix);
         let slot = match self.index.get(key, prefix.len()) {
             Some(slot) => slot,
             None => {
                 let entry = PrefixEntry {
                     prefix: *prefix,
+                    single: None,
                     routes: Vec::new(),
                 };
                 let slot = match self.free.pop() {
@@ -78,14 +183,17 @@ impl<K: Key> FamilyTable<K> {
                 slot
             }
         };
-        &mut self.entries[slot as usize]
+        self.unsettled = Some(slot);
+        let entry = self.entries[slot as usize]
             .as_mut()
-            .expect("the index points at live slots")
-            .routes
+            .expect("the index points at live slots");
+        entry.single = None;
+        &mut entry.routes
     }
 
     /// Drops the entry of `prefix` when it holds no route any more.
     pub fn prune(&mut self, prefix: &Prefix) {
+        self.settle();
         let key = key_of::<K>(prefix);
         if let Some(slot) = self.index.get(key, prefix.len()) {
             let empty = self.entries[slot as usize]
@@ -119,11 +227,17 @@ impl<K: Key> FamilyTable<K> {
 
     /// Every live entry, mutable, in no particular order.
     pub fn entries_mut(&mut self) -> impl Iterator<Item = &mut PrefixEntry> + '_ {
-        self.entries.iter_mut().flatten()
+        self.settle();
+        self.all_unsettled = true;
+        self.entries.iter_mut().flatten().map(|e| {
+            e.single = None;
+            e
+        })
     }
 
     /// Drops entries left empty by a bulk change (e.g. a link going away).
     pub fn prune_all(&mut self) {
+        self.settle();
         let empty: Vec<Prefix> = self
             .entries()
             .filter(|e| e.routes.is_empty())
