@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use crate::batch::{FlowKeyV6, Forward6};
+use crate::batch::{single_path_answer, FlowKeyV6, Forward6};
 use crate::error::Errno;
 use crate::fib::Fib;
 use crate::lookup::{Flow, LOOPBACK_IFINDEX};
@@ -72,22 +72,7 @@ impl Fib {
         .with_v6_input_dev(iif);
         let res = self.fib_lookup(&flow)?;
         if let Some(s) = res.single {
-            // The code below for one route with one live path (no hashing,
-            // that path), from the copy in the table's entry.
-            let on_lo = s.kind == RouteType::Local
-                || (s.kind == RouteType::Anycast && s.protocol == Protocol::KERNEL);
-            let (gateway, dev) = if on_lo {
-                (0, LOOPBACK_IFINDEX)
-            } else {
-                (s.gateway_v6(), s.dev())
-            };
-            return Ok(Forward6 {
-                gateway,
-                dev,
-                table: res.table,
-                kind: s.kind,
-                cache_class: s.cache_class,
-            });
+            return Ok(single_path_answer(s, res.table));
         }
         // The same answer as lookup_output_v6's, written out on purpose:
         // a shared helper measured 5-7% slower per key here.

@@ -250,10 +250,11 @@ impl<K: Key> FamilyTable<K> {
     pub fn entries_mut(&mut self) -> impl Iterator<Item = &mut PrefixEntry> + '_ {
         self.settle();
         self.all_unsettled = true;
-        self.entries.iter_mut().flatten().map(|e| {
+        // The caller may change any entry's routes (a rare bulk change).
+        for e in self.entries.iter_mut().flatten() {
             e.single = None;
-            e
-        })
+        }
+        self.entries.iter_mut().flatten()
     }
 
     /// Drops entries left empty by a bulk change (e.g. a link going away).
@@ -519,10 +520,7 @@ mod tests {
             .unwrap()
             .single()
             .expect("one route, one live path");
-        assert_eq!(
-            (s.dev(), s.gateway_v6()),
-            (3, u128::from(0xfe80u128 << 112 | 1))
-        );
+        assert_eq!((s.dev(), s.gateway_v6()), (3, 0xfe80u128 << 112 | 1));
         // A second route: no summary.
         t.routes_mut(&a.dst)
             .push(via("2001:db8::/32", "fe80::2", 4));
