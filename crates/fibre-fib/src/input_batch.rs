@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use crate::batch::{FlowKeyV6, Forward6};
+use crate::batch::{single_path_answer, FlowKeyV6, Forward6};
 use crate::error::Errno;
 use crate::fib::Fib;
 use crate::lookup::{Flow, LOOPBACK_IFINDEX};
@@ -71,6 +71,9 @@ impl Fib {
         }
         .with_v6_input_dev(iif);
         let res = self.fib_lookup(&flow)?;
+        if let Some(s) = res.single {
+            return Ok(single_path_answer(s, res.table));
+        }
         // The same answer as lookup_output_v6's, written out on purpose:
         // a shared helper measured 5-7% slower per key here.
         let on_lo = res.kind == RouteType::Local

@@ -9,7 +9,7 @@ use crate::error::Errno;
 use crate::fib::Fib;
 use crate::route_ops::reject_errno;
 use crate::rules::rule_matches;
-use crate::table::{PrefixEntry, Table};
+use crate::table::{PrefixEntry, SinglePath, Table};
 use crate::types::*;
 
 /// The loopback ifindex: the input interface of locally generated traffic.
@@ -110,6 +110,10 @@ pub(crate) struct FibResult<'a> {
     pub kind: RouteType,
     /// Index of the first usable path (None for routes without paths).
     pub nh: Option<usize>,
+    /// Set when the route is its entry's only one and has one path (`nh`
+    /// is 0): what the data path needs of both, read from the entry, so
+    /// that it need not follow `route` (a cache miss) nor its paths (another).
+    pub single: Option<&'a SinglePath>,
 }
 
 impl<'a> FibResult<'a> {
@@ -157,22 +161,32 @@ fn try_route<'a>(r: &'a Route, table: TableId, flow: &Flow) -> Option<Result<Fib
         table,
         kind: r.kind,
         nh: Some(nh),
+        single: None,
     }))
 }
 
-/// The outcome of choosing an IPv6 route.
-fn v6_outcome<'a>(r: &'a Route, nh: usize, table: TableId) -> Result<FibResult<'a>, Miss> {
-    if r.kind == RouteType::Throw {
+/// The outcome of choosing path `nh` of IPv6 route `r`, of type `kind`
+/// (given apart, so that the entry's summary spares a read of `r`).
+#[inline]
+fn v6_outcome<'a>(
+    r: &'a Route,
+    kind: RouteType,
+    nh: usize,
+    table: TableId,
+    single: Option<&'a SinglePath>,
+) -> Result<FibResult<'a>, Miss> {
+    if kind == RouteType::Throw {
         return Err(Miss::Thrown);
     }
-    if let Some(e) = reject_errno(r.kind) {
+    if let Some(e) = reject_errno(kind) {
         return Err(Miss::Refused(e));
     }
     Ok(FibResult {
         route: r,
         table,
-        kind: r.kind,
+        kind,
         nh: Some(nh),
+        single,
     })
 }
 
@@ -186,6 +200,14 @@ fn select_v6<'a>(
     flow: &Flow,
 ) -> Option<Result<FibResult<'a>, Miss>> {
     let strict = flow.v6_strict;
+    if let Some(s) = entry.single() {
+        // The walk below over one route with one live path: it qualifies
+        // unless the lookup is strict about another device.
+        if strict && flow.v6_dev != 0 && s.dev() != flow.v6_dev {
+            return None;
+        }
+        return Some(v6_outcome(&entry.routes[0], s.kind, 0, table, Some(s)));
+    }
     let score = |n: &Nexthop| -> Option<u8> {
         if n.flags.dead {
             return None;
@@ -213,7 +235,7 @@ fn select_v6<'a>(
     let first_metric = entry.routes.first()?.metric;
     let found = best_of(&mut entry.routes.iter().filter(|r| r.metric == first_metric))
         .or_else(|| best_of(&mut entry.routes.iter().filter(|r| r.metric != first_metric)));
-    found.map(|(r, i)| v6_outcome(r, i, table))
+    found.map(|(r, i)| v6_outcome(r, r.kind, i, table, None))
 }
 
 /// The routes of one prefix in order: Some when one decides the lookup.
@@ -443,6 +465,7 @@ fn suppressed(rule: &Rule, res: &FibResult<'_>) -> bool {
     {
         return true;
     }
-    let has_dev = res.route.nexthops.first().and_then(|n| n.dev).is_some();
-    rule.suppress_ifgroup.is_some_and(|g| g == 0) && has_dev
+    // Only then read the route's paths: most lookups need nothing else of them.
+    rule.suppress_ifgroup.is_some_and(|g| g == 0)
+        && res.route.nexthops.first().and_then(|n| n.dev).is_some()
 }

@@ -7,17 +7,98 @@
 //! routes ordered by metric. [`PrefixEntry::routes`] is that list; the
 //! operations in `route_ops` decide where a new route goes.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::net::IpAddr;
+
 use fibre_lpm::{Key, Poptrie};
 
-use crate::types::{Family, Prefix, Route};
+use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
 
 /// The routes of one prefix, in the kernel's order.
+///
+/// One cache line: an IPv6 lookup reads the entry the LPM named, and with
+/// [`PrefixEntry::single`] it needs nothing else (the routes and their paths
+/// live in two more heap blocks, two more dependent cache misses).
 #[derive(Debug, Clone)]
+#[repr(align(64))]
 pub(crate) struct PrefixEntry {
     /// The prefix all routes share.
     pub prefix: Prefix,
+    /// What the data path reads of the one route with one live path,
+    /// copied here; None for any other entry, and while the routes may have
+    /// changed since it was made (see [`FamilyTable::settle`]).
+    single: Option<SinglePath>,
     /// Routes in lookup (and dump) order.
     pub routes: Vec<Route>,
+}
+
+// One line per entry: the summary must not push the routes onto a second one.
+const _: () = assert!(std::mem::size_of::<PrefixEntry>() == 64);
+const _: () = assert!(std::mem::size_of::<Option<PrefixEntry>>() == 64);
+
+/// An IPv6 entry whose only route has one path, alive and on a device:
+/// what `select_v6` and the IPv6 data path would read from that route and
+/// path. Most prefixes of a BGP table are such entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SinglePath {
+    /// The path's gateway as the data path reports it (0: none).
+    gateway: [u8; 16],
+    /// The path's device (entries with larger ifindexes get no summary).
+    dev: u16,
+    /// The route's cache class.
+    pub cache_class: u16,
+    /// The route's type.
+    pub kind: RouteType,
+    /// The route's protocol.
+    pub protocol: Protocol,
+}
+
+impl SinglePath {
+    /// The summary of `routes` (an IPv6 entry's), if they qualify.
+    fn of(routes: &[Route]) -> Option<SinglePath> {
+        let [route] = routes else {
+            return None;
+        };
+        let [nh] = route.nexthops.as_slice() else {
+            return None;
+        };
+        if nh.flags.dead || route.family() != Family::V6 {
+            return None;
+        }
+        let dev = u16::try_from(nh.dev?).ok()?;
+        let gateway = match nh.gateway {
+            Some(IpAddr::V6(g)) => g.octets(),
+            _ => [0; 16],
+        };
+        Some(SinglePath {
+            gateway,
+            dev,
+            cache_class: route.cache_class,
+            kind: route.kind,
+            protocol: route.protocol,
+        })
+    }
+
+    /// The path's device.
+    #[inline]
+    pub fn dev(&self) -> LinkIndex {
+        LinkIndex::from(self.dev)
+    }
+
+    /// The path's IPv6 gateway as a host-order integer, 0 without one.
+    #[inline]
+    pub fn gateway_v6(&self) -> u128 {
+        u128::from_be_bytes(self.gateway)
+    }
+}
+
+impl PrefixEntry {
+    /// The summary of an IPv6 entry whose one route has one live path.
+    #[inline]
+    pub fn single(&self) -> Option<&SinglePath> {
+        self.single.as_ref()
+    }
 }
 
 /// The prefixes of one family in one table.
@@ -29,6 +110,17 @@ pub(crate) struct FamilyTable<K: Key> {
     entries: Vec<Option<PrefixEntry>>,
     /// Free slots of `entries`, reused first.
     free: Vec<u32>,
+    /// The full-length prefixes (/32, /128) of `index` -> their slots. Such
+    /// a prefix is the longest match of its one address, found here by one
+    /// hash probe instead of a walk down every level of the LPM (18 nodes
+    /// for an IPv6 /128: what an input lookup to one of our addresses
+    /// cost in table local).
+    hosts: HashMap<K, u32, BuildHasherDefault<KeyHasher>>,
+    /// The slot whose routes were last handed out mutably: its summary
+    /// was cleared then and is made again by the next `&mut` call.
+    unsettled: Option<u32>,
+    /// Every entry was handed out mutably (`entries_mut`).
+    all_unsettled: bool,
 }
 
 impl<K: Key> Default for FamilyTable<K> {
@@ -37,6 +129,9 @@ impl<K: Key> Default for FamilyTable<K> {
             index: Poptrie::new(),
             entries: Vec::new(),
             free: Vec::new(),
+            hosts: HashMap::default(),
+            unsettled: None,
+            all_unsettled: false,
         }
     }
 }
@@ -46,6 +141,23 @@ fn key_of<K: Key>(prefix: &Prefix) -> K {
 }
 
 impl<K: Key> FamilyTable<K> {
+    /// Makes the summaries cleared by earlier `&mut` calls again: their
+    /// borrows have ended, since this takes `&mut self`. Until then the
+    /// entries have none, so a lookup takes the routes' own path (the same
+    /// answer, only slower).
+    fn settle(&mut self) {
+        if let Some(slot) = self.unsettled.take() {
+            if let Some(e) = self.entries[slot as usize].as_mut() {
+                e.single = SinglePath::of(&e.routes);
+            }
+        }
+        if std::mem::take(&mut self.all_unsettled) {
+            for e in self.entries.iter_mut().flatten() {
+                e.single = SinglePath::of(&e.routes);
+            }
+        }
+    }
+
     /// The entry of exactly this prefix.
     pub fn get(&self, prefix: &Prefix) -> Option<&PrefixEntry> {
         let slot = self.index.get(key_of::<K>(prefix), prefix.len())?;
@@ -54,12 +166,14 @@ impl<K: Key> FamilyTable<K> {
 
     /// The routes of exactly this prefix, created empty when absent.
     pub fn routes_mut(&mut self, prefix: &Prefix) -> &mut Vec<Route> {
+        self.settle();
         let key = key_of::<K>(prefix);
         let slot = match self.index.get(key, prefix.len()) {
             Some(slot) => slot,
             None => {
                 let entry = PrefixEntry {
                     prefix: *prefix,
+                    single: None,
                     routes: Vec::new(),
                 };
                 let slot = match self.free.pop() {
@@ -75,17 +189,23 @@ impl<K: Key> FamilyTable<K> {
                 self.index
                     .insert(key, prefix.len(), slot)
                     .expect("a Prefix is always a valid LPM key");
+                if prefix.len() == K::BITS {
+                    self.hosts.insert(key, slot);
+                }
                 slot
             }
         };
-        &mut self.entries[slot as usize]
+        self.unsettled = Some(slot);
+        let entry = self.entries[slot as usize]
             .as_mut()
-            .expect("the index points at live slots")
-            .routes
+            .expect("the index points at live slots");
+        entry.single = None;
+        &mut entry.routes
     }
 
     /// Drops the entry of `prefix` when it holds no route any more.
     pub fn prune(&mut self, prefix: &Prefix) {
+        self.settle();
         let key = key_of::<K>(prefix);
         if let Some(slot) = self.index.get(key, prefix.len()) {
             let empty = self.entries[slot as usize]
@@ -93,6 +213,9 @@ impl<K: Key> FamilyTable<K> {
                 .is_none_or(|e| e.routes.is_empty());
             if empty {
                 let _ = self.index.remove(key, prefix.len());
+                if prefix.len() == K::BITS {
+                    self.hosts.remove(&key);
+                }
                 self.entries[slot as usize] = None;
                 self.free.push(slot);
             }
@@ -107,7 +230,13 @@ impl<K: Key> FamilyTable<K> {
     }
 
     /// The entry of the longest prefix containing `addr` (the LPM fast path).
+    #[inline]
     pub fn longest(&self, addr: K) -> Option<&PrefixEntry> {
+        if !self.hosts.is_empty() {
+            if let Some(&slot) = self.hosts.get(&addr) {
+                return self.entries[slot as usize].as_ref();
+            }
+        }
         let slot = self.index.lookup(addr)?;
         self.entries[slot as usize].as_ref()
     }
@@ -119,11 +248,18 @@ impl<K: Key> FamilyTable<K> {
 
     /// Every live entry, mutable, in no particular order.
     pub fn entries_mut(&mut self) -> impl Iterator<Item = &mut PrefixEntry> + '_ {
+        self.settle();
+        self.all_unsettled = true;
+        // The caller may change any entry's routes (a rare bulk change).
+        for e in self.entries.iter_mut().flatten() {
+            e.single = None;
+        }
         self.entries.iter_mut().flatten()
     }
 
     /// Drops entries left empty by a bulk change (e.g. a link going away).
     pub fn prune_all(&mut self) {
+        self.settle();
         let empty: Vec<Prefix> = self
             .entries()
             .filter(|e| e.routes.is_empty())
@@ -138,6 +274,47 @@ impl<K: Key> FamilyTable<K> {
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.index.len()
+    }
+}
+
+/// Hashes the host addresses of [`FamilyTable::hosts`]: one multiply,
+/// folded so that both the low bits (the bucket) and the high ones (the
+/// tag) depend on every bit of the address. SipHash, the default, costs
+/// more than the probe; the keys are the FIB's own prefixes, not chosen by
+/// whoever sends the packets.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl KeyHasher {
+    #[inline]
+    fn mix(&mut self, word: u64) {
+        let product = u128::from(self.0 ^ word) * 0x9e37_79b9_7f4a_7c15;
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+}
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.mix(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u128(&mut self, n: u128) {
+        self.mix(n as u64 ^ ((n >> 64) as u64).rotate_left(29));
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -314,5 +491,79 @@ mod tests {
         t.routes_mut(&b.dst).push(b.clone());
         assert_eq!(t.entries.len(), 1, "the freed slot is reused");
         assert_eq!(t.matches(0x0a01_0001).count(), 1);
+    }
+
+    fn via(dst: &str, gateway: &str, dev: LinkIndex) -> Route {
+        Route {
+            nexthops: vec![Nexthop {
+                gateway: Some(gateway.parse().unwrap()),
+                dev: Some(dev),
+                weight: 1,
+                flags: NexthopFlags::default(),
+            }],
+            ..route(dst)
+        }
+    }
+
+    #[test]
+    fn a_summary_follows_the_routes_and_is_never_stale() {
+        let mut t: FamilyTable<u128> = FamilyTable::default();
+        let a = via("2001:db8::/32", "fe80::1", 3);
+        let key = a.dst.key();
+        t.routes_mut(&a.dst).push(a.clone());
+        assert!(
+            t.longest(key).unwrap().single().is_none(),
+            "handed out, not yet settled"
+        );
+        t.prune(&a.dst);
+        let s = *t
+            .longest(key)
+            .unwrap()
+            .single()
+            .expect("one route, one live path");
+        assert_eq!((s.dev(), s.gateway_v6()), (3, 0xfe80u128 << 112 | 1));
+        // A second route: no summary.
+        t.routes_mut(&a.dst)
+            .push(via("2001:db8::/32", "fe80::2", 4));
+        t.prune(&a.dst);
+        assert!(t.longest(key).unwrap().single().is_none());
+        t.routes_mut(&a.dst).pop();
+        t.prune(&a.dst);
+        assert_eq!(t.longest(key).unwrap().single(), Some(&s));
+        // A path marked dead through entries_mut: cleared at once, not made again.
+        for e in t.entries_mut() {
+            e.routes[0].nexthops[0].flags.dead = true;
+        }
+        assert!(t.longest(key).unwrap().single().is_none());
+        t.prune_all();
+        assert!(t.longest(key).unwrap().single().is_none());
+        // IPv4 entries get none.
+        let mut t4: FamilyTable<u32> = FamilyTable::default();
+        let b = via("10.0.0.0/8", "10.0.0.1", 3);
+        t4.routes_mut(&b.dst).push(b.clone());
+        t4.prune(&b.dst);
+        assert!(t4.get(&b.dst).unwrap().single().is_none());
+    }
+
+    #[test]
+    fn host_prefixes_are_found_by_their_address_and_forgotten_when_pruned() {
+        let mut t: FamilyTable<u128> = FamilyTable::default();
+        let host = route("2001:db8::80/128");
+        let net = route("2001:db8::/64");
+        for r in [&net, &host] {
+            t.routes_mut(&r.dst).push(r.clone());
+        }
+        let addr = host.dst.key();
+        assert_eq!(t.longest(addr).unwrap().prefix, host.dst);
+        assert_eq!(t.longest(addr + 1).unwrap().prefix, net.dst);
+        t.routes_mut(&host.dst).clear();
+        t.prune(&host.dst);
+        assert!(t.hosts.is_empty());
+        assert_eq!(t.longest(addr).unwrap().prefix, net.dst);
+        let mut t4: FamilyTable<u32> = FamilyTable::default();
+        let h4 = route("192.0.2.1/32");
+        t4.routes_mut(&h4.dst).push(h4.clone());
+        assert_eq!(t4.longest(0xc000_0201).unwrap().prefix, h4.dst);
+        assert!(t4.longest(0xc000_0202).is_none());
     }
 }
