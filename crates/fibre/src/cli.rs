@@ -61,14 +61,14 @@ pub enum Command {
     Link {
         /// What to do with links.
         #[command(subcommand)]
-        action: ShowOnly,
+        action: DeviceShow,
     },
     /// Addresses.
     #[command(visible_alias = "a", visible_alias = "address")]
     Addr {
         /// What to do with addresses.
         #[command(subcommand)]
-        action: ShowOnly,
+        action: DeviceShow,
     },
     /// Answer `route get` queries read from stdin, one answer line each.
     Lookup,
@@ -119,6 +119,34 @@ pub enum ShowOnly {
     /// Show them.
     #[command(visible_alias = "list", visible_alias = "ls", visible_alias = "s")]
     Show,
+}
+
+/// `link show` / `addr show`, all devices or one (`[dev] NAME`).
+#[derive(Debug, Subcommand)]
+pub enum DeviceShow {
+    /// Show them (`[dev] NAME`: only that device).
+    #[command(visible_alias = "list", visible_alias = "ls", visible_alias = "s")]
+    Show {
+        /// `[dev] NAME`.
+        #[arg(num_args = 0..=2, value_name = "dev NAME")]
+        words: Vec<String>,
+    },
+}
+
+impl DeviceShow {
+    /// The one device asked for, if any.
+    ///
+    /// # Errors
+    /// Words that are not `[dev] NAME`.
+    pub fn device(&self) -> anyhow::Result<Option<&str>> {
+        let DeviceShow::Show { words } = self;
+        match words.as_slice() {
+            [] => Ok(None),
+            [name] if name != "dev" => Ok(Some(name)),
+            [dev, name] if dev == "dev" => Ok(Some(name)),
+            other => anyhow::bail!("\"show\": expected [dev] NAME, got \"{}\"", other.join(" ")),
+        }
+    }
 }
 
 /// iproute2 spells `-force` with one dash; clap wants two.

@@ -144,8 +144,9 @@ fn dispatch(
             show::rules(&fib, family, globals.json, &mut out)?;
             Outcome::Success
         }
-        Command::Link { .. } => {
+        Command::Link { action } => {
             let how = show::LinkShow {
+                only: action.device()?,
                 json: globals.json,
                 details: globals.details,
                 stats: globals.stats,
@@ -153,8 +154,9 @@ fn dispatch(
             show::links(&fib, how, &mut out)?;
             Outcome::Success
         }
-        Command::Addr { .. } => {
-            show::addresses(&fib, globals.family, globals.json, &mut out)?;
+        Command::Addr { action } => {
+            let only = action.device()?;
+            show::addresses(&fib, only, globals.family, globals.json, &mut out)?;
             Outcome::Success
         }
         Command::Lookup => {

@@ -148,9 +148,21 @@ pub fn rules(fib: &Fib, family: Family, json: bool, out: &mut dyn Write) -> Resu
     Ok(())
 }
 
+/// `ip`'s refusal of a device it does not know.
+fn check_device(fib: &Fib, only: Option<&str>) -> Result<()> {
+    match only {
+        Some(name) if fib.link_by_name(name).is_none() => {
+            bail!("Device \"{name}\" does not exist.")
+        }
+        _ => Ok(()),
+    }
+}
+
 /// What `link show` prints besides the links themselves.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct LinkShow {
+pub struct LinkShow<'a> {
+    /// `[dev] NAME`: only this device.
+    pub only: Option<&'a str>,
     /// `-j`.
     pub json: bool,
     /// `-d`: each kind's options.
@@ -163,7 +175,8 @@ pub struct LinkShow {
 /// built from the FIB's links (every GRE link a tunnel made from its
 /// spec), as a data plane would run them; in a one-shot command the
 /// devices are fresh, so every counter is zero.
-pub fn links(fib: &Fib, how: LinkShow, out: &mut dyn Write) -> Result<()> {
+pub fn links(fib: &Fib, how: LinkShow<'_>, out: &mut dyn Write) -> Result<()> {
+    check_device(fib, how.only)?;
     let registry = if how.stats {
         let routes = Arc::new(FibRoutes::new(fib.clone()));
         Some(
@@ -178,7 +191,7 @@ pub fn links(fib: &Fib, how: LinkShow, out: &mut dyn Write) -> Result<()> {
         Some(device.stats().snapshot().ip_link_stats())
     };
     let mut list = Vec::new();
-    for link in fib.links() {
+    for link in fib.links().filter(|l| how.only.is_none_or(|n| l.name == n)) {
         let stats = stats_of(link);
         let extras = LinkExtras {
             details: how.details,
@@ -197,10 +210,17 @@ pub fn links(fib: &Fib, how: LinkShow, out: &mut dyn Write) -> Result<()> {
 }
 
 /// `ip addr show`; with a family, only links holding addresses of it.
-pub fn addresses(fib: &Fib, family: Option<Family>, json: bool, out: &mut dyn Write) -> Result<()> {
+pub fn addresses(
+    fib: &Fib,
+    only: Option<&str>,
+    family: Option<Family>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    check_device(fib, only)?;
     let all = fib.addresses(family);
     let mut list = Vec::new();
-    for link in fib.links() {
+    for link in fib.links().filter(|l| only.is_none_or(|n| l.name == n)) {
         let mine: Vec<_> = all
             .iter()
             .copied()

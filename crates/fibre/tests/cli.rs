@@ -821,3 +821,31 @@ fn route_mtu_and_mtu_lock_print_like_ip() {
         "2001:db8:5::/48 via 2001:db8::2 dev d0 metric 1024 mtu lock 1400 pref medium\n"
     ));
 }
+
+/// `link show [dev] NAME` and `addr show [dev] NAME` show one device; an
+/// unknown one is refused with ip's words and status 1.
+#[test]
+fn show_one_device() {
+    let scratch = Scratch::new("onedev");
+    let config = router(&scratch);
+    let link = stdout(&fibre(&["--config", &config, "link", "show", "lo"], ""));
+    assert!(link.starts_with("1: lo: <LOOPBACK,UP,LOWER_UP>"), "{link}");
+    assert_eq!(link.lines().count(), 2, "{link}");
+    let addr = stdout(&fibre(
+        &["--config", &config, "-4", "addr", "show", "dev", "lo"],
+        "",
+    ));
+    assert!(addr.contains("inet 127.0.0.1/8 scope host lo"), "{addr}");
+    assert!(!addr.contains("inet6"), "{addr}");
+    for args in [["link", "show", "nosuch"], ["addr", "show", "nosuch"]] {
+        let mut all = vec!["--config", config.as_str()];
+        all.extend_from_slice(&args);
+        let out = fibre(&all, "");
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains("Device \"nosuch\" does not exist."),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
