@@ -147,6 +147,11 @@ impl Fib {
             }
             Err(e) => return Err(e),
         };
+        if let Some(s) = res.single {
+            if let Some(fwd) = self.single_path_answer_v4(s, res.table, by_dst) {
+                return Ok(fwd);
+            }
+        }
         if res.kind == RouteType::Local {
             return Ok(Forward {
                 gateway: 0,
@@ -170,6 +175,47 @@ impl Fib {
             table: res.table,
             kind,
             cache_class: res.route.cache_class,
+        })
+    }
+
+    /// What the code after it in [`Fib::lookup_output_v4`] answers for a
+    /// route that is its entry's only one with one live path (no hashing:
+    /// that path), from the copy in the table's entry instead of the route;
+    /// None where that needs the route itself: a multicast answer (on link
+    /// for a route shorter than /4) and a gateway while some resolved to
+    /// our own address (`used_gateway_v4`).
+    #[inline(always)]
+    fn single_path_answer_v4(
+        &self,
+        s: &SinglePath,
+        table: TableId,
+        by_dst: Option<RouteType>,
+    ) -> Option<Forward> {
+        if s.kind == RouteType::Local {
+            return Some(Forward {
+                gateway: 0,
+                dev: LOOPBACK_IFINDEX,
+                table,
+                kind: by_dst.unwrap_or(RouteType::Local),
+                cache_class: s.cache_class,
+            });
+        }
+        let kind = by_dst.unwrap_or(s.kind);
+        let gateway = match kind {
+            RouteType::Multicast => return None,
+            RouteType::Broadcast => 0,
+            _ => match s.gateway_v4() {
+                0 => 0,
+                g if self.host_scope_gateways.is_empty() => g,
+                _ => return None,
+            },
+        };
+        Some(Forward {
+            gateway,
+            dev: s.dev(),
+            table,
+            kind,
+            cache_class: s.cache_class,
         })
     }
 
@@ -320,3 +366,95 @@ pub struct Forward6 {
 }
 
 const _: () = assert!(std::mem::size_of::<Forward6>() <= 32);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_str;
+
+    /// A FIB from an `ip -batch` configuration.
+    fn fib_of(text: &str) -> Fib {
+        let parsed = parse_str("t.conf", text);
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        let mut fib = Fib::new();
+        for s in &parsed.statements {
+            fib.apply(&s.command)
+                .unwrap_or_else(|e| panic!("line {}: {e:?}", s.line));
+        }
+        fib
+    }
+
+    #[test]
+    fn the_ipv4_summary_answers_what_the_routes_answer() {
+        let fast = fib_of(
+            "link add d0 type ifb\nlink set d0 up\nlink add d1 type ifb\nlink set d1 up\n\
+             link set lo up\n\
+             addr add 10.0.0.1/24 dev d0\naddr add 10.2.0.1/24 dev d1\n\
+             route add 192.0.2.0/24 via 10.0.0.9\n\
+             route add 198.51.100.0/24 via 10.2.0.9 dev d1\n\
+             route add 198.51.100.128/25 dev d1 scope link\n\
+             route add 203.0.113.0/24 via 10.0.0.1\n\
+             route add 203.0.113.64/26 tos 0x10 via 10.2.0.9\n\
+             route add blackhole 100.64.0.0/10\n\
+             route add unreachable 100.64.1.0/24\n\
+             route add throw 100.64.2.0/24\n\
+             route add default via 10.2.0.9\n\
+             route add 0.0.0.0/2 via 10.0.0.9 dev d0\n\
+             route add 239.0.0.0/8 via 10.0.0.9\n",
+        );
+        // The same FIB with every summary cleared: the routes' own path.
+        let mut slow = fast.clone();
+        for t in slow.tables.values_mut() {
+            t.v4.entries_mut().for_each(drop);
+        }
+        // Every entry has its summary once `apply` returns, the one of the
+        // route added last too.
+        let main = &fast.tables[&TABLE_MAIN].v4;
+        for p in ["192.0.2.0/24", "239.0.0.0/8"] {
+            let (a, l) = p.split_once('/').unwrap();
+            let p = Prefix::new(a.parse().unwrap(), l.parse().unwrap()).unwrap();
+            assert!(main.get(&p).unwrap().single().is_some(), "{p:?}");
+            let slow_main = &slow.tables[&TABLE_MAIN].v4;
+            assert!(slow_main.get(&p).unwrap().single().is_none());
+        }
+        // A gateway that is our own address is then no gateway.
+        assert!(!fast.host_scope_gateways.is_empty());
+        let dsts = [
+            "192.0.2.7",
+            "198.51.100.5",
+            "198.51.100.200",
+            "203.0.113.5",
+            "203.0.113.70",
+            "100.64.0.1",
+            "100.64.1.1",
+            "100.64.2.1",
+            "10.0.0.1",
+            "10.0.0.255",
+            "10.0.0.7",
+            "10.2.0.7",
+            "255.255.255.255",
+            "224.0.0.5",
+            "239.1.2.3",
+            "8.8.8.8",
+            "127.0.0.1",
+        ];
+        for d in dsts {
+            let dst = u32::from(d.parse::<Ipv4Addr>().unwrap());
+            for oif in [0, 1, 2, 3] {
+                for tos in [0, 0x10] {
+                    let key = FlowKeyV4 {
+                        dst,
+                        oif,
+                        tos,
+                        ..Default::default()
+                    };
+                    assert_eq!(
+                        fast.lookup_output_v4(&key),
+                        slow.lookup_output_v4(&key),
+                        "{d} oif {oif} tos {tos:#x}"
+                    );
+                }
+            }
+        }
+    }
+}

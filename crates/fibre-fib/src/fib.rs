@@ -214,14 +214,19 @@ impl Fib {
     /// assert_eq!(err.to_string(), "Cannot find device \"eth9\"");
     /// ```
     pub fn apply(&mut self, cmd: &Command) -> Result<(), KernelError> {
-        match cmd {
+        let res = match cmd {
             Command::LinkAdd { name, kind, mtu } => self.link_add(name, kind, *mtu),
             Command::LinkSet { name, up, mtu } => self.link_set(name, *up, *mtu),
             Command::LinkDel { name } => self.link_del(name),
             Command::Addr { op, spec } => self.addr_apply(*op, spec),
             Command::Route { op, spec } => self.route_apply(*op, spec),
             Command::Rule { op, spec } => self.rule_apply(*op, spec),
-        }
+        };
+        // The entries this command changed get their summaries back now,
+        // not at the next command: else the prefix changed last would take
+        // the slow lookup path for as long as nothing else changes.
+        self.settle_tables();
+        res
     }
 
     /// The sysctl-like settings (multipath hash policy and seed).

@@ -45,6 +45,17 @@ impl Fib {
         table: TableId,
         routes: impl IntoIterator<Item = (Prefix, NexthopSpec)>,
     ) -> Result<usize, ImportError> {
+        let res = self.import_routes(table, routes);
+        // As after `apply`: the last prefix imported gets its summary now.
+        self.settle_tables();
+        res
+    }
+
+    fn import_routes(
+        &mut self,
+        table: TableId,
+        routes: impl IntoIterator<Item = (Prefix, NexthopSpec)>,
+    ) -> Result<usize, ImportError> {
         // Few distinct paths in practice: a short list beats hashing the specs.
         let mut validated: Vec<(NexthopSpec, Route)> = Vec::new();
         let mut count = 0;

@@ -165,6 +165,36 @@ fn try_route<'a>(r: &'a Route, table: TableId, flow: &Flow) -> Option<Result<Fib
     }))
 }
 
+/// `try_route` over an IPv4 entry's one route with one live path, from the
+/// entry's summary: the route has TOS 0 (it matches every flow's), so what
+/// is left to check is its type and the path's device (the flow's scope is
+/// universe, which every route passes).
+#[inline]
+fn try_single_v4<'a>(
+    entry: &'a PrefixEntry,
+    s: &'a SinglePath,
+    table: TableId,
+    flow: &Flow,
+) -> Option<Result<FibResult<'a>, Miss>> {
+    if s.kind == RouteType::Throw {
+        return Some(Err(Miss::Again));
+    }
+    if let Some(e) = reject_errno(s.kind) {
+        return Some(Err(Miss::Refused(e)));
+    }
+    // `usable`: the path is alive (else no summary), so only the oif counts.
+    if flow.oif != 0 && s.dev() != flow.oif {
+        return None;
+    }
+    Some(Ok(FibResult {
+        route: &entry.routes[0],
+        table,
+        kind: s.kind,
+        nh: Some(0),
+        single: Some(s),
+    }))
+}
+
 /// The outcome of choosing path `nh` of IPv6 route `r`, of type `kind`
 /// (given apart, so that the entry's summary spares a read of `r`).
 #[inline]
@@ -245,7 +275,12 @@ fn scan_entry<'a>(
     flow: &Flow,
 ) -> Option<Result<FibResult<'a>, Miss>> {
     match entry.prefix.family() {
-        Family::V4 => entry.routes.iter().find_map(|r| try_route(r, table, flow)),
+        Family::V4 => match entry.single() {
+            // No route is narrower than scope universe (what the data path
+            // and `ip route get` ask for); other scopes take the routes.
+            Some(s) if flow.scope == Scope::UNIVERSE => try_single_v4(entry, s, table, flow),
+            _ => entry.routes.iter().find_map(|r| try_route(r, table, flow)),
+        },
         Family::V6 => select_v6(entry, table, flow),
     }
 }

@@ -13,11 +13,12 @@ use std::net::IpAddr;
 
 use fibre_lpm::{Key, Poptrie};
 
+use crate::fib::Fib;
 use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
 
 /// The routes of one prefix, in the kernel's order.
 ///
-/// One cache line: an IPv6 lookup reads the entry the LPM named, and with
+/// One cache line: a lookup reads the entry the LPM named, and with
 /// [`PrefixEntry::single`] it needs nothing else (the routes and their paths
 /// live in two more heap blocks, two more dependent cache misses).
 #[derive(Debug, Clone)]
@@ -37,12 +38,16 @@ pub(crate) struct PrefixEntry {
 const _: () = assert!(std::mem::size_of::<PrefixEntry>() == 64);
 const _: () = assert!(std::mem::size_of::<Option<PrefixEntry>>() == 64);
 
-/// An IPv6 entry whose only route has one path, alive and on a device:
-/// what `select_v6` and the IPv6 data path would read from that route and
-/// path. Most prefixes of a BGP table are such entries.
+/// An entry whose only route has one path, alive and on a device (and, for
+/// IPv4, no TOS: it matches every flow's): what `select_v6` / `try_route`
+/// and the data paths would read from that route and path. The route's
+/// scope does not fit the line: IPv4 lookups use the summary only with a
+/// flow of scope universe, which every route passes. Most prefixes of
+/// a BGP table are such entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SinglePath {
-    /// The path's gateway as the data path reports it (0: none).
+    /// The path's gateway of the entry's family as the data path reports it
+    /// (0: none, or one of the other family); an IPv4 one in the last 4 bytes.
     gateway: [u8; 16],
     /// The path's device (entries with larger ifindexes get no summary).
     dev: u16,
@@ -55,7 +60,7 @@ pub(crate) struct SinglePath {
 }
 
 impl SinglePath {
-    /// The summary of `routes` (an IPv6 entry's), if they qualify.
+    /// The summary of `routes` (one entry's), if they qualify.
     fn of(routes: &[Route]) -> Option<SinglePath> {
         let [route] = routes else {
             return None;
@@ -63,12 +68,14 @@ impl SinglePath {
         let [nh] = route.nexthops.as_slice() else {
             return None;
         };
-        if nh.flags.dead || route.family() != Family::V6 {
+        // A TOS route matches only some flows: left to the routes' own path.
+        if nh.flags.dead || route.tos != 0 {
             return None;
         }
         let dev = u16::try_from(nh.dev?).ok()?;
-        let gateway = match nh.gateway {
-            Some(IpAddr::V6(g)) => g.octets(),
+        let gateway = match (route.family(), nh.gateway) {
+            (Family::V6, Some(IpAddr::V6(g))) => g.octets(),
+            (Family::V4, Some(IpAddr::V4(g))) => u128::from(u32::from(g)).to_be_bytes(),
             _ => [0; 16],
         };
         Some(SinglePath {
@@ -91,10 +98,22 @@ impl SinglePath {
     pub fn gateway_v6(&self) -> u128 {
         u128::from_be_bytes(self.gateway)
     }
+
+    /// The path's IPv4 gateway in host order, 0 without one (or with an
+    /// IPv6 one, which the IPv4 data path reports as none too).
+    #[inline]
+    pub fn gateway_v4(&self) -> u32 {
+        u32::from_be_bytes([
+            self.gateway[12],
+            self.gateway[13],
+            self.gateway[14],
+            self.gateway[15],
+        ])
+    }
 }
 
 impl PrefixEntry {
-    /// The summary of an IPv6 entry whose one route has one live path.
+    /// The summary of an entry whose one route has one live path.
     #[inline]
     pub fn single(&self) -> Option<&SinglePath> {
         self.single.as_ref()
@@ -318,6 +337,19 @@ impl Hasher for KeyHasher {
     }
 }
 
+impl Fib {
+    /// Makes the summaries that the last change cleared again (see
+    /// [`FamilyTable::settle`]): called once a change is complete, so that
+    /// the entries it touched are back on the fast lookup path at once
+    /// instead of at the next change.
+    pub(crate) fn settle_tables(&mut self) {
+        for t in self.tables.values_mut() {
+            t.v4.settle();
+            t.v6.settle();
+        }
+    }
+}
+
 /// One routing table: both families.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Table {
@@ -537,12 +569,39 @@ mod tests {
         assert!(t.longest(key).unwrap().single().is_none());
         t.prune_all();
         assert!(t.longest(key).unwrap().single().is_none());
-        // IPv4 entries get none.
+    }
+
+    #[test]
+    fn an_ipv4_summary_has_the_gateway_and_no_tos() {
         let mut t4: FamilyTable<u32> = FamilyTable::default();
-        let b = via("10.0.0.0/8", "10.0.0.1", 3);
+        let b = via("10.0.0.0/8", "192.0.2.1", 3);
         t4.routes_mut(&b.dst).push(b.clone());
         t4.prune(&b.dst);
+        let s = *t4
+            .get(&b.dst)
+            .unwrap()
+            .single()
+            .expect("one route, one path");
+        assert_eq!((s.dev(), s.gateway_v4()), (3, 0xc000_0201));
+        // An IPv6 gateway (`via inet6`) is no IPv4 one: the data path shows none.
+        t4.routes_mut(&b.dst)[0].nexthops[0].gateway = Some("fe80::1".parse().unwrap());
+        t4.prune(&b.dst);
+        assert_eq!(t4.get(&b.dst).unwrap().single().unwrap().gateway_v4(), 0);
+        // A TOS route matches only some flows: no summary.
+        t4.routes_mut(&b.dst)[0].tos = 0x10;
+        t4.prune(&b.dst);
         assert!(t4.get(&b.dst).unwrap().single().is_none());
+        // Nor for a route without a device.
+        let mut c = route("10.9.0.0/16");
+        c.nexthops = vec![Nexthop {
+            gateway: None,
+            dev: None,
+            weight: 1,
+            flags: NexthopFlags::default(),
+        }];
+        t4.routes_mut(&c.dst).push(c.clone());
+        t4.prune(&c.dst);
+        assert!(t4.get(&c.dst).unwrap().single().is_none());
     }
 
     #[test]
