@@ -30,7 +30,7 @@ use fibre_rcu::{CacheAligned, Domain, RcuCell, ReadGuard};
 use crate::exceptions::{clamp_pmtu, Exception, ExceptionConfig, ExceptionTable, PmtuOutcome};
 use crate::refcount::HeldRoute;
 use crate::route::{flags, Route};
-use crate::source::{NexthopKey, RouteDetails, RouteSource};
+use crate::source::{flow_v4, flow_v6, NexthopKey, RouteDetails, RouteSource};
 
 /// The cache's clock: milliseconds, monotonic; a manual one for tests.
 #[derive(Debug, Clone)]
@@ -767,27 +767,13 @@ impl<S: RouteSource> RouteCache<S> {
     ) -> Result<(&'a Arc<NexthopCache>, RouteDetails), Errno> {
         match dst {
             IpAddr::V4(d) => {
-                let key = FlowKeyV4 {
-                    dst: u32::from(d),
-                    src: match src {
-                        Some(IpAddr::V4(s)) => u32::from(s),
-                        _ => 0,
-                    },
-                    ..Default::default()
-                };
+                let key = flow_v4(d, src);
                 let fwd = self.source.lookup_v4(guard, &key)?;
                 let details = self.source.describe_v4(guard, &key, &fwd)?;
                 Ok((self.nexthop(guard, NexthopKey::of_v4(&fwd))?, details))
             }
             IpAddr::V6(d) => {
-                let key = FlowKeyV6 {
-                    dst: u128::from(d),
-                    src: match src {
-                        Some(IpAddr::V6(s)) => u128::from(s),
-                        _ => 0,
-                    },
-                    ..Default::default()
-                };
+                let key = flow_v6(d, src);
                 let fwd = self.source.lookup_v6(guard, &key)?;
                 let details = self.source.describe_v6(guard, &key, &fwd)?;
                 Ok((self.nexthop(guard, NexthopKey::of_v6(&fwd))?, details))

@@ -75,6 +75,31 @@ impl NexthopKey {
     }
 }
 
+/// The IPv4 flow from `src` (when given and IPv4) to `dst`, all else
+/// unset: what a tunnel's underlay or an ICMP report resolves.
+pub(crate) fn flow_v4(dst: Ipv4Addr, src: Option<IpAddr>) -> FlowKeyV4 {
+    FlowKeyV4 {
+        dst: u32::from(dst),
+        src: match src {
+            Some(IpAddr::V4(s)) => u32::from(s),
+            _ => 0,
+        },
+        ..Default::default()
+    }
+}
+
+/// [`flow_v4`] for IPv6.
+pub(crate) fn flow_v6(dst: Ipv6Addr, src: Option<IpAddr>) -> FlowKeyV6 {
+    FlowKeyV6 {
+        dst: u128::from(dst),
+        src: match src {
+            Some(IpAddr::V6(s)) => u128::from(s),
+            _ => 0,
+        },
+        ..Default::default()
+    }
+}
+
 /// What a cache miss learns about a flow's route beyond [`Forward`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RouteDetails {

@@ -6,10 +6,9 @@ use std::net::IpAddr;
 
 use fibre_dev::route::{RouteError, UnderlayRoute, UnderlayRoutes};
 use fibre_dev::WorkerId;
-use fibre_fib::{FlowKeyV4, FlowKeyV6};
 
 use crate::cache::{RouteCache, RouteHandle, SlotKind};
-use crate::source::RouteSource;
+use crate::source::{flow_v4, flow_v6, RouteSource};
 
 /// The route cache as a tunnel's underlay resolver, IPv4 and IPv6 alike.
 ///
@@ -48,26 +47,12 @@ impl<S: RouteSource> UnderlayRoutes for RouteCache<S> {
             };
             match dst {
                 IpAddr::V4(d) => {
-                    let key = FlowKeyV4 {
-                        dst: u32::from(d),
-                        src: match src {
-                            Some(IpAddr::V4(s)) => u32::from(s),
-                            _ => 0,
-                        },
-                        ..Default::default()
-                    };
+                    let key = flow_v4(d, src);
                     self.output_v4(&guard, slot, &key)
                         .map(|r| route(&r, r.src_addr()))
                 }
                 IpAddr::V6(d) => {
-                    let key = FlowKeyV6 {
-                        dst: u128::from(d),
-                        src: match src {
-                            Some(IpAddr::V6(s)) => u128::from(s),
-                            _ => 0,
-                        },
-                        ..Default::default()
-                    };
+                    let key = flow_v6(d, src);
                     // IPv6 picks the source per destination.
                     self.output_v6(&guard, slot, &key).and_then(|r| {
                         let src = self.source_v6(&guard, &r, d)?;
