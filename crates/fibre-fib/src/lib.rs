@@ -34,6 +34,7 @@ pub mod command;
 pub mod config;
 pub mod error;
 pub mod fib;
+mod follow;
 pub mod gre;
 mod import;
 mod input_batch;

@@ -12,6 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::net::IpAddr;
 
 use fibre_lpm::{Key, Poptrie};
+use hashbrown::HashTable;
 
 use crate::fib::Fib;
 use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
@@ -135,11 +136,48 @@ pub(crate) struct FamilyTable<K: Key> {
     /// for an IPv6 /128: what an input lookup to one of our addresses
     /// cost in table local).
     hosts: HashMap<K, u32, BuildHasherDefault<KeyHasher>>,
+    /// Every prefix of `index` -> its slot, by the prefix's hash, each
+    /// hit confirmed against the slot's entry (which the caller reads next
+    /// anyway), so 4 bytes a prefix. Only the writer uses it: finding a
+    /// prefix's entry is one probe (a cache miss or two) instead of a
+    /// search of the LPM's `BTreeMap` RIB (five or six with a full table),
+    /// done two to four times per route command.
+    exact: HashTable<u32>,
     /// The slot whose routes were last handed out mutably: its summary
     /// was cleared then and is made again by the next `&mut` call.
     unsettled: Option<u32>,
     /// Every entry was handed out mutably (`entries_mut`).
     all_unsettled: bool,
+    /// What changed since [`FamilyTable::take_touched`] last asked, for
+    /// the other copy of a left-right pair to follow (see `follow`).
+    touched: Touched,
+}
+
+/// The prefixes of one family table whose routes may have changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) enum Touched {
+    /// Exactly these (possibly repeated): handed out mutably or pruned.
+    #[default]
+    None,
+    Prefixes(Vec<Prefix>),
+    /// Any entry (a bulk change through `entries_mut`).
+    All,
+}
+
+/// The most prefixes [`Touched`] lists before it says `All`: a FIB that
+/// nobody asks (one not shared by a left-right writer) keeps at most this
+/// many, and a batch changing more is applied again rather than copied.
+const MAX_TOUCHED: usize = 16_384;
+
+impl Touched {
+    fn add(&mut self, prefix: &Prefix) {
+        match self {
+            Touched::None => *self = Touched::Prefixes(vec![*prefix]),
+            Touched::Prefixes(list) if list.len() >= MAX_TOUCHED => *self = Touched::All,
+            Touched::Prefixes(list) => list.push(*prefix),
+            Touched::All => {}
+        }
+    }
 }
 
 impl<K: Key> Default for FamilyTable<K> {
@@ -149,14 +187,24 @@ impl<K: Key> Default for FamilyTable<K> {
             entries: Vec::new(),
             free: Vec::new(),
             hosts: HashMap::default(),
+            exact: HashTable::new(),
             unsettled: None,
             all_unsettled: false,
+            touched: Touched::None,
         }
     }
 }
 
 fn key_of<K: Key>(prefix: &Prefix) -> K {
     K::from_u128(prefix.key())
+}
+
+/// The hash [`FamilyTable::exact`] files a prefix under.
+fn prefix_hash(prefix: &Prefix) -> u64 {
+    let mut hasher = KeyHasher::default();
+    hasher.write_u128(prefix.key());
+    hasher.write_u32(u32::from(prefix.len()));
+    hasher.finish()
 }
 
 impl<K: Key> FamilyTable<K> {
@@ -177,17 +225,28 @@ impl<K: Key> FamilyTable<K> {
         }
     }
 
+    /// The slot of exactly this prefix.
+    fn slot_of(&self, prefix: &Prefix) -> Option<u32> {
+        let entries = &self.entries;
+        let holds = |slot: &u32| {
+            entries[*slot as usize]
+                .as_ref()
+                .is_some_and(|e| e.prefix == *prefix)
+        };
+        self.exact.find(prefix_hash(prefix), holds).copied()
+    }
+
     /// The entry of exactly this prefix.
     pub fn get(&self, prefix: &Prefix) -> Option<&PrefixEntry> {
-        let slot = self.index.get(key_of::<K>(prefix), prefix.len())?;
+        let slot = self.slot_of(prefix)?;
         self.entries[slot as usize].as_ref()
     }
 
     /// The routes of exactly this prefix, created empty when absent.
     pub fn routes_mut(&mut self, prefix: &Prefix) -> &mut Vec<Route> {
         self.settle();
-        let key = key_of::<K>(prefix);
-        let slot = match self.index.get(key, prefix.len()) {
+        self.touched.add(prefix);
+        let slot = match self.slot_of(prefix) {
             Some(slot) => slot,
             None => {
                 let entry = PrefixEntry {
@@ -205,12 +264,20 @@ impl<K: Key> FamilyTable<K> {
                         (self.entries.len() - 1) as u32
                     }
                 };
+                let key = key_of::<K>(prefix);
                 self.index
                     .insert(key, prefix.len(), slot)
                     .expect("a Prefix is always a valid LPM key");
                 if prefix.len() == K::BITS {
                     self.hosts.insert(key, slot);
                 }
+                let entries = &self.entries;
+                let rehash = |slot: &u32| {
+                    entries[*slot as usize]
+                        .as_ref()
+                        .map_or(0, |e| prefix_hash(&e.prefix))
+                };
+                self.exact.insert_unique(prefix_hash(prefix), slot, rehash);
                 slot
             }
         };
@@ -225,15 +292,19 @@ impl<K: Key> FamilyTable<K> {
     /// Drops the entry of `prefix` when it holds no route any more.
     pub fn prune(&mut self, prefix: &Prefix) {
         self.settle();
-        let key = key_of::<K>(prefix);
-        if let Some(slot) = self.index.get(key, prefix.len()) {
+        self.touched.add(prefix);
+        if let Some(slot) = self.slot_of(prefix) {
             let empty = self.entries[slot as usize]
                 .as_ref()
                 .is_none_or(|e| e.routes.is_empty());
             if empty {
+                let key = key_of::<K>(prefix);
                 let _ = self.index.remove(key, prefix.len());
                 if prefix.len() == K::BITS {
                     self.hosts.remove(&key);
+                }
+                if let Ok(found) = self.exact.find_entry(prefix_hash(prefix), |s| *s == slot) {
+                    found.remove();
                 }
                 self.entries[slot as usize] = None;
                 self.free.push(slot);
@@ -269,6 +340,7 @@ impl<K: Key> FamilyTable<K> {
     pub fn entries_mut(&mut self) -> impl Iterator<Item = &mut PrefixEntry> + '_ {
         self.settle();
         self.all_unsettled = true;
+        self.touched = Touched::All;
         // The caller may change any entry's routes (a rare bulk change).
         for e in self.entries.iter_mut().flatten() {
             e.single = None;
@@ -286,6 +358,25 @@ impl<K: Key> FamilyTable<K> {
             .collect();
         for prefix in empty {
             self.prune(&prefix);
+        }
+    }
+
+    /// What changed since the last call, forgotten now.
+    pub fn take_touched(&mut self) -> Touched {
+        std::mem::take(&mut self.touched)
+    }
+
+    /// Makes the entry of `prefix` hold what `source` holds for it: the
+    /// same routes, or no entry.
+    pub fn copy_prefix_from(&mut self, source: &FamilyTable<K>, prefix: &Prefix) {
+        match source.get(prefix) {
+            Some(entry) => self.routes_mut(prefix).clone_from(&entry.routes),
+            None => {
+                if self.get(prefix).is_some() {
+                    self.routes_mut(prefix).clear();
+                    self.prune(prefix);
+                }
+            }
         }
     }
 
@@ -602,6 +693,51 @@ mod tests {
         t4.routes_mut(&c.dst).push(c.clone());
         t4.prune(&c.dst);
         assert!(t4.get(&c.dst).unwrap().single().is_none());
+    }
+
+    #[test]
+    fn prefixes_sharing_an_address_keep_their_own_entries() {
+        // ::/0, ::/1, ::/127 and ::/128 share the address 0; 2001:db8::/32
+        // and /33 share theirs: the marker bit keeps them apart.
+        let mut t: FamilyTable<u128> = FamilyTable::default();
+        let lens = [
+            "::/0",
+            "::/1",
+            "::/127",
+            "::/128",
+            "2001:db8::/32",
+            "2001:db8::/33",
+        ];
+        let routes: Vec<Route> = lens.iter().map(|p| route(p)).collect();
+        for r in &routes {
+            t.routes_mut(&r.dst).push(r.clone());
+        }
+        for r in &routes {
+            assert_eq!(t.get(&r.dst).unwrap().prefix, r.dst);
+        }
+        t.routes_mut(&routes[1].dst).clear();
+        t.prune(&routes[1].dst);
+        assert!(t.get(&routes[1].dst).is_none());
+        assert_eq!(t.get(&routes[0].dst).unwrap().prefix, routes[0].dst);
+        assert_eq!(t.get(&routes[2].dst).unwrap().prefix, routes[2].dst);
+        assert_eq!(t.len(), 5);
+        assert_eq!(t.exact.len(), 5);
+
+        let mut t4: FamilyTable<u32> = FamilyTable::default();
+        let v4: Vec<Route> = ["0.0.0.0/0", "0.0.0.0/1", "0.0.0.0/31", "0.0.0.0/32"]
+            .iter()
+            .map(|p| route(p))
+            .collect();
+        for r in &v4 {
+            t4.routes_mut(&r.dst).push(r.clone());
+        }
+        for r in &v4 {
+            assert_eq!(t4.get(&r.dst).unwrap().prefix, r.dst);
+        }
+        t4.routes_mut(&v4[0].dst).clear();
+        t4.prune(&v4[0].dst);
+        assert!(t4.get(&v4[0].dst).is_none());
+        assert_eq!(t4.get(&v4[1].dst).unwrap().prefix, v4[1].dst);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::{Published, SharedFib, Snapshot};
 use crate::change::FibChange;
 use crate::command::Command;
 use crate::fib::Fib;
+use crate::types::{Prefix, TableId};
 
 /// How long [`FibWriter::apply_batch`] waits, by default, for a grace
 /// period before refusing a batch with [`WriteError::GracePeriodTimeout`].
@@ -26,6 +27,19 @@ const SPIN_ROUNDS: u32 = 6;
 const MAX_NAP: Duration = Duration::from_micros(100);
 
 type StallHook = Arc<dyn Fn(&StallReport) + Send + Sync>;
+
+/// How the spare copy catches up with the batch published last.
+#[derive(Debug)]
+enum Catchup {
+    /// It is up to date.
+    Nothing,
+    /// Copy these entries from the published copy: the batch held route
+    /// commands only, whose changes the published copy listed (half the
+    /// cost of applying them again).
+    Copy(Vec<(TableId, Prefix)>),
+    /// Apply the batch's commands again.
+    Apply(Vec<Command>),
+}
 
 /// Something that keeps answers derived from the FIB (a route cache) and
 /// must hear what each published batch changed.
@@ -95,6 +109,9 @@ impl FibWriterBuilder {
             domain = domain.on_stall(move |report| hook(report));
         }
         let domain = domain.build();
+        let mut fib = fib;
+        // Changes made before the writer took the FIB are in both copies.
+        let _ = fib.take_touched();
         let spare = Arc::new(Snapshot {
             version: 0,
             fib: fib.clone(),
@@ -105,7 +122,7 @@ impl FibWriterBuilder {
             published: Arc::new(Published { domain, cell }),
             active,
             spare,
-            log: Vec::new(),
+            log: Catchup::Nothing,
             grace_timeout: self.grace_timeout,
             listeners: Vec::new(),
             unnotified: Vec::new(),
@@ -133,8 +150,8 @@ pub struct FibWriter {
     /// The other copy: the previous version until `log` is replayed on it.
     /// Shared with the cell's retired list until the grace period ends.
     spare: Arc<Snapshot>,
-    /// Commands of the last published batch, not yet applied to `spare`.
-    log: Vec<Command>,
+    /// What the last published batch changed, not yet brought to `spare`.
+    log: Catchup,
     grace_timeout: Duration,
     listeners: Vec<Arc<dyn FibListener>>,
     /// Changes published but not yet told to the listeners (their grace
@@ -250,6 +267,7 @@ impl FibWriter {
             }
         }
         let applied = commands.len() - refused.len();
+        let touched = spare.fib.take_touched();
         if mode == BatchMode::AllOrNothing && !refused.is_empty() {
             // No undo in the FIB: bring the spare back by copying the
             // published state (one full copy, on refused batches only).
@@ -264,9 +282,16 @@ impl FibWriter {
         spare.version = version;
         self.publish_spare();
         let latency = started.elapsed();
-        // Refused commands are replayed too: a refusal may still leave a
-        // trace (a route add creates its table before it fails).
-        self.log.extend_from_slice(commands);
+        self.log = match touched {
+            // The old copy copies what route commands changed (refused
+            // ones included: a refused route add may still create its
+            // table) from the new one.
+            Some(entries) if commands.iter().all(|c| matches!(c, Command::Route { .. })) => {
+                Catchup::Copy(entries)
+            }
+            // Anything else is applied again, refused commands too.
+            _ => Catchup::Apply(commands.to_vec()),
+        };
         if !self.listeners.is_empty() {
             let mut refusals = refused.iter().map(|r| r.index).peekable();
             let changes: Vec<FibChange> = commands
@@ -322,9 +347,17 @@ impl FibWriter {
         self.wait_for_spare()?;
         // Unique by now; `make_mut` would copy rather than alias if not.
         let spare = Arc::make_mut(&mut self.spare);
-        for command in self.log.drain(..) {
-            // Same state, same command: the same outcome as when published.
-            let _ = spare.fib.apply(&command);
+        match std::mem::replace(&mut self.log, Catchup::Nothing) {
+            Catchup::Nothing => {}
+            Catchup::Copy(entries) => spare.fib.follow_routes(&self.active.fib, &entries),
+            Catchup::Apply(commands) => {
+                for command in &commands {
+                    // Same state, same command: the same outcome as when
+                    // published.
+                    let _ = spare.fib.apply(command);
+                }
+                let _ = spare.fib.take_touched();
+            }
         }
         spare.version = self.active.version;
         if !self.unnotified.is_empty() {
@@ -384,7 +417,7 @@ impl std::fmt::Debug for FibWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FibWriter")
             .field("version", &self.active.version)
-            .field("unreplayed", &self.log.len())
+            .field("behind", &self.log)
             .finish_non_exhaustive()
     }
 }
