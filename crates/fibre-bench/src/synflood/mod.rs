@@ -124,6 +124,28 @@ impl Case {
         median(&rates)
     }
 
+    /// The writer thread's CPU time per update, in microseconds (median
+    /// run): what a publication scheme costs the machine.
+    fn writer_cpu_per_update(&self) -> f64 {
+        let costs: Vec<f64> = self
+            .runs
+            .iter()
+            .map(|r| micros(r.writer_cpu) / (r.updates.max(1) as f64))
+            .collect();
+        median(&costs)
+    }
+
+    /// The writer thread's CPU time over its wall time (median run): the
+    /// share of one core it took.
+    fn writer_core_share(&self) -> f64 {
+        let shares: Vec<f64> = self
+            .runs
+            .iter()
+            .map(|r| r.writer_cpu.as_secs_f64() / r.writer_wall.as_secs_f64().max(1e-9))
+            .collect();
+        median(&shares)
+    }
+
     /// p50 and p99 over every batch of every run.
     fn latency(&self, due: bool) -> (Duration, Duration) {
         let mut all: Vec<Duration> = self
@@ -287,6 +309,7 @@ impl Experiment for SynfloodExperiment {
             ("on-CPU Mpps", Align::Right),
             ("x rwlock", Align::Right),
             ("updates/s", Align::Right),
+            ("writer CPU", Align::Right),
             ("publish p50/p99 us", Align::Right),
             ("due->visible p50/p99 us", Align::Right),
         ]);
@@ -322,6 +345,15 @@ impl Experiment for SynfloodExperiment {
                     "-".into()
                 },
                 if writes {
+                    format!(
+                        "{:.0}% {:.2} us",
+                        100.0 * case.writer_core_share(),
+                        case.writer_cpu_per_update()
+                    )
+                } else {
+                    "-".into()
+                },
+                if writes {
                     format!("{:.1}/{:.1}", micros(p50), micros(p99))
                 } else {
                     "-".into()
@@ -340,6 +372,8 @@ impl Experiment for SynfloodExperiment {
                 "mpps_on_cpu": case.mpps_on_cpu(),
                 "updates_per_second": writes.then(|| case.updates_per_second()),
                 "updates_refused": case.runs.iter().map(|r| r.refused).sum::<u64>(),
+                "writer_cpu_us_per_update": writes.then(|| case.writer_cpu_per_update()),
+                "writer_core_share": writes.then(|| case.writer_core_share()),
                 "publish_latency_us": writes.then(|| json!({"p50": micros(p50), "p99": micros(p99)})),
                 "due_to_visible_latency_us": matches!(case.pace, Pace::Rate(_))
                     .then(|| json!({"p50": micros(d50), "p99": micros(d99)})),
@@ -359,7 +393,9 @@ impl Experiment for SynfloodExperiment {
         text.push_str(
             "Locks are taken per lookup, twice per packet (the kernel takes its table lock in \
              every fib6_table_lookup); RCU loads the FIB once per batch of 32 packets and reports \
-             a quiescent state after it.\n",
+             a quiescent state after it. Writer CPU: the share of one core the writer thread \
+             took, and its CPU time per update (RCU applies each batch to one copy and then \
+             brings the other up to date).\n",
         );
 
         // Headline rows for the summary table.
@@ -446,6 +482,11 @@ impl Experiment for SynfloodExperiment {
             );
         }
         if let Some(case) = find(rcu, t, paced) {
+            measurements.push(Measurement::new(
+                "rcu writer CPU per update, 100k/s",
+                case.writer_cpu_per_update(),
+                "us",
+            ));
             let (p50, p99) = case.latency(false);
             measurements.push(Measurement::new(
                 "rcu publication p50, 100k/s",
