@@ -7,21 +7,30 @@
 //! The writer keeps two copies of the FIB. One is *published* in a
 //! [`fibre_rcu::RcuCell`]; readers look up in it. The writer applies a
 //! batch of commands to the other (the *spare*), publishes the spare with
-//! one pointer swap, and keeps the commands in a log. Before its next batch
-//! it waits for a grace period (every online reader has reported a
+//! one pointer swap, and notes what the batch changed. Before its next
+//! batch it waits for a grace period (every online reader has reported a
 //! quiescent state since the swap, so none can still be reading the old
-//! copy) and replays the log onto the old copy, which becomes the new
-//! spare. [`Fib::apply`] is deterministic, so replaying the same commands,
-//! refused ones included (a refused IPv4 route add still creates its table,
-//! as in the kernel), leaves both copies identical.
+//! copy) and brings the old copy, which becomes the new spare, up to date:
+//!
+//! * after a batch of route commands only (the bulk of a BGP feed), it
+//!   copies from the published copy the entries the batch changed (each
+//!   table notes the prefixes whose routes it handed out mutably) and the
+//!   few FIB-wide records a route command touches (table creation, cache
+//!   classes, IPv4 host-scope gateways): about half the cost of applying
+//!   the commands again, since resolving devices and gateways, checking
+//!   the kernel's rules and placing each route among its prefix's others
+//!   are skipped;
+//! * after any other batch (links, addresses, rules, or a bulk change) it
+//!   applies the same commands again. [`Fib::apply`] is deterministic, so
+//!   replaying them, refused ones included (a refused IPv4 route add still
+//!   creates its table, as in the kernel), leaves both copies identical.
 //!
 //! Why this and not a copy of the whole FIB per batch: copying a FIB with a
 //! full IPv6 table (about 246,000 routes) takes tens of milliseconds, so
 //! copy-on-write could not publish single updates promptly or sustain
-//! 100,000 updates/s. Left-right applies every command twice instead, costs
-//! exactly two copies of memory, and a reader never pins more than that: a
-//! stalled reader holds the *writer* up (reported, see below) rather than
-//! making memory grow.
+//! 100,000 updates/s. Left-right costs exactly two copies of memory, and a
+//! reader never pins more than that: a stalled reader holds the *writer*
+//! up (reported, see below) rather than making memory grow.
 //!
 //! # Costs
 //!
@@ -33,37 +42,36 @@
 //!   store to a shared line.
 //! * The writer ([`FibWriter::apply_batch`]) pays, per batch: the grace
 //!   period of the previous batch (usually already over: readers report
-//!   every few microseconds), the replay of the previous batch, the batch
-//!   itself, and one publication. A single update is visible to readers as
-//!   soon as `apply_batch` returns; [`BatchReport::latency`] says how long
-//!   that took.
+//!   every few microseconds), bringing the spare up to date with the
+//!   previous batch, the batch itself, and one publication. A single
+//!   update is visible to readers as soon as `apply_batch` returns;
+//!   [`BatchReport::latency`] says how long that took.
 //!
-//! Measured by `fibre bench synflood` (RIPE NCC RIS IPv6 table, 246,175
-//! routes, release build, 2-core VM, load average 1.3-1.9 from other work,
-//! three runs):
+//! Measured by `fibre bench synflood --quick` (RIPE NCC RIS IPv6 table,
+//! 246,175 routes, release build, 2-core VM, 2026-11-30):
 //!
-//! | publication, call until readers can see it | p50 | p99 |
-//! |---|---|---|
-//! | a single update, 1 packet thread | 4-5 us | 20-100 us |
-//! | a single update, 2 packet threads on the 2 cores | 5-7 us | 70 us-1.3 ms |
-//! | 100,000 updates/s, batches of ~100, 2 packet threads | 75-95 us | 0.2-0.5 ms |
+//! | | figure |
+//! |---|---|
+//! | writer alone, batches of 1,024 updates | 0.96-1.03 M updates/s (about 1 us each, both copies) |
+//! | a single update, 2 packet threads: call until readers can see it | p50 5-6 us, p99 0.5 ms |
+//! | a single update, 1 packet thread | p50 4 us, p99 25-30 us |
+//! | 100,000 updates/s in batches of ~100, 2 packet threads | p50 160-190 us, p99 0.5-0.7 ms |
 //!
 //! The grace period lasts until every packet thread has finished its
 //! current batch (some 10 us), so the writer naps rather than yields while
 //! it waits: a yield would leave its core to a preempted packet thread for
 //! the rest of a scheduler tick (4 ms here). A writer that falls behind
-//! folds more updates into its next batch and keeps its rate. The writer
-//! alone applies 550,000-680,000 IPv6 updates/s in batches of 1,024 (each
-//! command is applied twice); at full speed beside two packet threads,
-//! 260,000-330,000.
+//! folds more updates into its next batch and keeps its rate.
 //!
-//! The price readers pay: while a writer is active they alternate between
-//! two copies, each some 13 MB with this table, so their working set
-//! doubles. With a writer publishing anything from 100 to 5,000 times a
-//! second, packet threads ran 20-35 % slower than with no writer (the
-//! rwlock's lost 3-10 %); `fibre bench synflood` shows it. Sharing the
-//! unchanged parts between versions would remove it; the LPM structures
-//! do not allow that today.
+//! Publish batches, not single updates, when updates stream in: each
+//! publication moves the readers to the other copy, whose lines are not in
+//! their core's cache yet, and costs the writer a grace period. A writer
+//! fed by a routing daemon should fold what arrives within a millisecond
+//! or so into one batch (`fibre bench synflood` publishes at most once per
+//! millisecond); an update after a quiet spell can go out at once. So
+//! paced, a writer replaying 100,000 IPv6 updates/s on a 2-core machine
+//! beside two packet threads took 14-17 % of one core and the packet
+//! threads kept 85-92 % of their rate with no writer.
 //!
 //! # Batches and refusals
 //!
