@@ -53,7 +53,7 @@ pub struct Forward {
     /// Route type: unicast, local, broadcast, multicast, anycast.
     pub kind: RouteType,
     /// The matched route's [`Route::cache_class`](crate::Route::cache_class)
-    /// ([`CACHE_CLASS_PLAIN`](crate::CACHE_CLASS_PLAIN) without a route).
+    /// ([`CACHE_CLASS_PLAIN`] without a route).
     pub cache_class: u16,
 }
 
