@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use fibre_fib::shared::{PublishPacer, DEFAULT_PUBLISH_INTERVAL};
 use fibre_fib::{Command, LinkIndex};
 
 use super::setup::Syn;
@@ -28,16 +29,17 @@ pub const FULL_SPEED_BATCH: usize = 1024;
 /// behind (while a grace period lasts, say): large, so that the batches grow
 /// with the delay and the writer keeps its rate; one publication per batch.
 const MAX_PACED_BATCH: usize = 65_536;
-/// The shortest time between two publications of a paced writer. Updates
-/// that come due meanwhile wait and go out together: at 100,000 updates/s
-/// about 100 per batch, some 1,000 batches a second. Without it the writer
-/// published whatever had come due as soon as the last batch was out,
-/// some 2,800 batches of ~35 a second: each one a wake-up taking a core
-/// from a packet thread, for RCU also a grace period to wait for (naps,
-/// context switches) and a switch of the readers to the other copy. An
-/// update after a quiet interval goes out at once (the 1k/s trickle's
-/// updates are each published when due). Every strategy is paced alike.
-pub const PUBLISH_INTERVAL: Duration = Duration::from_micros(1000);
+/// The shortest time between two publications of a paced writer
+/// ([`PublishPacer`]). Updates that come due meanwhile wait and go out
+/// together: at 100,000 updates/s about 100 per batch, some 1,000 batches a
+/// second. Without it the writer published whatever had come due as soon
+/// as the last batch was out, some 2,800 batches of ~35 a second: each one
+/// a wake-up taking a core from a packet thread, for RCU also a grace
+/// period to wait for (naps, context switches) and a switch of the readers
+/// to the other copy. An update after a quiet interval goes out at once
+/// (the 1k/s trickle's updates are each published when due). Every
+/// strategy is paced alike.
+pub const PUBLISH_INTERVAL: Duration = DEFAULT_PUBLISH_INTERVAL;
 
 /// What one run measured.
 #[derive(Debug, Clone, Default)]
@@ -259,7 +261,7 @@ fn write_loop(
     };
     let start = Instant::now();
     let cpu_start = thread_cpu();
-    let mut last_publication: Option<Instant> = None;
+    let mut pacer = PublishPacer::new(PUBLISH_INTERVAL);
     while !stop.load(Ordering::Relaxed) && !updates.is_empty() {
         let (n, due_at) = match pace {
             Pace::Idle => break,
@@ -274,11 +276,9 @@ fn write_loop(
                     std::thread::sleep((start + next).saturating_duration_since(now));
                     continue;
                 }
-                if let Some(next) = last_publication.map(|at| at + PUBLISH_INTERVAL) {
-                    if now < next {
-                        std::thread::sleep(next - now);
-                        continue;
-                    }
+                if let Some(wait) = pacer.wait(now) {
+                    std::thread::sleep(wait);
+                    continue;
                 }
                 // The oldest pending update, number `run.updates` from 0,
                 // came due when `due` passed it.
@@ -289,7 +289,7 @@ fn write_loop(
         let batch = next_updates(updates, cursor, n);
         match side.apply(batch) {
             Ok(written) => {
-                last_publication = Some(Instant::now());
+                pacer.published(Instant::now());
                 run.updates += batch.len() as u64;
                 run.refused += written.refused as u64;
                 run.publish_latency.push(written.latency);

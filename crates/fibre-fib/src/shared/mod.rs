@@ -67,8 +67,9 @@
 //! publication moves the readers to the other copy, whose lines are not in
 //! their core's cache yet, and costs the writer a grace period. A writer
 //! fed by a routing daemon should fold what arrives within a millisecond
-//! or so into one batch (`fibre bench synflood` publishes at most once per
-//! millisecond); an update after a quiet spell can go out at once. So
+//! or so into one batch ([`PublishPacer`] says when to publish; `fibre
+//! bench synflood` uses it); an update after a quiet spell can go out at
+//! once. So
 //! paced, a writer replaying 100,000 IPv6 updates/s on a 2-core machine
 //! beside two packet threads took 14-17 % of one core and the packet
 //! threads kept 85-92 % of their rate with no writer.
@@ -110,6 +111,7 @@
 //! assert_eq!((version, has_d0), (1, true));
 //! ```
 
+mod pacer;
 mod reader;
 mod report;
 mod writer;
@@ -126,6 +128,7 @@ use fibre_rcu::{Domain, DomainStats, RcuCell, ReadGuard, WrongDomain};
 
 use crate::fib::Fib;
 
+pub use pacer::{PublishPacer, DEFAULT_PUBLISH_INTERVAL};
 pub use reader::FibReader;
 pub use report::{BatchMode, BatchReport, Refusal, WriteError};
 pub use writer::{FibListener, FibWriter, FibWriterBuilder, DEFAULT_GRACE_TIMEOUT};
