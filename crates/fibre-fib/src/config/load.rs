@@ -102,7 +102,7 @@ fn text_of<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, ConfigError> {
 /// let text = "link add g1 up type gre remote 198.51.100.2\nroute add default dev g1\n";
 /// let err = config::apply_str(&fib, "t.conf", text, false).unwrap_err();
 /// assert!(err.to_string().starts_with("t.conf:2: the route to remote 198.51.100.2 leaves through g1 itself"));
-/// assert!(err.to_string().contains("[after this line; g1 is added at t.conf:1]"));
+/// assert!(err.to_string().contains("[after this line; g1 is added at line 1]"));
 /// ```
 pub fn apply_str(
     fib: &Fib,
@@ -291,7 +291,7 @@ fn blame(
             Some(Diagnostic {
                 file: name.to_string(),
                 line,
-                message: format!("{err}{}", tunnel_lines(&err, line, name, &added)),
+                message: format!("{err}{}", tunnel_lines(&err, line, &added)),
             })
         })
         .collect();
@@ -314,15 +314,11 @@ fn last_tunnel_adds<'a>(applied: &[&'a Statement]) -> BTreeMap<&'a str, usize> {
         .collect()
 }
 
-/// ` [after this line; g1 is added at t.conf:4, g2 at t.conf:5]`: where
-/// the tunnels of a refusal placed on `line` come from, unless that is
-/// the one tunnel's own `link add` line.
-fn tunnel_lines(
-    err: &TunnelError,
-    line: usize,
-    file: &str,
-    added: &BTreeMap<&str, usize>,
-) -> String {
+/// ` [after this line; g1 is added at line 4, g2 at line 5]`: where the
+/// tunnels of a refusal placed on `line` come from (in the same file, so
+/// its name, often a long path, is not repeated), unless that is the one
+/// tunnel's own `link add` line.
+fn tunnel_lines(err: &TunnelError, line: usize, added: &BTreeMap<&str, usize>) -> String {
     let tunnels = err.tunnels();
     if let [only] = tunnels.as_slice() {
         if added.get(only) == Some(&line) {
@@ -335,8 +331,8 @@ fn tunnel_lines(
         .map(|(i, tunnel)| {
             let verb = if i == 0 { " is added at " } else { " at " };
             match added.get(tunnel) {
-                Some(add) => format!("{tunnel}{verb}{file}:{add}"),
-                None => format!("{tunnel} from before {file}"),
+                Some(add) => format!("{tunnel}{verb}line {add}"),
+                None => format!("{tunnel} from before this file"),
             }
         })
         .collect();

@@ -857,7 +857,7 @@ mod tunnel_loops {
                 "t.conf:7: the routes to the remotes of tunnels g1 -> g2 -> g1 go round: \
                  remote 10.0.0.2 of g1 leaves through g2 (route 10.0.0.2), \
                  remote 10.0.0.1 of g2 leaves through g1 (route 10.0.0.1); {LOOP_EXPECTED} \
-                 [after this line; g1 is added at t.conf:4, g2 at t.conf:5]\n\
+                 [after this line; g1 is added at line 4, g2 at line 5]\n\
                  nothing applied (1 error)"
             )
         );
@@ -877,7 +877,9 @@ mod tunnel_loops {
             "{err}"
         );
         assert!(
-            err.ends_with("[after this line; g1 is added at t.conf:5, g2 at t.conf:4]\nnothing applied (1 error)"),
+            err.ends_with(
+                "[after this line; g1 is added at line 5, g2 at line 4]\nnothing applied (1 error)"
+            ),
             "{err}"
         );
     }
@@ -901,7 +903,7 @@ mod tunnel_loops {
                  remote 10.0.0.2 of g1 leaves through g2 (route 10.0.0.2), \
                  remote 10.0.0.3 of g2 leaves through g3 (route 10.0.0.3), \
                  remote 10.0.0.1 of g3 leaves through g1 (route 10.0.0.1 table 100); {LOOP_EXPECTED} \
-                 [after this line; g1 is added at t.conf:4, g2 at t.conf:5, g3 at t.conf:6]\n\
+                 [after this line; g1 is added at line 4, g2 at line 5, g3 at line 6]\n\
                  nothing applied (1 error)"
             )
         );
@@ -931,7 +933,7 @@ mod tunnel_loops {
             "{err}"
         );
         assert!(
-            err.contains("[after this line; g1 is added at t.conf:4, g2 at t.conf:6]"),
+            err.contains("[after this line; g1 is added at line 4, g2 at line 6]"),
             "{err}"
         );
     }
@@ -1019,7 +1021,7 @@ mod tunnel_loops {
             load(&text, false).unwrap_err(),
             "t.conf:6: local address 192.0.2.1 of tunnel gre1 is not configured on this router \
              (expected one of its addresses; add it with \"addr add 192.0.2.1/LEN dev DEV\") \
-             [after this line; gre1 is added at t.conf:4]\nnothing applied (1 error)"
+             [after this line; gre1 is added at line 4]\nnothing applied (1 error)"
         );
         // With force, the addr del is what is skipped: the address stays.
         let (fib, skipped) = load(&text, true).unwrap();
@@ -1072,7 +1074,7 @@ mod tunnel_loops {
         assert_eq!(
             err,
             "t.conf:7: the route to remote 198.51.100.2 leaves through gre1 itself: the tunnel would loop \
-             (expected a route to 198.51.100.2 over another link) [after this line; gre1 is added at t.conf:4]\n\
+             (expected a route to 198.51.100.2 over another link) [after this line; gre1 is added at line 4]\n\
              nothing applied (1 error)"
         );
         let (fib, skipped) = load(&text, true).unwrap();
@@ -1110,9 +1112,7 @@ mod tunnel_loops {
             "{err}"
         );
         assert!(
-            err.ends_with(
-                "[after this line; gre2 is added at t.conf:5]\nnothing applied (2 errors)"
-            ),
+            err.ends_with("[after this line; gre2 is added at line 5]\nnothing applied (2 errors)"),
             "{err}"
         );
         let (fib, skipped) = load(&text, true).unwrap();
@@ -1142,7 +1142,7 @@ mod tunnel_loops {
             "{err}"
         );
         assert!(
-            err.contains("[after this line; g1 from before t.conf]"),
+            err.contains("[after this line; g1 from before this file]"),
             "{err}"
         );
         // A loop the FIB already had (built here without the loader's
@@ -1173,7 +1173,7 @@ mod tunnel_loops {
             "{err}"
         );
         assert!(
-            err.contains("[after this line; g1 from before t.conf, g2 from before t.conf]"),
+            err.contains("[after this line; g1 from before this file, g2 from before this file]"),
             "{err}"
         );
     }
