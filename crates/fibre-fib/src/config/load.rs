@@ -285,9 +285,14 @@ fn blame(
         .into_iter()
         .zip(since)
         .filter_map(|((_, err), held)| {
-            // The scan ends in the state the faults were found in, so a
-            // fault always holds at its end; `None` cannot happen.
-            let line = applied.get(held??)?.line;
+            let line = match held {
+                Some(Some(i)) => applied[i].line,
+                Some(None) => return None,
+                // The scan ends in the state the faults were found in, so
+                // a fault holds at its end and this cannot happen; were it
+                // to, the file is still refused, on its last line.
+                None => applied.last().map_or(1, |statement| statement.line),
+            };
             Some(Diagnostic {
                 file: name.to_string(),
                 line,

@@ -1177,4 +1177,54 @@ mod tunnel_loops {
             "{err}"
         );
     }
+
+    /// One line of a random tunnel configuration: three tunnels whose
+    /// remotes are 10.0.0.1-3, routes into them, and the address and link
+    /// changes that can open or close their loops.
+    fn tunnel_line() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let n = || 1..=3u8;
+        prop_oneof![
+            (n(), n()).prop_map(|(t, r)| format!(
+                "link add g{t} up type gre remote 10.0.0.{r} local 192.0.2.1"
+            )),
+            (n(), n()).prop_map(|(r, t)| format!("route add 10.0.0.{r} dev g{t}")),
+            (n(), n()).prop_map(|(r, t)| format!("route del 10.0.0.{r} dev g{t}")),
+            n().prop_map(|t| format!("route replace default dev g{t}")),
+            n().prop_map(|t| format!("link set g{t} down")),
+            n().prop_map(|t| format!("link set g{t} up")),
+            n().prop_map(|t| format!("link del g{t}")),
+            Just("addr del 192.0.2.1/24 dev eth0".to_string()),
+            Just("addr add 192.0.2.1/24 dev eth0".to_string()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// With `-force` whatever is loaded has no tunnel that does not
+        /// fit, and without it the file loads exactly when `-force` would
+        /// skip nothing, or is refused on lines of the file.
+        #[test]
+        fn loaded_tunnels_always_fit(lines in proptest::collection::vec(tunnel_line(), 1..12)) {
+            let text = format!("{UNDERLAY}{}\n", lines.join("\n"));
+            let (fib, skipped) = load(&text, true).unwrap();
+            for link in fib.links() {
+                if let LinkKind::Gre(spec) = &link.kind {
+                    let fits = spec.check_against(&link.name, &fib);
+                    proptest::prop_assert!(fits.is_ok(), "{text}\n{fits:?}");
+                }
+            }
+            match load(&text, false) {
+                Ok(_) => proptest::prop_assert!(skipped.is_empty(), "{text}\n{skipped:?}"),
+                Err(err) => {
+                    proptest::prop_assert!(!skipped.is_empty(), "{text}\n{err}");
+                    let last = text.lines().count();
+                    for diagnostic in err.lines().filter(|l| l.starts_with("t.conf:")) {
+                        let line: usize = diagnostic["t.conf:".len()..].split(':').next().unwrap().parse().unwrap();
+                        proptest::prop_assert!((4..=last).contains(&line), "{text}\n{err}");
+                    }
+                }
+            }
+        }
+    }
 }
