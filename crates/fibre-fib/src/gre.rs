@@ -11,7 +11,7 @@
 use std::net::IpAddr;
 
 use crate::command::RouteGetRequest;
-use crate::types::Family;
+use crate::types::{table_name, Family, Link, LinkKind, Prefix, TableId, TABLE_MAIN};
 use crate::Fib;
 
 /// GRE over IPv4 (`gre`, `gretap`) or over IPv6 (`ip6gre`, `ip6gretap`);
@@ -271,9 +271,10 @@ impl GreSpec {
 }
 
 /// Why a tunnel does not fit the router it is configured on. The kernel
-/// accepts both (a foreign `local` sends packets nobody answers; a loop is
-/// caught per packet as "Dead loop on virtual device"); fibre refuses them
-/// when a configuration is loaded (see [`crate::config::apply_str`]).
+/// accepts all of these (a foreign `local` sends packets nobody answers; a
+/// loop is caught per packet as "Dead loop on virtual device", a loop
+/// through several tunnels by the transmit recursion limit); fibre refuses
+/// them when a configuration is loaded (see [`crate::config::apply_str`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TunnelError {
     /// `local` is none of the router's addresses.
@@ -292,20 +293,116 @@ pub enum TunnelError {
         /// Its remote.
         remote: IpAddr,
     },
+    /// The route to each tunnel's remote leaves through the next tunnel,
+    /// and the last one's through the first: tunnels carrying each other.
+    #[error("{}", cycle_message(.hops))]
+    UnderlayCycle {
+        /// Two or more steps, starting at the tunnel checked; each step's
+        /// `via` is the next step's `tunnel`, the last one's the first's.
+        hops: Vec<UnderlayHop>,
+    },
+}
+
+impl TunnelError {
+    /// The tunnels the refusal is about: one, or each tunnel of a cycle in
+    /// the order the packets would go round.
+    ///
+    /// ```
+    /// use fibre_fib::TunnelError;
+    /// let err = TunnelError::UnderlayLoop { name: "gre1".into(), remote: "192.0.2.2".parse().unwrap() };
+    /// assert_eq!(err.tunnels(), ["gre1"]);
+    /// ```
+    pub fn tunnels(&self) -> Vec<&str> {
+        match self {
+            TunnelError::LocalNotOnRouter { name, .. } | TunnelError::UnderlayLoop { name, .. } => {
+                vec![name.as_str()]
+            }
+            TunnelError::UnderlayCycle { hops } => {
+                hops.iter().map(|hop| hop.tunnel.as_str()).collect()
+            }
+        }
+    }
+}
+
+/// One step of a tunnel's underlay that leads into another tunnel: the
+/// route to `tunnel`'s `remote` leaves through the tunnel `via`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnderlayHop {
+    /// The tunnel whose packets take this step.
+    pub tunnel: String,
+    /// Its remote.
+    pub remote: IpAddr,
+    /// The destination of the route the remote matched.
+    pub route: Prefix,
+    /// That route's table.
+    pub table: TableId,
+    /// The tunnel the route leaves through.
+    pub via: String,
+}
+
+/// `the routes to the remotes of tunnels g1 -> g2 -> g1 go round: ...`,
+/// each step with the route taken, then what was expected.
+fn cycle_message(hops: &[UnderlayHop]) -> String {
+    let mut round: Vec<&str> = hops.iter().map(|hop| hop.tunnel.as_str()).collect();
+    if let Some(first) = hops.first() {
+        round.push(&first.tunnel);
+    }
+    let steps: Vec<String> = hops
+        .iter()
+        .map(|hop| {
+            let table = if hop.table == TABLE_MAIN {
+                String::new()
+            } else {
+                format!(" table {}", table_name(hop.table))
+            };
+            format!(
+                "remote {} of {} leaves through {} (route {}{table})",
+                hop.remote, hop.tunnel, hop.via, hop.route
+            )
+        })
+        .collect();
+    format!(
+        "the routes to the remotes of tunnels {} go round: {}; the tunnels would loop (expected the route to one of these remotes over a link that is not one of these tunnels)",
+        round.join(" -> "),
+        steps.join(", ")
+    )
 }
 
 impl GreSpec {
     /// Checks the tunnel `name` against a router: `local` must be one of
     /// its addresses, and the route to `remote` (from `local`) must not
-    /// leave through the tunnel itself.
+    /// lead back into the tunnel, either directly or through other
+    /// tunnels whose own remotes are routed onwards the same way (each
+    /// tunnel's underlay is followed with `route get` from its `local`).
+    /// A chain of tunnels that ends on any other link is fine
+    /// (tunnel-in-tunnel is legal); a loop among other tunnels that this
+    /// one merely leads into is left to those tunnels' own checks.
     ///
     /// ```
-    /// use fibre_fib::{Fib, GreKind, GreSpec, TunnelError};
+    /// use fibre_fib::{config, Fib, GreKind, GreSpec, TunnelError};
     /// let mut spec = GreSpec::new(GreKind::Gre, "198.51.100.2".parse().unwrap());
     /// spec.local = Some("192.0.2.1".parse().unwrap());
     /// let err = spec.check_against("gre1", &Fib::new()).unwrap_err();
     /// assert!(matches!(err, TunnelError::LocalNotOnRouter { .. }));
     /// assert!(err.to_string().starts_with("local address 192.0.2.1 of tunnel gre1 is not configured"));
+    ///
+    /// // g1's remote is routed through g2 and g2's through g1: a loop
+    /// // through both (`config::apply_str` refuses such a file, so the
+    /// // commands are applied one by one here).
+    /// let text = "link add eth0 up type dummy\naddr add 192.0.2.1/24 dev eth0\n\
+    ///     link add g1 up type gre remote 10.0.0.2\nlink add g2 up type gre remote 10.0.0.1\n\
+    ///     route add 10.0.0.2 dev g2\nroute add 10.0.0.1 dev g1\n";
+    /// let mut fib = Fib::new();
+    /// for statement in config::parse_str("t", text).statements {
+    ///     fib.apply(&statement.command).unwrap();
+    /// }
+    /// let g1 = GreSpec::new(GreKind::Gre, "10.0.0.2".parse().unwrap());
+    /// let err = g1.check_against("g1", &fib).unwrap_err();
+    /// assert_eq!(err.tunnels(), ["g1", "g2"]);
+    /// assert!(err.to_string().starts_with(
+    ///     "the routes to the remotes of tunnels g1 -> g2 -> g1 go round: \
+    ///      remote 10.0.0.2 of g1 leaves through g2 (route 10.0.0.2), \
+    ///      remote 10.0.0.1 of g2 leaves through g1 (route 10.0.0.1); the tunnels would loop"));
     /// ```
     pub fn check_against(&self, name: &str, router: &Fib) -> Result<(), TunnelError> {
         if let Some(local) = self.local {
@@ -320,17 +417,69 @@ impl GreSpec {
                 });
             }
         }
-        let mut request = RouteGetRequest::to(self.remote);
-        request.src = self.local;
-        if let Ok(answer) = router.route_get(&request) {
-            if answer.dev.as_deref() == Some(name) {
-                return Err(TunnelError::UnderlayLoop {
-                    name: name.to_string(),
-                    remote: self.remote,
-                });
+        // Each step adds a tunnel not seen before (a repeat ends the walk),
+        // so there are at most as many steps as tunnels, this one included
+        // even when the router does not hold it yet: the bound is only
+        // reached by a chain that ends on a real link anyway.
+        let tunnels = router
+            .links()
+            .filter(|link| matches!(link.kind, LinkKind::Gre(_)))
+            .count();
+        let mut hops: Vec<UnderlayHop> = Vec::new();
+        let (mut tunnel, mut spec) = (name, self);
+        for _ in 0..=tunnels {
+            let Some(hop) = spec.underlay_hop(tunnel, name, router) else {
+                return Ok(());
+            };
+            if hop.via == name {
+                if hops.is_empty() {
+                    return Err(TunnelError::UnderlayLoop {
+                        name: name.to_string(),
+                        remote: self.remote,
+                    });
+                }
+                hops.push(hop);
+                return Err(TunnelError::UnderlayCycle { hops });
             }
+            if hop.via == tunnel || hops.iter().any(|seen| seen.tunnel == hop.via) {
+                // A loop among the tunnels further on, which does not
+                // come back here: it is refused on those tunnels.
+                return Ok(());
+            }
+            let Some(Link {
+                name: next,
+                kind: LinkKind::Gre(next_spec),
+                ..
+            }) = router.link_by_name(&hop.via)
+            else {
+                return Ok(());
+            };
+            hops.push(hop);
+            (tunnel, spec) = (next, next_spec);
         }
         Ok(())
+    }
+
+    /// Where the route to this tunnel's remote (from its `local`) leaves
+    /// when that is a GRE tunnel of `router` or the tunnel `origin` (which
+    /// `router` may not hold yet); `None` when it leaves by another link
+    /// or there is no route.
+    fn underlay_hop(&self, tunnel: &str, origin: &str, router: &Fib) -> Option<UnderlayHop> {
+        let mut request = RouteGetRequest::to(self.remote);
+        request.src = self.local;
+        let answer = router.route_get(&request).ok()?;
+        let via = answer.dev?;
+        let is_tunnel = via == origin
+            || router
+                .link_by_name(&via)
+                .is_some_and(|link| matches!(link.kind, LinkKind::Gre(_)));
+        is_tunnel.then(|| UnderlayHop {
+            tunnel: tunnel.to_string(),
+            remote: self.remote,
+            route: answer.route.dst,
+            table: answer.table,
+            via,
+        })
     }
 }
 

@@ -54,7 +54,7 @@ pub use change::FibChange;
 pub use command::*;
 pub use error::*;
 pub use fib::{Fib, FibSettings};
-pub use gre::{GreKind, GreSpec, Inheritable, TunnelError};
+pub use gre::{GreKind, GreSpec, Inheritable, TunnelError, UnderlayHop};
 pub use import::ImportError;
 pub use multipath::MultipathHashPolicy;
 pub use route_ops::IPV6_DEFAULT_METRIC;

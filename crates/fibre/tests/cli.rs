@@ -849,3 +849,164 @@ fn show_one_device() {
         );
     }
 }
+
+/// Lines 1-3 of the tunnel-loop configurations: eth0 with 192.0.2.1/24
+/// and a default route out of it.
+const TUNNEL_UNDERLAY: &str = "link add eth0 up type dummy\naddr add 192.0.2.1/24 dev eth0\nroute add default via 192.0.2.254\n";
+
+/// g1 and g2 carry each other (line 7 closes the loop); a route into g2
+/// follows.
+fn two_tunnel_loop() -> String {
+    format!(
+        "{TUNNEL_UNDERLAY}link add g1 up type gre remote 10.0.0.2 local 192.0.2.1\n\
+         link add g2 up type gre remote 10.0.0.1 local 192.0.2.1\n\
+         route add 10.0.0.1 dev g1\n\
+         route add 10.0.0.2 dev g2\n\
+         route add 10.7.0.0/16 dev g2\n"
+    )
+}
+
+#[test]
+fn a_loop_through_two_tunnels_is_refused_on_its_closing_line_and_force_skips_it() {
+    let s = Scratch::new("gre-loop");
+    let conf = s.file("loop.conf", two_tunnel_loop().as_bytes());
+    let conf = conf.to_str().unwrap();
+    let message = format!(
+        "{conf}:7: the routes to the remotes of tunnels g1 -> g2 -> g1 go round: \
+        remote 10.0.0.2 of g1 leaves through g2 (route 10.0.0.2), \
+        remote 10.0.0.1 of g2 leaves through g1 (route 10.0.0.1); the tunnels would loop \
+        (expected the route to one of these remotes over a link that is not one of these tunnels) \
+        [after this line; g1 is added at line 4, g2 at line 5]\n"
+    );
+    let out = fibre(&["--config", conf, "route", "show"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert!(err.contains(&message), "{err}");
+    assert!(err.ends_with("nothing applied (1 error)\n"), "{err}");
+    // -force: line 7 is reported and skipped, the rest applied.
+    let get = |dst: &[&str]| {
+        let mut all = vec!["-force", "--config", conf, "route", "get"];
+        all.extend_from_slice(dst);
+        let out = fibre(&all, "");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(stderr(&out), message);
+        stdout(&out)
+    };
+    assert_eq!(
+        get(&["10.0.0.2", "from", "192.0.2.1"]),
+        "10.0.0.2 from 192.0.2.1 via 192.0.2.254 dev eth0 uid 0 \n    cache \n"
+    );
+    assert_eq!(
+        get(&["10.0.0.1"]),
+        "10.0.0.1 dev g1 src 192.0.2.1 uid 0 \n    cache \n"
+    );
+    assert_eq!(
+        get(&["10.7.0.1"]),
+        "10.7.0.1 dev g2 src 192.0.2.1 uid 0 \n    cache \n"
+    );
+}
+
+#[test]
+fn a_loop_through_three_tunnels_names_each_of_them() {
+    let s = Scratch::new("gre-loop3");
+    let text = format!(
+        "{TUNNEL_UNDERLAY}link add g1 up type gre remote 10.0.0.2\n\
+         link add g2 up type gre remote 10.0.0.3\n\
+         link add g3 up type gre remote 10.0.0.1\n\
+         route add 10.0.0.2 dev g2\n\
+         route add 10.0.0.1 dev g1\n\
+         route add 10.0.0.3 dev g3\n"
+    );
+    let conf = s.file("three.conf", text.as_bytes());
+    let conf = conf.to_str().unwrap();
+    let out = fibre(&["--config", conf, "link", "show"], "");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{conf}:9: the routes to the remotes of tunnels g1 -> g2 -> g3 -> g1 go round: \
+             remote 10.0.0.2 of g1 leaves through g2 (route 10.0.0.2), \
+             remote 10.0.0.3 of g2 leaves through g3 (route 10.0.0.3), \
+             remote 10.0.0.1 of g3 leaves through g1 (route 10.0.0.1);"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("[after this line; g1 is added at line 4, g2 at line 5, g3 at line 6]"),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn tunnels_nested_over_a_real_link_load_and_route_through_each_other() {
+    let s = Scratch::new("gre-nest");
+    // inner over outer over eth0.
+    let text = format!(
+        "{TUNNEL_UNDERLAY}link add outer up type gre remote 198.51.100.2 local 192.0.2.1\n\
+         addr add 10.3.0.1/30 dev outer\n\
+         link add inner up type gre remote 10.3.0.2 local 10.3.0.1 key 7\n\
+         addr add 10.2.0.1/30 dev inner\n\
+         route add 10.9.0.0/16 via 10.2.0.2\n"
+    );
+    let conf = s.file("nest.conf", text.as_bytes());
+    let conf = conf.to_str().unwrap();
+    let get = |dst: &str| {
+        let out = fibre(&["--config", conf, "route", "get", dst], "");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert_eq!(
+        get("10.9.1.1"),
+        "10.9.1.1 via 10.2.0.2 dev inner src 10.2.0.1 uid 0 \n    cache \n"
+    );
+    assert_eq!(
+        get("10.3.0.2"),
+        "10.3.0.2 dev outer src 10.3.0.1 uid 0 \n    cache \n"
+    );
+    assert_eq!(
+        get("198.51.100.2"),
+        "198.51.100.2 via 192.0.2.254 dev eth0 src 192.0.2.1 uid 0 \n    cache \n"
+    );
+}
+
+#[test]
+fn a_tunnel_broken_by_a_later_line_is_refused_on_that_line() {
+    let s = Scratch::new("gre-later");
+    let tunnel = "link add gre1 up type gre remote 198.51.100.2 local 192.0.2.1\n";
+    let cases = [
+        (
+            "addr del 192.0.2.1/24 dev eth0\n",
+            ":5: local address 192.0.2.1 of tunnel gre1 is not configured on this router (expected one of its addresses; add it with \"addr add 192.0.2.1/LEN dev DEV\") [after this line; gre1 is added at line 4]\n",
+        ),
+        (
+            "route add 198.51.100.0/24 dev gre1\n",
+            ":5: the route to remote 198.51.100.2 leaves through gre1 itself: the tunnel would loop (expected a route to 198.51.100.2 over another link) [after this line; gre1 is added at line 4]\n",
+        ),
+    ];
+    for (later, want) in cases {
+        let text = format!("{TUNNEL_UNDERLAY}{tunnel}{later}route add 10.9.0.0/16 dev gre1\n");
+        let conf = s.file("bad.conf", text.as_bytes());
+        let conf = conf.to_str().unwrap();
+        let out = fibre(&["--config", conf, "route", "show"], "");
+        assert_eq!(out.status.code(), Some(1), "{later}");
+        assert_eq!(
+            stderr(&out),
+            format!("fibre: {conf}{want}nothing applied (1 error)\n")
+        );
+        // -force skips the later line only: the tunnel and the route
+        // into it stay.
+        let out = fibre(
+            &["-force", "--config", conf, "route", "get", "10.9.0.1"],
+            "",
+        );
+        assert_eq!(out.status.code(), Some(0), "{later}");
+        assert_eq!(stderr(&out), format!("{conf}{want}"));
+        assert_eq!(
+            stdout(&out),
+            "10.9.0.1 dev gre1 src 192.0.2.1 uid 0 \n    cache \n"
+        );
+    }
+}

@@ -583,11 +583,13 @@ mod tests {
             err,
             "t.conf:4: local address 203.0.113.9 of tunnel gre1 is not configured on this router (expected one of its addresses; add it with \"addr add 203.0.113.9/LEN dev DEV\")\nnothing applied (1 error)"
         );
-        // Deleting the address later counts too.
+        // Deleting the address later counts too, on the line that does.
         let text = format!("{UNDERLAY}link add gre1 type gre remote 192.0.2.2 local 192.0.2.1\naddr del 192.0.2.1/24 dev eth0\n");
-        assert!(load(&text, false)
-            .unwrap_err()
-            .starts_with("t.conf:4: local address 192.0.2.1 of tunnel gre1"));
+        let err = load(&text, false).unwrap_err();
+        assert!(
+            err.starts_with("t.conf:5: local address 192.0.2.1 of tunnel gre1"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -608,10 +610,11 @@ mod tests {
         let text = format!(
             "{UNDERLAY}link add gre1 up type gre remote 198.51.100.2\nroute add default dev gre1\n"
         );
+        // Placed on the route that sends the remote into the tunnel.
         let err = load(&text, false).unwrap_err();
         assert!(
             err.starts_with(
-                "t.conf:4: the route to remote 198.51.100.2 leaves through gre1 itself"
+                "t.conf:5: the route to remote 198.51.100.2 leaves through gre1 itself"
             ),
             "{err}"
         );

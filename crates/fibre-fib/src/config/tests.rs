@@ -799,3 +799,432 @@ mod never_panics {
         }
     }
 }
+
+/// GRE tunnels that loop through one another, and refusals placed on the
+/// line that broke the tunnel rather than on its `link add`.
+mod tunnel_loops {
+    use super::*;
+    use std::net::IpAddr;
+
+    fn load_onto(base: &Fib, text: &str, force: bool) -> Result<(Fib, Vec<String>), String> {
+        apply_str(base, "t.conf", text, force)
+            .map(|(fib, d)| (fib, d.iter().map(ToString::to_string).collect()))
+            .map_err(|e| e.to_string())
+    }
+
+    fn load(text: &str, force: bool) -> Result<(Fib, Vec<String>), String> {
+        load_onto(&Fib::new(), text, force)
+    }
+
+    /// Lines 1-3: eth0 with 192.0.2.1/24 and a default route out of it.
+    const UNDERLAY: &str = "link add eth0 up type dummy\naddr add 192.0.2.1/24 dev eth0\nroute add default via 192.0.2.254\n";
+
+    /// The device and gateway `route get DST [from SRC]` answers.
+    fn via(fib: &Fib, dst: &str, src: Option<&str>) -> (String, Option<IpAddr>) {
+        let mut request = RouteGetRequest::to(dst.parse().unwrap());
+        request.src = src.map(|s| s.parse().unwrap());
+        let answer = fib.route_get(&request).unwrap();
+        (answer.dev.unwrap(), answer.gateway)
+    }
+
+    fn dev(name: &str) -> (String, Option<IpAddr>) {
+        (name.to_string(), None)
+    }
+
+    fn uplink() -> (String, Option<IpAddr>) {
+        ("eth0".to_string(), Some("192.0.2.254".parse().unwrap()))
+    }
+
+    const LOOP_EXPECTED: &str = "the tunnels would loop (expected the route to one of these remotes over a link that is not one of these tunnels)";
+
+    /// g1 (line 4) over g2 (line 5); line 6 routes g2's remote into g1,
+    /// line 7 g1's into g2 and closes the loop.
+    fn two_tunnel_loop() -> String {
+        format!(
+            "{UNDERLAY}link add g1 up type gre remote 10.0.0.2 local 192.0.2.1\n\
+             link add g2 up type gre remote 10.0.0.1 local 192.0.2.1\n\
+             route add 10.0.0.1 dev g1\n\
+             route add 10.0.0.2 dev g2\n"
+        )
+    }
+
+    #[test]
+    fn a_loop_through_two_tunnels_is_refused_on_the_line_that_closes_it() {
+        let err = load(&two_tunnel_loop(), false).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "t.conf:7: the routes to the remotes of tunnels g1 -> g2 -> g1 go round: \
+                 remote 10.0.0.2 of g1 leaves through g2 (route 10.0.0.2), \
+                 remote 10.0.0.1 of g2 leaves through g1 (route 10.0.0.1); {LOOP_EXPECTED} \
+                 [after this line; g1 is added at line 4, g2 at line 5]\n\
+                 nothing applied (1 error)"
+            )
+        );
+        // The same loop closed by the other route first: still one
+        // refusal, on the line that comes last, going round from g1.
+        let swapped = format!(
+            "{UNDERLAY}link add g2 up type gre remote 10.0.0.1\n\
+             link add g1 up type gre remote 10.0.0.2\n\
+             route add 10.0.0.2 dev g2\n\
+             route add 10.0.0.1 dev g1\n"
+        );
+        let err = load(&swapped, false).unwrap_err();
+        assert!(
+            err.starts_with(
+                "t.conf:7: the routes to the remotes of tunnels g1 -> g2 -> g1 go round"
+            ),
+            "{err}"
+        );
+        assert!(
+            err.ends_with(
+                "[after this line; g1 is added at line 5, g2 at line 4]\nnothing applied (1 error)"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_loop_through_three_tunnels_closed_by_a_rule_names_each_route() {
+        let text = format!(
+            "{UNDERLAY}link add g1 up type gre remote 10.0.0.2\n\
+             link add g2 up type gre remote 10.0.0.3\n\
+             link add g3 up type gre remote 10.0.0.1\n\
+             route add 10.0.0.2 dev g2\n\
+             route add 10.0.0.3 dev g3\n\
+             route add 10.0.0.1 dev g1 table 100\n\
+             rule add to 10.0.0.1 lookup 100 pref 100\n"
+        );
+        let err = load(&text, false).unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "t.conf:10: the routes to the remotes of tunnels g1 -> g2 -> g3 -> g1 go round: \
+                 remote 10.0.0.2 of g1 leaves through g2 (route 10.0.0.2), \
+                 remote 10.0.0.3 of g2 leaves through g3 (route 10.0.0.3), \
+                 remote 10.0.0.1 of g3 leaves through g1 (route 10.0.0.1 table 100); {LOOP_EXPECTED} \
+                 [after this line; g1 is added at line 4, g2 at line 5, g3 at line 6]\n\
+                 nothing applied (1 error)"
+            )
+        );
+        // Without the rule, g3's remote leaves by the default route.
+        let open = text.replace("rule add to 10.0.0.1 lookup 100 pref 100\n", "");
+        let (fib, _) = load(&open, false).unwrap();
+        assert_eq!(via(&fib, "10.0.0.1", None), uplink());
+    }
+
+    #[test]
+    fn a_loop_that_opens_and_closes_again_is_placed_where_it_last_closed() {
+        let text = format!(
+            "{UNDERLAY}link add g1 up type gre remote 10.0.0.2\n\
+             route add 10.0.0.1 dev g1\n\
+             link add g2 up type gre remote 10.0.0.1\n\
+             route add 10.0.0.2 dev g2\n\
+             link set g2 down\n\
+             link set g2 up\n\
+             route add 10.0.0.2 dev g2\n"
+        );
+        // Line 7 closes the loop, `link set g2 down` takes the route into
+        // g2 away and opens it, line 10 closes it again: that is the line
+        // to change (line 7 alone would be undone by line 8).
+        let err = load(&text, false).unwrap_err();
+        assert!(
+            err.starts_with("t.conf:10: the routes to the remotes of tunnels g1 -> g2 -> g1"),
+            "{err}"
+        );
+        assert!(
+            err.contains("[after this line; g1 is added at line 4, g2 at line 6]"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn tunnels_over_tunnels_that_end_on_a_real_link_are_accepted() {
+        // g1 over g2 over g3 over eth0, and a network behind g1.
+        let text = format!(
+            "{UNDERLAY}link add g3 up type gre remote 198.51.100.3 local 192.0.2.1\n\
+             addr add 10.3.0.1/30 dev g3\n\
+             link add g2 up type gre remote 10.3.0.2\n\
+             addr add 10.2.0.1/30 dev g2\n\
+             link add g1 up type gre remote 10.2.0.2 key 7\n\
+             route add 10.9.0.0/16 dev g1\n"
+        );
+        let (fib, skipped) = load(&text, false).unwrap();
+        assert!(skipped.is_empty(), "{skipped:?}");
+        assert_eq!(via(&fib, "10.9.1.1", None), dev("g1"));
+        assert_eq!(via(&fib, "10.2.0.2", None), dev("g2"));
+        assert_eq!(via(&fib, "10.3.0.2", None), dev("g3"));
+        assert_eq!(via(&fib, "198.51.100.3", Some("192.0.2.1")), uplink());
+        // The same chain with g3's remote sent back into g1: a loop of
+        // three, placed on that route.
+        let looped = format!("{text}route add 198.51.100.3 dev g1\n");
+        let err = load(&looped, false).unwrap_err();
+        assert!(
+            err.starts_with(
+                "t.conf:10: the routes to the remotes of tunnels g1 -> g2 -> g3 -> g1 go round: \
+                 remote 10.2.0.2 of g1 leaves through g2 (route 10.2.0.0/30), \
+                 remote 10.3.0.2 of g2 leaves through g3 (route 10.3.0.0/30), \
+                 remote 198.51.100.3 of g3 leaves through g1 (route 198.51.100.3);"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_tunnel_leading_into_a_loop_it_is_not_part_of_is_not_refused_apart() {
+        // g0 over g1, while g1 and g2 carry each other: one refusal, for
+        // the loop; once it is skipped, g0 is fine as well.
+        let text = format!(
+            "{}link add g0 up type gre remote 10.0.0.9\nroute add 10.0.0.9 dev g1\n",
+            two_tunnel_loop()
+        );
+        let err = load(&text, false).unwrap_err();
+        assert!(
+            err.starts_with("t.conf:7: the routes to the remotes of tunnels g1 -> g2 -> g1"),
+            "{err}"
+        );
+        assert!(err.ends_with("nothing applied (1 error)"), "{err}");
+        let (fib, skipped) = load(&text, true).unwrap();
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(skipped[0].starts_with("t.conf:7: "), "{skipped:?}");
+        assert_eq!(via(&fib, "10.0.0.9", None), dev("g1"));
+        assert_eq!(via(&fib, "10.0.0.2", Some("192.0.2.1")), uplink());
+    }
+
+    #[test]
+    fn force_skips_the_line_that_closes_a_loop_and_applies_the_rest() {
+        let text = format!("{}route add 10.7.0.0/16 dev g2\n", two_tunnel_loop());
+        let (fib, skipped) = load(&text, true).unwrap();
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(
+            skipped[0].starts_with(
+                "t.conf:7: the routes to the remotes of tunnels g1 -> g2 -> g1 go round"
+            ),
+            "{skipped:?}"
+        );
+        // Everything but line 7: both tunnels, g2's remote into g1, and
+        // the route after the skipped line.
+        assert!(fib.link_by_name("g1").is_some() && fib.link_by_name("g2").is_some());
+        assert_eq!(via(&fib, "10.0.0.1", Some("192.0.2.1")), dev("g1"));
+        assert_eq!(via(&fib, "10.0.0.2", Some("192.0.2.1")), uplink());
+        assert_eq!(via(&fib, "10.7.1.1", None), dev("g2"));
+    }
+
+    #[test]
+    fn deleting_the_local_address_is_blamed_on_the_addr_del() {
+        let text = format!(
+            "{UNDERLAY}link add gre1 up type gre remote 198.51.100.2 local 192.0.2.1\n\
+             route add 10.9.0.0/16 dev gre1\n\
+             addr del 192.0.2.1/24 dev eth0\n"
+        );
+        assert_eq!(
+            load(&text, false).unwrap_err(),
+            "t.conf:6: local address 192.0.2.1 of tunnel gre1 is not configured on this router \
+             (expected one of its addresses; add it with \"addr add 192.0.2.1/LEN dev DEV\") \
+             [after this line; gre1 is added at line 4]\nnothing applied (1 error)"
+        );
+        // With force, the addr del is what is skipped: the address stays.
+        let (fib, skipped) = load(&text, true).unwrap();
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert!(skipped[0].starts_with("t.conf:6: local address 192.0.2.1"));
+        assert!(fib
+            .addresses(Some(Family::V4))
+            .iter()
+            .any(|a| a.local.to_string() == "192.0.2.1"));
+        assert_eq!(via(&fib, "10.9.0.1", None), dev("gre1"));
+    }
+
+    #[test]
+    fn a_local_address_added_late_then_deleted_is_blamed_on_the_deletion() {
+        let text = format!(
+            "{UNDERLAY}link add gre1 type gre remote 198.51.100.2 local 192.0.2.9\n\
+             addr add 192.0.2.9/32 dev eth0\n\
+             route add 10.9.0.0/16 via 192.0.2.254\n\
+             addr del 192.0.2.9/32 dev eth0\n"
+        );
+        let err = load(&text, false).unwrap_err();
+        assert!(
+            err.starts_with("t.conf:7: local address 192.0.2.9 of tunnel gre1"),
+            "{err}"
+        );
+        // Never added at all: the tunnel's own line, without a note.
+        let text = text
+            .replace("addr add 192.0.2.9/32 dev eth0\n", "")
+            .replace("addr del 192.0.2.9/32 dev eth0\n", "");
+        let err = load(&text, false).unwrap_err();
+        assert!(
+            err.starts_with("t.conf:4: local address 192.0.2.9 of tunnel gre1"),
+            "{err}"
+        );
+        assert!(!err.contains("[after this line"), "{err}");
+    }
+
+    #[test]
+    fn a_route_deleted_or_a_link_taken_down_that_sends_the_remote_into_the_tunnel_is_blamed() {
+        // The default leads into gre1 from line 5 on; the host route of
+        // line 6 keeps the remote out, until line 7 deletes it.
+        let base = "link add eth0 up type dummy\naddr add 192.0.2.1/24 dev eth0\nlink add eth1 up type dummy\n";
+        let text = format!(
+            "{base}link add gre1 up type gre remote 198.51.100.2\n\
+             route add default dev gre1\n\
+             route add 198.51.100.2 via 192.0.2.254\n\
+             route del 198.51.100.2 via 192.0.2.254\n"
+        );
+        let err = load(&text, false).unwrap_err();
+        assert_eq!(
+            err,
+            "t.conf:7: the route to remote 198.51.100.2 leaves through gre1 itself: the tunnel would loop \
+             (expected a route to 198.51.100.2 over another link) [after this line; gre1 is added at line 4]\n\
+             nothing applied (1 error)"
+        );
+        let (fib, skipped) = load(&text, true).unwrap();
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
+        assert_eq!(via(&fib, "198.51.100.2", None), uplink());
+        // Taking eth0 down takes its routes with it.
+        let text = text.replace(
+            "route del 198.51.100.2 via 192.0.2.254\n",
+            "link set eth0 down\n",
+        );
+        let err = load(&text, false).unwrap_err();
+        assert!(
+            err.starts_with(
+                "t.conf:7: the route to remote 198.51.100.2 leaves through gre1 itself"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn one_line_that_breaks_two_tunnels_is_refused_for_each_and_skipped_once() {
+        let text = format!(
+            "{UNDERLAY}link add gre1 up type gre remote 198.51.100.2 local 192.0.2.1\n\
+             link add gre2 up type gre remote 198.51.100.3 local 192.0.2.1\n\
+             addr del 192.0.2.1/24 dev eth0\n\
+             link add gre3 up type gre remote 198.51.100.4\n"
+        );
+        let err = load(&text, false).unwrap_err();
+        assert!(
+            err.starts_with("t.conf:6: local address 192.0.2.1 of tunnel gre1"),
+            "{err}"
+        );
+        assert!(
+            err.contains("\nt.conf:6: local address 192.0.2.1 of tunnel gre2"),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("[after this line; gre2 is added at line 5]\nnothing applied (2 errors)"),
+            "{err}"
+        );
+        let (fib, skipped) = load(&text, true).unwrap();
+        assert_eq!(skipped.len(), 2, "{skipped:?}");
+        for name in ["gre1", "gre2", "gre3"] {
+            assert!(fib.link_by_name(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn refusals_are_judged_against_the_fib_the_file_is_applied_to() {
+        let (base, _) = load(
+            &format!("{UNDERLAY}link add g1 up type gre remote 10.0.0.2 local 192.0.2.1\n"),
+            false,
+        )
+        .unwrap();
+        // A later file breaking a tunnel it did not add is refused too,
+        // and says where the tunnel comes from.
+        let err = load_onto(
+            &base,
+            "route add 10.5.0.0/16 via 192.0.2.254\naddr del 192.0.2.1/24 dev eth0\n",
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with("t.conf:2: local address 192.0.2.1 of tunnel g1"),
+            "{err}"
+        );
+        assert!(
+            err.contains("[after this line; g1 from before this file]"),
+            "{err}"
+        );
+        // A loop the FIB already had (built here without the loader's
+        // checks) is not the next file's doing.
+        let mut looped = base.clone();
+        for line in [
+            "link add g2 up type gre remote 10.0.0.1",
+            "route add 10.0.0.1 dev g1",
+            "route add 10.0.0.2 dev g2",
+        ] {
+            for command in parse_words(&words(line)).unwrap() {
+                looped.apply(&command).unwrap();
+            }
+        }
+        let (fib, skipped) =
+            load_onto(&looped, "route add 10.5.0.0/16 via 192.0.2.254\n", false).unwrap();
+        assert!(skipped.is_empty());
+        assert_eq!(via(&fib, "10.5.0.1", None), uplink());
+        // ...but opening it and closing it again is.
+        let err = load_onto(
+            &looped,
+            "route del 10.0.0.2 dev g2\nroute add 10.0.0.2 dev g2\n",
+            false,
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with("t.conf:2: the routes to the remotes of tunnels g1 -> g2 -> g1"),
+            "{err}"
+        );
+        assert!(
+            err.contains("[after this line; g1 from before this file, g2 from before this file]"),
+            "{err}"
+        );
+    }
+
+    /// One line of a random tunnel configuration: three tunnels whose
+    /// remotes are 10.0.0.1-3, routes into them, and the address and link
+    /// changes that can open or close their loops.
+    fn tunnel_line() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let n = || 1..=3u8;
+        prop_oneof![
+            (n(), n()).prop_map(|(t, r)| format!(
+                "link add g{t} up type gre remote 10.0.0.{r} local 192.0.2.1"
+            )),
+            (n(), n()).prop_map(|(r, t)| format!("route add 10.0.0.{r} dev g{t}")),
+            (n(), n()).prop_map(|(r, t)| format!("route del 10.0.0.{r} dev g{t}")),
+            n().prop_map(|t| format!("route replace default dev g{t}")),
+            n().prop_map(|t| format!("link set g{t} down")),
+            n().prop_map(|t| format!("link set g{t} up")),
+            n().prop_map(|t| format!("link del g{t}")),
+            Just("addr del 192.0.2.1/24 dev eth0".to_string()),
+            Just("addr add 192.0.2.1/24 dev eth0".to_string()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// With `-force` whatever is loaded has no tunnel that does not
+        /// fit, and without it the file loads exactly when `-force` would
+        /// skip nothing, or is refused on lines of the file.
+        #[test]
+        fn loaded_tunnels_always_fit(lines in proptest::collection::vec(tunnel_line(), 1..12)) {
+            let text = format!("{UNDERLAY}{}\n", lines.join("\n"));
+            let (fib, skipped) = load(&text, true).unwrap();
+            for link in fib.links() {
+                if let LinkKind::Gre(spec) = &link.kind {
+                    let fits = spec.check_against(&link.name, &fib);
+                    proptest::prop_assert!(fits.is_ok(), "{text}\n{fits:?}");
+                }
+            }
+            match load(&text, false) {
+                Ok(_) => proptest::prop_assert!(skipped.is_empty(), "{text}\n{skipped:?}"),
+                Err(err) => {
+                    proptest::prop_assert!(!skipped.is_empty(), "{text}\n{err}");
+                    let last = text.lines().count();
+                    for diagnostic in err.lines().filter(|l| l.starts_with("t.conf:")) {
+                        let line: usize = diagnostic["t.conf:".len()..].split(':').next().unwrap().parse().unwrap();
+                        proptest::prop_assert!((4..=last).contains(&line), "{text}\n{err}");
+                    }
+                }
+            }
+        }
+    }
+}
