@@ -205,7 +205,7 @@ impl Fib {
     }
 
     /// `fib_validate_source` with rp_filter 0.
-    fn validate_source_v4(
+    pub(crate) fn validate_source_v4(
         &self,
         src: &IpAddr,
         dst: &IpAddr,
