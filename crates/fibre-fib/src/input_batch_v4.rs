@@ -60,18 +60,7 @@ impl Fib {
         keys: &[FlowKeyV4],
         out: &mut [Result<Forward, Errno>],
     ) {
-        assert_eq!(
-            keys.len(),
-            out.len(),
-            "lookup_input_batch_v4: slices differ in length"
-        );
-        if !self.links.contains_key(&iif) {
-            out.fill(Err(Errno::NoDev));
-            return;
-        }
-        for (key, slot) in keys.iter().zip(out.iter_mut()) {
-            *slot = self.lookup_input_v4(iif, key);
-        }
+        self.input_batch(iif, keys, out, Fib::lookup_input_v4);
     }
 
     /// One key of [`Fib::lookup_input_batch_v4`], for a link `iif` known

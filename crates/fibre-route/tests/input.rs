@@ -4,15 +4,15 @@
 //! generation, and never mixed with the output routes of the same nexthop.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::sync::Arc;
 
-use fibre_fib::config::parse_words;
-use fibre_fib::shared::{BatchMode, FibWriter, SharedFib};
-use fibre_fib::{Command, Errno, Fib, FlowKeyV4, RouteGetRequest, RouteType};
+use fibre_fib::{Errno, Fib, FlowKeyV4, RouteGetRequest, RouteType};
 use fibre_route::exceptions::PmtuOutcome;
 use fibre_route::route::flags;
 use fibre_route::testbed::fib;
 use fibre_route::{NexthopKey, RouteCache, SlotKind};
+
+mod common;
+use common::{apply, commands, wired};
 
 /// lo, dummy0 (ifindex 2, 10.0.0.1/24, 198.51.100.0/24 via 10.0.0.2) and:
 const D1: u32 = 3;
@@ -32,11 +32,6 @@ const LINES: &[&str] = &[
     "route add unreachable 2001:db8:e::/48",
 ];
 
-fn commands(line: &str) -> Vec<Command> {
-    let words: Vec<String> = line.split_whitespace().map(String::from).collect();
-    parse_words(&words).unwrap()
-}
-
 fn test_fib() -> Fib {
     let mut fib = fib().unwrap();
     for line in LINES {
@@ -52,22 +47,6 @@ fn cache() -> (fibre_rcu::Domain, RouteCache<Fib>) {
     let domain = fibre_rcu::Domain::new();
     let cache = RouteCache::new(&domain, test_fib(), 2);
     (domain, cache)
-}
-
-/// The FIB published by a writer, and a cache over it that hears every batch.
-fn wired() -> (FibWriter, Arc<RouteCache<SharedFib>>) {
-    let mut writer = FibWriter::new(test_fib());
-    let shared = writer.shared();
-    let cache = Arc::new(RouteCache::new(shared.domain(), shared.clone(), 2));
-    writer.add_listener(cache.clone());
-    (writer, cache)
-}
-
-fn apply(writer: &mut FibWriter, line: &str) {
-    let report = writer
-        .apply_batch(&commands(line), BatchMode::AllOrNothing)
-        .unwrap();
-    assert!(report.refused.is_empty(), "{line}: {:?}", report.refused);
 }
 
 fn v4(s: &str) -> Ipv4Addr {
@@ -214,7 +193,7 @@ fn one_input_route_per_nexthop_for_every_link_and_source() {
 
 #[test]
 fn input_routes_follow_route_changes_and_nexthop_generations() {
-    let (mut writer, cache) = wired();
+    let (mut writer, cache) = wired(test_fib());
     let mut reader = cache.domain().register();
     let input = |reader: &mut fibre_rcu::ReaderHandle| {
         let seen = {
