@@ -20,7 +20,9 @@ impl Fib {
     /// same position of `out`, as `ip route get DST from SRC iif DEV` does
     /// ([`Fib::route_get`] with `iif`): local delivery answers with `dev` 1
     /// (`lo`) and type `local`, a broadcast with `lo` and type `broadcast`,
-    /// forwarding with the output device and gateway. A martian source or
+    /// the all-hosts group (224.0.0.1) on an up link with `lo` and type
+    /// `multicast`, forwarding with the output device and gateway. Any
+    /// other multicast group, a martian source or
     /// destination (multicast, limited broadcast or loopback source, zero
     /// or loopback destination, a source that is one of our addresses)
     /// answers `Inval`, a miss `NetUnreach`, a reject route its errno
@@ -68,10 +70,14 @@ impl Fib {
     fn lookup_input_v4(&self, iif: LinkIndex, key: &FlowKeyV4) -> Result<Forward, Errno> {
         let dst = Ipv4Addr::from(key.dst);
         let src = Ipv4Addr::from(key.src);
+        let tos = key.tos & 0x1c;
+        if dst.is_multicast() {
+            self.multicast_input_v4(iif, dst, src, tos)?;
+            return Ok(on_lo(RouteType::Multicast, TABLE_UNSPEC, CACHE_CLASS_PLAIN));
+        }
         if src.is_multicast() || src.is_broadcast() {
             return Err(Errno::Inval);
         }
-        let tos = key.tos & 0x1c;
         let src_ip = IpAddr::V4(src);
         if dst.is_broadcast() || (key.src == 0 && key.dst == 0) {
             // Limited broadcast needs no route (table 0, no route class).
@@ -144,7 +150,43 @@ impl Fib {
     }
 }
 
-/// An answer delivered on `lo` (local or broadcast): no gateway.
+/// The all-hosts group, which every link joins while it is up (`ip_mc_up`).
+const ALL_HOSTS: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 1);
+
+impl Fib {
+    /// `ip_route_input_rcu` for a multicast destination `dst`, which it
+    /// takes before every other check: a group the input link is a member
+    /// of is delivered locally (type multicast on `lo`, no table), once
+    /// `ip_mc_validate_source` accepts the source; any other group is
+    /// `Inval` (with no multicast routing daemon nothing is forwarded).
+    /// fibre models no `ip maddr` joins, so the only group is all-hosts,
+    /// 224.0.0.1, joined by every link while it is up. Kernel-checked (6.18,
+    /// ifb links): 224.0.0.1 from a peer, from 0.0.0.0 or from a subnet
+    /// broadcast is `multicast ... dev lo` on an up link (one without an
+    /// address too); on a down link, from one of our addresses, from
+    /// 127.0.0.1 or 224.0.0.2, and 224.0.0.5 or 239.1.2.3 from anywhere,
+    /// "Invalid argument".
+    pub(crate) fn multicast_input_v4(
+        &self,
+        iif: LinkIndex,
+        dst: Ipv4Addr,
+        src: Ipv4Addr,
+        tos: u8,
+    ) -> Result<(), Errno> {
+        let joined = dst == ALL_HOSTS && self.links.get(&iif).is_some_and(|l| l.up);
+        if !joined || src.is_multicast() || src.is_broadcast() || src.is_loopback() {
+            return Err(Errno::Inval);
+        }
+        // A zero source is refused only for groups outside 224.0.0.0/24
+        // (but IGMP); all-hosts is inside, so only a real source is checked.
+        if src.is_unspecified() {
+            return Ok(());
+        }
+        self.validate_source_v4(&IpAddr::V4(src), &ZERO, tos, 0, iif)
+    }
+}
+
+/// An answer delivered on `lo` (local, broadcast, multicast): no gateway.
 #[inline]
 fn on_lo(kind: RouteType, table: TableId, cache_class: u16) -> Forward {
     Forward {
@@ -211,7 +253,7 @@ mod tests {
         }
     }
 
-    const DSTS: [&str; 17] = [
+    const DSTS: [&str; 18] = [
         "192.0.2.7",
         "192.0.2.200",
         "198.51.100.9",
@@ -229,6 +271,7 @@ mod tests {
         "10.0.0.0",
         "10.1.0.9",
         "10.1.0.7",
+        "224.0.0.1",
     ];
 
     /// Sources: peers, our own addresses, martians, and subnet broadcasts
@@ -423,6 +466,77 @@ mod tests {
         let mut out = [Ok(on_lo_probe())];
         fib.lookup_input_batch_v4(99, &[key("192.0.2.9", "10.1.0.9")], &mut out);
         assert_eq!(out[0], Err(Errno::NoDev));
+    }
+
+    /// Multicast destinations on input, as Linux 6.18 answered them in a
+    /// network namespace (ifb links; `ip -j route get 224.0.0.1 from SRC
+    /// iif DEV`): only the all-hosts group, on an up link, from a source
+    /// `ip_mc_validate_source` accepts; `multicast ... dev lo`, no table.
+    #[test]
+    fn multicast_input_as_the_kernel_answers() {
+        let mut fib = fib_of(&[]);
+        // d2 up without an address (it joins all-hosts too), d3 down.
+        let more = "link set d2 up\naddr del 10.2.0.1/24 dev d2\nlink add d3 type ifb\n";
+        for s in &parse_str("t.conf", more).statements {
+            fib.apply(&s.command).unwrap();
+        }
+        let multicast = || Ok((RouteType::Multicast, "lo".to_string()));
+        let cases = [
+            ("224.0.0.1", "10.0.0.9", "d0", multicast()),
+            ("224.0.0.1", "0.0.0.0", "d0", multicast()),
+            ("224.0.0.1", "10.0.0.255", "d0", multicast()),
+            ("224.0.0.1", "10.5.0.9", "d0", multicast()),
+            ("224.0.0.1", "10.0.0.9", "d2", multicast()),
+            ("224.0.0.1", "10.0.0.9", "lo", multicast()),
+            // d3 is down: not a member.
+            ("224.0.0.1", "10.0.0.9", "d3", Err(Errno::Inval)),
+            ("224.0.0.1", "10.0.0.1", "d0", Err(Errno::Inval)),
+            ("224.0.0.1", "127.0.0.1", "d0", Err(Errno::Inval)),
+            ("224.0.0.1", "224.0.0.2", "d0", Err(Errno::Inval)),
+            ("224.0.0.5", "10.0.0.9", "d0", Err(Errno::Inval)),
+            ("239.1.2.3", "10.0.0.9", "d0", Err(Errno::Inval)),
+        ];
+        for (dst, src, iif, want) in cases {
+            assert_multicast_answer(&fib, dst, src, iif, want);
+        }
+        // A custom local route makes its sources ours: refused.
+        let local = parse_str("t.conf", "route add local 10.5.0.0/16 dev lo\n");
+        fib.apply(&local.statements[0].command).unwrap();
+        assert_multicast_answer(&fib, "224.0.0.1", "10.5.0.9", "d0", Err(Errno::Inval));
+    }
+
+    /// route_get and the batch both answer `want` (type and device) for
+    /// `dst from src iif iif`, with no table and no gateway.
+    fn assert_multicast_answer(
+        fib: &Fib,
+        dst: &str,
+        src: &str,
+        iif: &str,
+        want: Result<(RouteType, String), Errno>,
+    ) {
+        let request = RouteGetRequest {
+            src: Some(src.parse().unwrap()),
+            iif: Some(iif.to_string()),
+            ..RouteGetRequest::to(dst.parse().unwrap())
+        };
+        let got = fib
+            .route_get(&request)
+            .map(|a| {
+                assert_eq!((a.table, a.gateway), (TABLE_UNSPEC, None));
+                (a.kind, a.dev.unwrap())
+            })
+            .map_err(|e| e.errno);
+        assert_eq!(got, want, "{dst} from {src} iif {iif}");
+        let key = FlowKeyV4 {
+            dst: addr(dst),
+            src: addr(src),
+            ..Default::default()
+        };
+        let mut out = [Err(Errno::NoDev)];
+        let index = fib.link_by_name(iif).unwrap().index;
+        fib.lookup_input_batch_v4(index, &[key], &mut out);
+        let batch = out[0].map(|f| (f.kind, fib.link(f.dev).unwrap().name.clone()));
+        assert_eq!(batch, want, "batch: {dst} from {src} iif {iif}");
     }
 
     fn on_lo_probe() -> Forward {

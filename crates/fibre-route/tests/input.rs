@@ -100,6 +100,8 @@ fn input_routes_answer_as_route_get_with_iif() {
         "8.8.8.8",
         "127.0.0.1",
         "0.0.0.0",
+        "224.0.0.1",
+        "224.0.0.5",
     ];
     let srcs = [
         "10.0.0.9",
