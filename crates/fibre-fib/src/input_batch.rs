@@ -44,17 +44,31 @@ impl Fib {
         keys: &[FlowKeyV6],
         out: &mut [Result<Forward6, Errno>],
     ) {
+        self.input_batch(iif, keys, out, Fib::lookup_input_v6);
+    }
+
+    /// What both families' input batches do around each key's `lookup`:
+    /// check the slices, answer `NoDev` for all when `iif` is no link.
+    /// Always inlined, so `lookup` is a direct call as if written here.
+    #[inline(always)]
+    pub(crate) fn input_batch<K, A: Copy>(
+        &self,
+        iif: LinkIndex,
+        keys: &[K],
+        out: &mut [Result<A, Errno>],
+        lookup: impl Fn(&Fib, LinkIndex, &K) -> Result<A, Errno>,
+    ) {
         assert_eq!(
             keys.len(),
             out.len(),
-            "lookup_input_batch_v6: slices differ in length"
+            "input batch lookup: slices differ in length"
         );
         if !self.links.contains_key(&iif) {
             out.fill(Err(Errno::NoDev));
             return;
         }
         for (key, slot) in keys.iter().zip(out.iter_mut()) {
-            *slot = self.lookup_input_v6(iif, key);
+            *slot = lookup(self, iif, key);
         }
     }
 

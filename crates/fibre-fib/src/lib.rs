@@ -38,6 +38,7 @@ mod follow;
 pub mod gre;
 mod import;
 mod input_batch;
+mod input_batch_v4;
 mod links;
 mod lookup;
 pub mod multipath;

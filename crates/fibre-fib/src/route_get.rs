@@ -205,7 +205,7 @@ impl Fib {
     }
 
     /// `fib_validate_source` with rp_filter 0.
-    fn validate_source_v4(
+    pub(crate) fn validate_source_v4(
         &self,
         src: &IpAddr,
         dst: &IpAddr,
@@ -480,6 +480,22 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
     let dst = v4(&req.dst);
     let src = req.src.map(|s| v4(&s)).unwrap_or(Ipv4Addr::UNSPECIFIED);
     let martian = || err(Errno::Inval);
+    if dst.is_multicast() {
+        // ip_route_input_rcu: before the slow path, a group we joined or nothing.
+        fib.multicast_input_v4(iif, dst, src, req.tos & 0x1c)
+            .map_err(err)?;
+        let route = synthetic_route(req.dst, RouteType::Multicast, LOOPBACK_IFINDEX);
+        let hop = Hop {
+            kind: RouteType::Multicast,
+            route,
+            table: TABLE_UNSPEC,
+            gateway: None,
+            dev: LOOPBACK_IFINDEX,
+            prefsrc: None,
+            iif: Some(iif),
+        };
+        return Ok(answer(fib, req, hop));
+    }
     if src.is_multicast() || src.is_broadcast() {
         return Err(martian());
     }

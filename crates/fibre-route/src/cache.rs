@@ -202,7 +202,9 @@ impl std::ops::Deref for RouteHandle<'_> {
 /// Which slot of a nexthop a lookup uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotKind {
-    /// The forwarding (input) route, one per nexthop.
+    /// The forwarding (input) route, one per nexthop: filled only by
+    /// [`RouteCache::input_v4`] / [`RouteCache::input_v6`] (the output
+    /// calls refuse it).
     Input,
     /// This worker's output route (workers beyond the count the cache was
     /// made for share slots, modulo that count: still correct, since slots
@@ -413,7 +415,10 @@ impl<S: RouteSource> RouteCache<S> {
     }
 
     /// The output route for an IPv4 flow, from `slot` of its nexthop (or
-    /// from an exception for its destination).
+    /// from an exception for its destination). `slot` is a per-core or the
+    /// shared output slot: [`SlotKind::Input`] answers `Inval`, since the
+    /// input slot holds the routes of [`RouteCache::input_v4`] (without a
+    /// source of ours, and typed for the input path).
     ///
     /// Per packet on a hit: the FIB lookup, one map probe, one load of the
     /// slot and one of the generation, nothing written.
@@ -423,10 +428,13 @@ impl<S: RouteSource> RouteCache<S> {
         slot: SlotKind,
         key: &FlowKeyV4,
     ) -> Result<RouteHandle<'a>, Errno> {
+        if slot == SlotKind::Input {
+            return Err(Errno::Inval);
+        }
         let fwd = self.source.lookup_v4(guard, key)?;
         let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
         let src = (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src)));
-        self.output_via(guard, slot, NexthopKey::of_v4(&fwd), dst, src, || {
+        self.route_via(guard, slot, NexthopKey::of_v4(&fwd), dst, src, || {
             self.source.describe_v4(guard, key, &fwd)
         })
     }
@@ -438,12 +446,161 @@ impl<S: RouteSource> RouteCache<S> {
         slot: SlotKind,
         key: &FlowKeyV6,
     ) -> Result<RouteHandle<'a>, Errno> {
+        if slot == SlotKind::Input {
+            return Err(Errno::Inval);
+        }
         let fwd = self.source.lookup_v6(guard, key)?;
         let dst = IpAddr::V6(Ipv6Addr::from(key.dst));
         let src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
-        self.output_via(guard, slot, NexthopKey::of_v6(&fwd), dst, src, || {
+        self.route_via(guard, slot, NexthopKey::of_v6(&fwd), dst, src, || {
             self.source.describe_v6(guard, key, &fwd)
         })
+    }
+
+    /// The input route for an IPv4 packet from `src` to `dst` received on
+    /// link `iif`: what the kernel's `ip_route_input_noref` gives the
+    /// forwarding plane, with the answers of `ip route get DST from SRC iif
+    /// DEV` ([`fibre_fib::Fib::lookup_input_batch_v4`]). Forwarding answers
+    /// with the nexthop's input route (type unicast, the output device and
+    /// gateway, no source, flag [`INPUT`](flags::INPUT)); local delivery
+    /// and broadcasts with a route to `lo` (ifindex 1, flag
+    /// [`LOCAL`](flags::LOCAL)); a martian, a miss or a reject route with
+    /// its errno (blackhole and martians `Inval`, unreachable
+    /// `HostUnreach`, prohibit `Acces`, no route `NetUnreach`; no such
+    /// `iif`: `NoDev`).
+    ///
+    /// One input route per nexthop, for every input link and source, as
+    /// the kernel's `nhc_rth_input`: cached in its [`SlotKind::Input`]
+    /// slot, stale when the nexthop's generation moves (the same
+    /// invalidations as the output routes), with the nexthop's exceptions
+    /// for `dst` applied (a path MTU learnt applies to forwarded packets
+    /// too). The FIB lookup runs per packet, so a route change is seen at
+    /// once. Per packet on a hit: that lookup, one map probe, two loads.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// use fibre_route::{route::flags, RouteCache};
+    /// let mut fib = Fib::new();
+    /// fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None }).unwrap();
+    /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
+    /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
+    ///     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    /// let domain = fibre_rcu::Domain::new();
+    /// let cache = RouteCache::new(&domain, fib, 1);
+    /// let mut reader = domain.register();
+    /// {
+    ///     let guard = reader.read();
+    ///     let peer = "10.0.0.9".parse().unwrap();
+    ///     // Forwarded to a neighbour on d0 (ifindex 2), from the input slot.
+    ///     let fwd = cache.input_v4(&guard, 2, "10.0.0.7".parse().unwrap(), peer).unwrap();
+    ///     assert!(fwd.is_cached() && fwd.flags & flags::INPUT != 0);
+    ///     assert_eq!((fwd.dev, fwd.kind()), (2, RouteType::Unicast));
+    ///     // Ours: delivered locally, on lo.
+    ///     let local = cache.input_v4(&guard, 2, "10.0.0.1".parse().unwrap(), peer).unwrap();
+    ///     assert_eq!((local.dev, local.kind()), (1, RouteType::Local));
+    ///     // From our own address: a martian.
+    ///     let ours = "10.0.0.1".parse().unwrap();
+    ///     assert_eq!(cache.input_v4(&guard, 2, "10.0.0.7".parse().unwrap(), ours).unwrap_err(), Errno::Inval);
+    /// }
+    /// reader.quiescent();
+    /// ```
+    pub fn input_v4<'a>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        iif: u32,
+        dst: Ipv4Addr,
+        src: Ipv4Addr,
+    ) -> Result<RouteHandle<'a>, Errno> {
+        let key = FlowKeyV4 {
+            dst: u32::from(dst),
+            src: u32::from(src),
+            ..Default::default()
+        };
+        self.input_flow_v4(guard, iif, &key)
+    }
+
+    /// [`RouteCache::input_v4`] for a packet's whole flow key: its TOS,
+    /// mark and L4 fields steer policy rules and the multipath hash as
+    /// they do the kernel's (`key.oif` is ignored).
+    pub fn input_flow_v4<'a>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV4,
+    ) -> Result<RouteHandle<'a>, Errno> {
+        let fwd = self.source.lookup_input_v4(guard, iif, key)?;
+        let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
+        self.route_via(
+            guard,
+            SlotKind::Input,
+            NexthopKey::of_v4(&fwd),
+            dst,
+            None,
+            || self.source.describe_input_v4(guard, iif, key, &fwd),
+        )
+    }
+
+    /// [`RouteCache::input_v4`] for IPv6 (`ip6_route_input`, `ip -6 route
+    /// get DST from SRC iif DEV`): local delivery (our addresses, and the
+    /// anycast addresses addrconf makes) on `lo`; the route carries its
+    /// `src` when it names one, else none. A zero `src` is the unspecified
+    /// address (a DAD probe's).
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// use fibre_route::RouteCache;
+    /// let mut fib = Fib::new();
+    /// fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None }).unwrap();
+    /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
+    /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
+    ///     dev: "d0".into(), local: "2001:db8::1".parse().unwrap(), prefix_len: 64, peer: None,
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    /// let domain = fibre_rcu::Domain::new();
+    /// let cache = RouteCache::new(&domain, fib, 1);
+    /// let mut reader = domain.register();
+    /// {
+    ///     let guard = reader.read();
+    ///     let peer = "2001:db8::9".parse().unwrap();
+    ///     let local = cache.input_v6(&guard, 2, "2001:db8::1".parse().unwrap(), peer).unwrap();
+    ///     assert_eq!((local.dev, local.kind()), (1, RouteType::Local));
+    ///     let nowhere = cache.input_v6(&guard, 2, "3fff::1".parse().unwrap(), peer);
+    ///     assert_eq!(nowhere.unwrap_err(), Errno::NetUnreach);
+    /// }
+    /// reader.quiescent();
+    /// ```
+    pub fn input_v6<'a>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        iif: u32,
+        dst: Ipv6Addr,
+        src: Ipv6Addr,
+    ) -> Result<RouteHandle<'a>, Errno> {
+        let key = FlowKeyV6 {
+            dst: u128::from(dst),
+            src: u128::from(src),
+            ..Default::default()
+        };
+        self.input_flow_v6(guard, iif, &key)
+    }
+
+    /// [`RouteCache::input_v6`] for a packet's whole flow key.
+    pub fn input_flow_v6<'a>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV6,
+    ) -> Result<RouteHandle<'a>, Errno> {
+        let fwd = self.source.lookup_input_v6(guard, iif, key)?;
+        let dst = IpAddr::V6(Ipv6Addr::from(key.dst));
+        self.route_via(
+            guard,
+            SlotKind::Input,
+            NexthopKey::of_v6(&fwd),
+            dst,
+            None,
+            || self.source.describe_input_v6(guard, iif, key, &fwd),
+        )
     }
 
     /// The source address of an IPv6 flow sent by `route` (from
@@ -466,13 +623,14 @@ impl<S: RouteSource> RouteCache<S> {
         self.source.select_source_v6(guard, route.dev, dst)
     }
 
-    /// The cached route of nexthop `nk` for destination `dst`; `describe`
-    /// builds a route on a miss. A flow that names its source (`src`: a
-    /// bound socket, a tunnel with `local`) gets a route of its own with
-    /// that source, uncached: a slot serves every flow through the
-    /// nexthop, so its route carries the nexthop's source. Hold it
-    /// ([`RouteCache::hold_output_v4`]) rather than ask per packet.
-    fn output_via<'a>(
+    /// The cached route in `slot` of nexthop `nk` for destination `dst`;
+    /// `describe` builds a route on a miss. An output flow that names its
+    /// source (`src`: a bound socket, a tunnel with `local`) gets a route
+    /// of its own with that source, uncached: a slot serves every flow
+    /// through the nexthop, so its route carries the nexthop's source.
+    /// Hold it ([`RouteCache::hold_output_v4`]) rather than ask per packet.
+    /// Input routes pass no `src` (the packet's is not ours to send from).
+    fn route_via<'a>(
         &'a self,
         guard: &'a ReadGuard<'_>,
         slot: SlotKind,

@@ -140,6 +140,39 @@ pub trait RouteSource: Send + Sync {
         dev: u32,
         dst: Ipv6Addr,
     ) -> Result<Option<Ipv6Addr>, Errno>;
+    /// The data-path input lookup for a packet received on link `iif`
+    /// (`ip route get DST from SRC iif DEV`; no allocation expected): local
+    /// delivery and broadcasts answer with device 1 (`lo`).
+    fn lookup_input_v4(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV4,
+    ) -> Result<Forward, Errno>;
+    /// The full input route for a packet whose input lookup answered
+    /// `fwd` (cache misses only: may be slow).
+    fn describe_input_v4(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV4,
+        fwd: &Forward,
+    ) -> Result<RouteDetails, Errno>;
+    /// The IPv6 data-path input lookup (`ip -6 route get ... iif DEV`).
+    fn lookup_input_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV6,
+    ) -> Result<Forward6, Errno>;
+    /// The full IPv6 input route (cache misses only).
+    fn describe_input_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV6,
+        fwd: &Forward6,
+    ) -> Result<RouteDetails, Errno>;
 }
 
 /// A FIB the cache can read inside a read section: the one
@@ -213,6 +246,52 @@ impl<F: FibAccess> RouteSource for F {
     ) -> Result<Option<Ipv6Addr>, Errno> {
         self.with_fib(guard, |fib| fib.select_source_v6(dev, dst))
     }
+
+    fn lookup_input_v4(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV4,
+    ) -> Result<Forward, Errno> {
+        self.with_fib(guard, |fib| {
+            let mut out = [Err(Errno::Inval)];
+            fib.lookup_input_batch_v4(iif, std::slice::from_ref(key), &mut out);
+            out[0]
+        })?
+    }
+
+    fn describe_input_v4(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV4,
+        fwd: &Forward,
+    ) -> Result<RouteDetails, Errno> {
+        self.with_fib(guard, |fib| describe_input_v4(fib, iif, key, fwd))?
+    }
+
+    fn lookup_input_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV6,
+    ) -> Result<Forward6, Errno> {
+        self.with_fib(guard, |fib| {
+            let mut out = [Err(Errno::Inval)];
+            fib.lookup_input_batch_v6(iif, std::slice::from_ref(key), &mut out);
+            out[0]
+        })?
+    }
+
+    fn describe_input_v6(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        key: &FlowKeyV6,
+        fwd: &Forward6,
+    ) -> Result<RouteDetails, Errno> {
+        self.with_fib(guard, |fib| describe_input_v6(fib, iif, key, fwd))?
+    }
 }
 
 /// `ip route get` for a flow, and the route data it implies.
@@ -225,10 +304,13 @@ fn describe(
 ) -> Result<RouteDetails, Errno> {
     let answer = fib.route_get(&req).map_err(|e| e.errno)?;
     let dev_mtu = fib.link(dev).map(|l| l.mtu).ok_or(Errno::NoDev)?;
+    let input = req.iif.is_some();
     // IPv4 picks the source per nexthop (the kernel's nh_saddr), so it can
     // be cached with it; IPv6 picks it per destination unless the route
-    // names one.
-    let per_flow_src = req.dst.is_ipv6() && answer.route.prefsrc.is_none();
+    // names one. An input route sends nothing from us: it carries what
+    // route_get's input answer shows (none for IPv4, the route's `src`
+    // for IPv6).
+    let per_flow_src = !input && req.dst.is_ipv6() && answer.route.prefsrc.is_none();
     let src = if per_flow_src { None } else { answer.prefsrc };
     let mut data = RouteData::new(
         dev,
@@ -244,7 +326,9 @@ fn describe(
         data.flags |= crate::route::flags::MTU_LOCKED;
     }
     data.kind = kind_code(kind);
-    if kind == RouteType::Local {
+    // Input answers on lo (local, broadcast, IPv6 anycast) are delivered
+    // to this host too (the kernel's RTCF_LOCAL).
+    if kind == RouteType::Local || (input && dev == LOOPBACK) {
         data.flags |= crate::route::flags::LOCAL;
     }
     Ok(RouteDetails {
@@ -253,11 +337,77 @@ fn describe(
     })
 }
 
+/// The device local delivery answers with.
+const LOOPBACK: u32 = 1;
+
 fn oif_name(fib: &Fib, oif: u32) -> Result<Option<String>, Errno> {
     if oif == 0 {
         return Ok(None);
     }
     Ok(Some(fib.link(oif).ok_or(Errno::NoDev)?.name.clone()))
+}
+
+/// `ip route get DST from SRC iif DEV [tos mark ipproto sport dport]`
+/// for a received packet: what [`Fib::lookup_input_batch_v4`] answered,
+/// with the rest of the route.
+fn input_request(
+    fib: &Fib,
+    iif: u32,
+    dst: IpAddr,
+    src: Option<IpAddr>,
+) -> Result<RouteGetRequest, Errno> {
+    let mut req = RouteGetRequest::to(dst);
+    req.src = src;
+    req.iif = Some(fib.link(iif).ok_or(Errno::NoDev)?.name.clone());
+    Ok(req)
+}
+
+/// The L4 fields of a key as `ip route get` takes them (rules may select
+/// by them): only for the protocols it accepts (TCP, UDP, the family's
+/// ICMP), since it refuses others ("Unsupported ip proto") where the data
+/// path routes them all; for those the lookup's own answer stands.
+fn l4_fields(req: &mut RouteGetRequest, proto: u8, sport: u16, dport: u16) {
+    let icmp = if req.dst.is_ipv6() { 58 } else { 1 };
+    if matches!(proto, 6 | 17) || proto == icmp {
+        req.ipproto = Some(proto);
+        req.sport = Some(sport);
+        req.dport = Some(dport);
+    }
+}
+
+fn describe_input_v4(
+    fib: &Fib,
+    iif: u32,
+    key: &FlowKeyV4,
+    fwd: &Forward,
+) -> Result<RouteDetails, Errno> {
+    let src = IpAddr::V4(Ipv4Addr::from(key.src));
+    let mut req = input_request(fib, iif, IpAddr::V4(Ipv4Addr::from(key.dst)), Some(src))?;
+    req.mark = key.mark;
+    req.tos = key.tos;
+    l4_fields(&mut req, key.proto, key.sport, key.dport);
+    describe(
+        fib,
+        req,
+        fwd.dev,
+        fwd.gateway_addr().map(IpAddr::V4),
+        fwd.kind,
+    )
+}
+
+fn describe_input_v6(
+    fib: &Fib,
+    iif: u32,
+    key: &FlowKeyV6,
+    fwd: &Forward6,
+) -> Result<RouteDetails, Errno> {
+    let src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
+    let mut req = input_request(fib, iif, IpAddr::V6(Ipv6Addr::from(key.dst)), src)?;
+    req.mark = key.mark;
+    req.tos = key.tos;
+    l4_fields(&mut req, key.proto, key.sport, key.dport);
+    let gateway = (fwd.gateway != 0).then(|| IpAddr::V6(Ipv6Addr::from(fwd.gateway)));
+    describe(fib, req, fwd.dev, gateway, fwd.kind)
 }
 
 fn describe_v4(fib: &Fib, key: &FlowKeyV4, fwd: &Forward) -> Result<RouteDetails, Errno> {

@@ -4,25 +4,20 @@
 //! routes through the same gateway.
 
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
 
-use fibre_fib::config::parse_words;
-use fibre_fib::shared::{BatchMode, FibWriter, SharedFib};
-use fibre_fib::{Command, Fib, FlowKeyV4, RouteOp};
+use fibre_fib::{Fib, FlowKeyV4, RouteOp};
 use fibre_route::exceptions::PmtuOutcome;
 use fibre_route::testbed::{fib, prefix, route_via};
 use fibre_route::{RouteCache, SlotKind};
+
+mod common;
+use common::{apply, commands, wired};
 
 fn key(a: [u8; 4]) -> FlowKeyV4 {
     FlowKeyV4 {
         dst: u32::from_be_bytes(a),
         ..Default::default()
     }
-}
-
-fn commands(line: &str) -> Vec<Command> {
-    let words: Vec<String> = line.split_whitespace().map(String::from).collect();
-    parse_words(&words).unwrap()
 }
 
 /// The testbed FIB plus `lines`, under a cache of its own (one worker) in
@@ -37,23 +32,6 @@ fn cache_with(lines: &[&str]) -> (fibre_rcu::Domain, RouteCache<Fib>) {
     let domain = fibre_rcu::Domain::new();
     let cache = RouteCache::new(&domain, fib, 1);
     (domain, cache)
-}
-
-/// The testbed FIB published by a writer, and a cache over it in the FIB's
-/// domain that hears every batch.
-fn wired(fib: Fib) -> (FibWriter, Arc<RouteCache<SharedFib>>) {
-    let mut writer = FibWriter::new(fib);
-    let shared = writer.shared();
-    let cache = Arc::new(RouteCache::new(shared.domain(), shared.clone(), 2));
-    writer.add_listener(cache.clone());
-    (writer, cache)
-}
-
-fn apply(writer: &mut FibWriter, line: &str) {
-    let report = writer
-        .apply_batch(&commands(line), BatchMode::AllOrNothing)
-        .unwrap();
-    assert!(report.refused.is_empty(), "{line}: {:?}", report.refused);
 }
 
 #[test]
