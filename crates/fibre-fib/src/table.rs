@@ -156,7 +156,8 @@ pub(crate) struct FamilyTable<K: Key> {
 /// The prefixes of one family table whose routes may have changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) enum Touched {
-    /// Exactly these (possibly repeated): handed out mutably or pruned.
+    /// Exactly these (a prefix changed again later is listed again):
+    /// handed out mutably or pruned.
     #[default]
     None,
     Prefixes(Vec<Prefix>),
@@ -173,6 +174,9 @@ impl Touched {
     fn add(&mut self, prefix: &Prefix) {
         match self {
             Touched::None => *self = Touched::Prefixes(vec![*prefix]),
+            // A command touches its prefix several times in a row (look
+            // up, change, prune): listed once.
+            Touched::Prefixes(list) if list.last() == Some(prefix) => {}
             Touched::Prefixes(list) if list.len() >= MAX_TOUCHED => *self = Touched::All,
             Touched::Prefixes(list) => list.push(*prefix),
             Touched::All => {}
