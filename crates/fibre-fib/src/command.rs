@@ -256,6 +256,11 @@ pub struct RouteAnswer {
     pub mark: u32,
     /// Route MTU metric when set.
     pub mtu: Option<u32>,
+    /// An IPv4 input route that forwards out of the device the packet came
+    /// in on, from a source directly reachable there: the kernel would
+    /// send the source an ICMP redirect (RTCF_DOREDIRECT, `ip` prints
+    /// `cache <redirect>`).
+    pub redirect: bool,
     /// The FIB route that matched (what `fibmatch` prints).
     pub route: Route,
 }

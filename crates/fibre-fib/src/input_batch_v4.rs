@@ -183,6 +183,7 @@ impl Fib {
             return Ok(());
         }
         self.validate_source_v4(&IpAddr::V4(src), &ZERO, tos, 0, iif)
+            .map(drop)
     }
 }
 

@@ -204,7 +204,13 @@ impl Fib {
         res.nexthop()
     }
 
-    /// `fib_validate_source` with rp_filter 0.
+    /// `fib_validate_source` with rp_filter 0: `Err` for a martian
+    /// source; `Ok(true)` when the full check ran and found the source
+    /// directly reachable through the input device `iif` (the reverse
+    /// route's path has no gateway, or one that is our own address:
+    /// `nhc_scope >= RT_SCOPE_HOST`). That positive answer is what makes the
+    /// kernel mark a forwarded packet that leaves by the device it came in
+    /// on for an ICMP redirect (`__mkroute_input`; `ip` prints `redirect`).
     pub(crate) fn validate_source_v4(
         &self,
         src: &IpAddr,
@@ -212,16 +218,16 @@ impl Fib {
         tos: u8,
         oif: LinkIndex,
         iif: LinkIndex,
-    ) -> Result<(), Errno> {
+    ) -> Result<bool, Errno> {
         let fast = iif != oif;
         if fast && !self.custom_local_routes && !self.custom_rules_v4 {
             return if self.is_local_address(src) {
                 Err(Errno::Inval)
             } else {
-                Ok(())
+                Ok(false)
             };
         }
-        let flow = Flow {
+        let mut flow = Flow {
             dst: *src,
             src: Some(*dst).filter(|d| !d.is_unspecified()),
             iif: if oif != 0 {
@@ -232,11 +238,26 @@ impl Fib {
             tos,
             ..Flow::output(*src)
         };
-        match self.fib_lookup(&flow) {
-            Err(_) => Ok(()),
-            Ok(res) if res.kind != RouteType::Unicast => Err(Errno::Inval),
-            Ok(_) => Ok(()),
+        let res = match self.fib_lookup(&flow) {
+            Err(_) => return Ok(false),
+            Ok(res) if res.kind != RouteType::Unicast => return Err(Errno::Inval),
+            Ok(res) => res,
+        };
+        let direct = |res: &FibResult<'_>| {
+            res.nexthop()
+                .is_some_and(|nh| self.used_gateway_v4(res.route, nh).is_none())
+        };
+        if res.route.nexthops.iter().any(|nh| nh.dev == Some(iif)) {
+            return Ok(direct(&res));
         }
+        if self.addrs_of_v4(iif).is_empty() {
+            return Ok(false);
+        }
+        // The source's route by way of the input device.
+        flow.oif = iif;
+        Ok(self
+            .fib_lookup(&flow)
+            .is_ok_and(|res| res.kind == RouteType::Unicast && direct(&res)))
     }
 }
 
@@ -263,8 +284,15 @@ fn answer(fib: &Fib, req: &RouteGetRequest, hop: Hop) -> RouteAnswer {
         iif: hop.iif.map(|i| fib.dev_name(i)),
         mark: req.mark,
         mtu: hop.route.mtu,
+        redirect: false,
         route: hop.route,
     }
+}
+
+/// `answer` marked for an ICMP redirect (RTCF_DOREDIRECT) when `redirect`.
+fn with_redirect(redirect: bool, mut answer: RouteAnswer) -> RouteAnswer {
+    answer.redirect = redirect;
+    answer
 }
 
 /// The path multipath selection picks for `res` and the device it leaves
@@ -559,20 +587,27 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
         }
         RouteType::Unicast => {
             let (nh, dev) = chosen_path(fib, &res, &flow)?;
-            fib.validate_source_v4(&src_ip, &req.dst, flow.tos, dev, iif)
+            let direct_source = fib
+                .validate_source_v4(&src_ip, &req.dst, flow.tos, dev, iif)
                 .map_err(err)?;
-            Ok(answer(
-                fib,
-                req,
-                Hop {
-                    kind: RouteType::Unicast,
-                    route: res.route.clone(),
-                    table: res.table,
-                    gateway: fib.used_gateway_v4(res.route, nh),
-                    dev,
-                    prefsrc: None,
-                    iif: Some(iif),
-                },
+            // send_redirects and shared_media are on by default: out the
+            // way it came in, from a directly reachable source.
+            let redirect = dev == iif && direct_source;
+            Ok(with_redirect(
+                redirect,
+                answer(
+                    fib,
+                    req,
+                    Hop {
+                        kind: RouteType::Unicast,
+                        route: res.route.clone(),
+                        table: res.table,
+                        gateway: fib.used_gateway_v4(res.route, nh),
+                        dev,
+                        prefsrc: None,
+                        iif: Some(iif),
+                    },
+                ),
             ))
         }
         _ => Err(martian()),

@@ -122,6 +122,38 @@ fn route_get_prints_like_ip() {
 }
 
 #[test]
+fn input_routes_show_redirects_and_multicast_as_ip_does() {
+    // Goldens: `ip route get` in a namespace (Linux 6.18, iproute2 6.1) on
+    // the same configuration: a packet forwarded out the link it came in
+    // on, from a source on that link, is marked for an ICMP redirect; the
+    // all-hosts group is local, and ip decodes RTCF_MULTICAST as
+    // rt_offload_failed.
+    let s = Scratch::new("redirect");
+    let conf = s.file(
+        "r.conf",
+        b"link set lo up\nlink add d0 type ifb\nlink set d0 up\nlink add d1 type ifb\n\
+          link set d1 up\naddr add 10.0.0.1/24 dev d0\naddr add 10.1.0.1/24 dev d1\n\
+          route add 10.9.0.0/16 via 10.0.0.9 dev d0\nroute add 172.16.0.0/12 via 10.0.0.8\n",
+    );
+    let conf = conf.display().to_string();
+    let cases = [
+        ("10.9.0.1 from 10.0.0.5 iif d0", "10.9.0.1 from 10.0.0.5 via 10.0.0.9 dev d0 \n    cache <redirect> iif d0 \n"),
+        ("10.9.0.1 from 172.16.0.5 iif d0", "10.9.0.1 from 172.16.0.5 via 10.0.0.9 dev d0 \n    cache iif d0 \n"),
+        ("10.9.0.1 from 10.1.0.5 iif d0", "10.9.0.1 from 10.1.0.5 via 10.0.0.9 dev d0 \n    cache iif d0 \n"),
+        ("10.9.0.1 from 10.1.0.5 iif d1", "10.9.0.1 from 10.1.0.5 via 10.0.0.9 dev d0 \n    cache iif d1 \n"),
+        ("10.0.0.7 from 10.0.0.5 iif d0", "10.0.0.7 from 10.0.0.5 dev d0 \n    cache <redirect> iif d0 \n"),
+        ("224.0.0.1 from 10.0.0.9 iif d0", "multicast 224.0.0.1 from 10.0.0.9 dev lo rt_offload_failed \n    cache <local,mc> iif d0 \n"),
+    ];
+    for (query, want) in cases {
+        let mut args = vec!["--config", &conf, "route", "get"];
+        args.extend(query.split(' '));
+        let out = fibre(&args, "");
+        assert_eq!(out.status.code(), Some(0), "{query}: {}", stderr(&out));
+        assert_eq!(stdout(&out), want, "{query}");
+    }
+}
+
+#[test]
 fn refused_lookups_exit_2_with_the_kernel_message() {
     let s = Scratch::new("refused");
     let conf = router(&s);

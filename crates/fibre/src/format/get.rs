@@ -97,6 +97,9 @@ pub fn answer_text_cached(
     if v6 {
         let _ = write!(out, "metric {} ", answer.route.metric);
     }
+    for flag in route_flags(answer) {
+        let _ = write!(out, "{flag} ");
+    }
     if answer.mark != 0 {
         // iproute2 prints marks below 16 in decimal, the rest in hex.
         if answer.mark < 16 {
@@ -119,7 +122,7 @@ pub fn answer_text_cached(
         let _ = write!(out, "uid {uid} ");
     }
     out.push_str("\n    cache ");
-    let flags = cache_flags(answer.kind);
+    let flags = cache_flags(answer);
     if !flags.is_empty() {
         let _ = write!(out, "<{}> ", flags.join(","));
     }
@@ -214,7 +217,7 @@ pub fn answer_json_cached(
     if v6 {
         obj.insert("metric".into(), json!(answer.route.metric));
     }
-    obj.insert("flags".into(), json!([]));
+    obj.insert("flags".into(), json!(route_flags(answer)));
     if answer.mark != 0 {
         obj.insert("mark".into(), json!(answer.mark));
     }
@@ -222,7 +225,7 @@ pub fn answer_json_cached(
         if answer.iif.is_none() {
             obj.insert("uid".into(), json!(uid));
         }
-        obj.insert("cache".into(), json!(cache_flags(answer.kind)));
+        obj.insert("cache".into(), json!(cache_flags(answer)));
     }
     if let Some(c) = cache {
         obj.insert("expires".into(), json!(c.expires_sec));
@@ -272,13 +275,36 @@ fn shown_prefsrc(answer: &RouteAnswer) -> Option<std::net::IpAddr> {
 }
 
 /// The IPv4 route cache flags `ip` prints in `<...>` (RTCF_LOCAL,
-/// RTCF_BROADCAST, RTCF_MULTICAST).
-fn cache_flags(kind: RouteType) -> Vec<&'static str> {
-    match kind {
+/// RTCF_BROADCAST, RTCF_MULTICAST). A multicast route is also local when
+/// the router is a member of the group: every up IPv4 link joins the
+/// all-hosts group 224.0.0.1 (`ip_mc_up`), and fibre models no other
+/// joins (an input lookup of another group is refused before this).
+fn cache_flags(answer: &RouteAnswer) -> Vec<&'static str> {
+    const ALL_HOSTS: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(224, 0, 0, 1));
+    let mut flags = match answer.kind {
         RouteType::Local => vec!["local"],
         RouteType::Broadcast => vec!["local", "brd"],
+        RouteType::Multicast if answer.dst == ALL_HOSTS => vec!["local", "mc"],
         RouteType::Multicast => vec!["mc"],
         _ => vec![],
+    };
+    if answer.redirect {
+        flags.push("redirect");
+    }
+    flags
+}
+
+/// The route flags `ip` prints after the source: the kernel returns its
+/// IPv4 cache flags in the high bits of `rtm_flags`, and RTCF_MULTICAST
+/// (0x20000000) is the bit iproute2 decodes as RTM_F_OFFLOAD_FAILED, so
+/// every IPv4 multicast answer shows `rt_offload_failed` (checked against
+/// Linux 6.18 with iproute2 6.1).
+fn route_flags(answer: &RouteAnswer) -> Vec<&'static str> {
+    let v4 = Family::of(&answer.dst) == Family::V4;
+    if v4 && answer.kind == RouteType::Multicast {
+        vec!["rt_offload_failed"]
+    } else {
+        vec![]
     }
 }
 
@@ -305,6 +331,7 @@ mod tests {
             iif: None,
             mark: 0,
             mtu: None,
+            redirect: false,
             route: Route {
                 mtu_lock: false,
                 table: TABLE_MAIN,
@@ -365,6 +392,37 @@ mod tests {
         assert_eq!(
             answer_text(&names(), &a, 0, false),
             "broadcast 10.0.0.255 dev eth0 table local src 10.0.0.1 uid 0 \n    cache <local,brd> \n"
+        );
+    }
+
+    #[test]
+    fn multicast_answers_as_ip_prints_them() {
+        // Goldens: `ip route get` in a namespace (Linux 6.18, iproute2 6.1)
+        // with 10.0.0.1/24 on eth0: the all-hosts group is local (every up
+        // link joins it), others are not; ip decodes RTCF_MULTICAST as
+        // rt_offload_failed.
+        let mut a = answer("239.1.2.3", None, "eth0", Some("10.0.0.1"));
+        a.kind = RouteType::Multicast;
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "multicast 239.1.2.3 dev eth0 src 10.0.0.1 rt_offload_failed uid 0 \n    cache <mc> \n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, false).to_string(),
+            r#"{"type":"multicast","dst":"239.1.2.3","dev":"eth0","prefsrc":"10.0.0.1","flags":["rt_offload_failed"],"uid":0,"cache":["mc"]}"#
+        );
+        a.dst = "224.0.0.1".parse().unwrap();
+        a.dev = Some("lo".into());
+        a.prefsrc = None;
+        a.src = Some("10.0.0.9".parse().unwrap());
+        a.iif = Some("eth0".into());
+        assert_eq!(
+            answer_text(&names(), &a, 0, false),
+            "multicast 224.0.0.1 from 10.0.0.9 dev lo rt_offload_failed \n    cache <local,mc> iif eth0 \n"
+        );
+        assert_eq!(
+            answer_json(&names(), &a, 0, false).to_string(),
+            r#"{"type":"multicast","dst":"224.0.0.1","from":"10.0.0.9","dev":"lo","flags":["rt_offload_failed"],"cache":["local","mc"],"iif":"eth0"}"#
         );
     }
 

@@ -46,11 +46,19 @@ pub struct Answer {
     pub paths: Vec<Path>,
     /// `metrics[0].mtu`: the route's MTU metric (or a PMTU exception's).
     pub mtu: Option<u64>,
+    /// `cache`: the IPv4 route cache flags (`local`, `brd`, `mc`, ...).
+    pub cache: Vec<String>,
+    /// `flags`: the route flags ip prints (`rt_offload_failed` for IPv4
+    /// multicast, `dead`, ...).
+    pub flags: Vec<String>,
     /// The JSON object as printed.
     pub raw: String,
 }
 
-/// What one query got: an answer or the error text.
+/// What one query got: an answer or the error text. Answers are made a
+/// few thousand at a time and compared once, so the size gap between the
+/// variants costs nothing worth a box at every match.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// A route.
@@ -144,8 +152,21 @@ pub fn parse_json_answer(line: &str) -> Result<Outcome, String> {
             .and_then(|m| m.get(0))
             .and_then(|m| m.get("mtu"))
             .and_then(Value::as_u64),
+        cache: words(object, "cache"),
+        flags: words(object, "flags"),
         raw: serde_json::to_string(&object).expect("a JSON map serialises"),
     }))
+}
+
+/// The strings of array `key` (none when absent).
+fn words(object: &serde_json::Map<String, Value>, key: &str) -> Vec<String> {
+    match object.get(key) {
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// `RTNETLINK answers: X` becomes `X`; `Error: X.` becomes `X`; anything

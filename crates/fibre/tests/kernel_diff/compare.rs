@@ -15,8 +15,10 @@
 //! reported as a note; an IPv6 source that fibre leaves out because it is
 //! the one asked for is called `prefsrc-v6-echo-hidden` (the kernel prints
 //! it). `dst` (the kernel echoes the address asked for) is only noted too.
-//! Other echoed keys (`from`, `iif`, `mark`) and details (`uid`, `cache`,
-//! `flags`, `metric`, `pref`, `protocol`) are not compared.
+//! The IPv4 `cache` flags (on the same path) and the route `flags` are
+//! compared as lists.
+//! Other echoed keys (`from`, `iif`, `mark`) and details (`uid`, `metric`,
+//! `pref`, `protocol`) are not compared.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
@@ -107,6 +109,15 @@ pub fn compare(
             }
             if k.mtu != f.mtu {
                 verdict.fields.push("mtu");
+            }
+            // The cache flags follow the path (`redirect`: out the way it
+            // came in): compared when both took the same one (a multipath
+            // route may hash a flow onto another path on each side).
+            if k.cache != f.cache && k.gateway == f.gateway && k.dev == f.dev {
+                verdict.fields.push("cache");
+            }
+            if k.flags != f.flags {
+                verdict.fields.push("flags");
             }
             // The source follows the path: only compared on the same one.
             // An answer without its gateway (a broadcast, a path via a
