@@ -51,6 +51,10 @@ pub struct Answer {
     /// `flags`: the route flags ip prints (`rt_offload_failed` for IPv4
     /// multicast, `dead`, ...).
     pub flags: Vec<String>,
+    /// `metric`, `protocol` and `pref` (IPv6 answers carry them).
+    pub metric: Option<u64>,
+    pub protocol: Option<String>,
+    pub pref: Option<String>,
     /// The JSON object as printed.
     pub raw: String,
 }
@@ -154,6 +158,9 @@ pub fn parse_json_answer(line: &str) -> Result<Outcome, String> {
             .and_then(Value::as_u64),
         cache: words(object, "cache"),
         flags: words(object, "flags"),
+        metric: object.get("metric").and_then(Value::as_u64),
+        protocol: text(object, "protocol"),
+        pref: text(object, "pref"),
         raw: serde_json::to_string(&object).expect("a JSON map serialises"),
     }))
 }

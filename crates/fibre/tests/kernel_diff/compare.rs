@@ -16,9 +16,8 @@
 //! the one asked for is called `prefsrc-v6-echo-hidden` (the kernel prints
 //! it). `dst` (the kernel echoes the address asked for) is only noted too.
 //! The IPv4 `cache` flags (on the same path) and the route `flags` are
-//! compared as lists.
-//! Other echoed keys (`from`, `iif`, `mark`) and details (`uid`, `metric`,
-//! `pref`, `protocol`) are not compared.
+//! compared as lists, and an IPv6 answer's `metric`, `protocol` and
+//! `pref`. Other echoed keys (`from`, `iif`, `mark`, `uid`) are not.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
@@ -118,6 +117,9 @@ pub fn compare(
             }
             if k.flags != f.flags {
                 verdict.fields.push("flags");
+            }
+            if (&k.metric, &k.protocol, &k.pref) != (&f.metric, &f.protocol, &f.pref) {
+                verdict.fields.push("metric-protocol-pref");
             }
             // The source follows the path: only compared on the same one.
             // An answer without its gateway (a broadcast, a path via a
