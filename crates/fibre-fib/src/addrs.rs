@@ -193,6 +193,7 @@ impl Fib {
             last_primary
         };
         list.insert(at, addr.clone());
+        self.local_addrs.added(&addr.local);
         self.add_ifaddr_routes_v4(index, &addr);
         Ok(())
     }
@@ -319,6 +320,9 @@ impl Fib {
                 .iter()
                 .any(|g| g.local == a.local && g.prefix_len == a.prefix_len)
         });
+        for a in &gone {
+            self.local_addrs.removed(&a.local);
+        }
         self.drop_unowned_kernel_routes(&routes);
         for a in &gone {
             if !self.is_local_address(&a.local) {
@@ -363,6 +367,7 @@ impl Fib {
             .position(|a| rank >= v6_scope_rank(a.scope))
             .unwrap_or(list.len());
         list.insert(at, addr.clone());
+        self.local_addrs.added(&addr.local);
         for r in self.addr_routes_v6(index, &addr) {
             self.add_kernel_route(r);
         }
@@ -461,6 +466,7 @@ impl Fib {
             .get_mut(&index)
             .expect("found above")
             .remove(pos);
+        self.local_addrs.removed(&victim.local);
         self.remove_addr_routes_v6(index, &victim);
         Ok(())
     }
@@ -470,6 +476,9 @@ impl Fib {
         let v4 = self.addrs_v4.remove(&index).unwrap_or_default();
         let v6 = self.addrs_v6.remove(&index).unwrap_or_default();
         for a in v4.iter().chain(v6.iter()) {
+            self.local_addrs.removed(&a.local);
+        }
+        for a in v4.iter().chain(v6.iter()) {
             if !self.is_local_address(&a.local) {
                 self.flush_routes_with_prefsrc(&a.local);
             }
@@ -478,11 +487,7 @@ impl Fib {
 
     /// True when an address is configured on any link.
     pub(crate) fn is_local_address(&self, addr: &IpAddr) -> bool {
-        let map = match addr {
-            IpAddr::V4(_) => &self.addrs_v4,
-            IpAddr::V6(_) => &self.addrs_v6,
-        };
-        map.values().flatten().any(|a| a.local == *addr)
+        self.local_addrs.contains(addr)
     }
 
     /// The IPv4 addresses of a link in list order.

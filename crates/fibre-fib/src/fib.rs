@@ -86,6 +86,9 @@ pub struct Fib {
     pub(crate) addrs_v4: BTreeMap<LinkIndex, Vec<Address>>,
     /// IPv6 addresses per link, in the kernel's list order.
     pub(crate) addrs_v6: BTreeMap<LinkIndex, Vec<Address>>,
+    /// Every address of `addrs_v4` and `addrs_v6`, hashed: kept by the
+    /// functions that change those lists.
+    pub(crate) local_addrs: crate::local_addrs::LocalAddrs,
     /// Routing tables by id.
     pub(crate) tables: BTreeMap<TableId, Table>,
     /// Creation counter for tables (dump order within a hash bucket).
@@ -172,6 +175,7 @@ impl Fib {
             last_ifindex: 1,
             addrs_v4: BTreeMap::new(),
             addrs_v6: BTreeMap::new(),
+            local_addrs: Default::default(),
             tables: BTreeMap::new(),
             table_seq: 0,
             rules_v4: crate::rules::default_rules(Family::V4),

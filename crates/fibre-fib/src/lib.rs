@@ -40,6 +40,7 @@ mod import;
 mod input_batch;
 mod input_batch_v4;
 mod links;
+mod local_addrs;
 mod lookup;
 pub mod multipath;
 mod route_get;

@@ -360,6 +360,7 @@ impl Fib {
     fn ipv6_off(&mut self, index: LinkIndex) {
         let v6: Vec<Address> = self.addrs_v6.remove(&index).unwrap_or_default();
         for a in &v6 {
+            self.local_addrs.removed(&a.local);
             self.remove_addr_routes_v6(index, a);
         }
         self.flush_routes_of_dev_v6(index);
@@ -375,6 +376,7 @@ impl Fib {
         if !is_loopback {
             let v6: Vec<Address> = self.addrs_v6.remove(&index).unwrap_or_default();
             for a in &v6 {
+                self.local_addrs.removed(&a.local);
                 self.remove_addr_routes_v6(index, a);
             }
         }

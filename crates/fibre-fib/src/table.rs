@@ -397,7 +397,7 @@ impl<K: Key> FamilyTable<K> {
 /// more than the probe; the keys are the FIB's own prefixes, not chosen by
 /// whoever sends the packets.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 impl KeyHasher {
     #[inline]

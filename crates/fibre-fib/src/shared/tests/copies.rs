@@ -99,12 +99,26 @@ proptest! {
             }
             let seen = reader.batch(|s| (s.version(), dump(s.fib())));
             prop_assert_eq!(seen, (version, dump(&plain)));
+            prop_assert!(local_index_agrees(&plain));
         }
         writer.sync().unwrap();
         let (active, spare) = writer.copies();
         prop_assert_eq!(dump(active), dump(spare));
         prop_assert_eq!(dump(active), dump(&plain));
     }
+}
+
+/// The hashed set of our addresses holds exactly the addresses listed on
+/// the links.
+fn local_index_agrees(fib: &Fib) -> bool {
+    let listed: std::collections::HashSet<IpAddr> = fib
+        .addrs_v4
+        .values()
+        .chain(fib.addrs_v6.values())
+        .flatten()
+        .map(|a| a.local)
+        .collect();
+    listed.iter().all(|a| fib.is_local_address(a)) && fib.local_addrs.distinct() == listed.len()
 }
 
 /// The records a route command may change besides the routes themselves,

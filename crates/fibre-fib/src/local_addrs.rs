@@ -1,0 +1,85 @@
+//! The addresses configured on the router's links, for "is this address
+//! ours?" in one hash probe: a per-packet question on the IPv4 input path
+//! (a source that is one of ours is a martian) and one every route command
+//! with a gateway asks. The kernel keeps a hash of its addresses for the
+//! same reason (`inet_addr_lst`).
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::net::IpAddr;
+
+use crate::table::KeyHasher;
+
+type Counts<K> = HashMap<K, u32, BuildHasherDefault<KeyHasher>>;
+
+/// Each configured address and on how many links it is (an address may be
+/// configured on several). Kept by the functions that add and remove
+/// addresses, so it is exact between any two of their steps.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LocalAddrs {
+    v4: Counts<u32>,
+    v6: Counts<u128>,
+}
+
+impl LocalAddrs {
+    /// One more link holds `addr`.
+    pub fn added(&mut self, addr: &IpAddr) {
+        match addr {
+            IpAddr::V4(a) => *self.v4.entry(u32::from(*a)).or_default() += 1,
+            IpAddr::V6(a) => *self.v6.entry(u128::from(*a)).or_default() += 1,
+        }
+    }
+
+    /// One link fewer holds `addr`.
+    pub fn removed(&mut self, addr: &IpAddr) {
+        fn drop_one<K: std::hash::Hash + Eq>(counts: &mut Counts<K>, key: K) {
+            if let std::collections::hash_map::Entry::Occupied(mut e) = counts.entry(key) {
+                *e.get_mut() -= 1;
+                if *e.get() == 0 {
+                    e.remove();
+                }
+            }
+        }
+        match addr {
+            IpAddr::V4(a) => drop_one(&mut self.v4, u32::from(*a)),
+            IpAddr::V6(a) => drop_one(&mut self.v6, u128::from(*a)),
+        }
+    }
+
+    /// How many distinct addresses are held.
+    #[cfg(test)]
+    pub fn distinct(&self) -> usize {
+        self.v4.len() + self.v6.len()
+    }
+
+    /// Whether some link holds `addr`.
+    #[inline]
+    pub fn contains(&self, addr: &IpAddr) -> bool {
+        match addr {
+            IpAddr::V4(a) => !self.v4.is_empty() && self.v4.contains_key(&u32::from(*a)),
+            IpAddr::V6(a) => !self.v6.is_empty() && self.v6.contains_key(&u128::from(*a)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_address_on_two_links_stays_ours_until_both_drop_it() {
+        let mut local = LocalAddrs::default();
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+        local.added(&a);
+        local.added(&a);
+        assert!(local.contains(&a));
+        assert!(!local.contains(&mapped), "families are kept apart");
+        local.removed(&a);
+        assert!(local.contains(&a));
+        local.removed(&a);
+        assert!(!local.contains(&a));
+        local.removed(&a); // not held: nothing happens
+        assert!(!local.contains(&a));
+    }
+}
