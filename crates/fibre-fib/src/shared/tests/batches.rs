@@ -149,16 +149,6 @@ fn a_batch_whose_commands_all_fail_keeps_the_kernels_traces() {
     assert_eq!(spare.clone().apply(&probe).unwrap_err(), want);
 }
 
-/// Records what a writer tells its listeners.
-#[derive(Default)]
-struct Heard(std::sync::Mutex<Vec<FibChange>>);
-
-impl crate::shared::FibListener for Heard {
-    fn fib_changed(&self, changes: &[FibChange]) {
-        self.0.lock().unwrap().extend_from_slice(changes);
-    }
-}
-
 #[test]
 fn a_refused_route_command_that_changed_its_prefix_is_heard() {
     // `ip -6 route del P nexthop via A nexthop via C` removes the path via

@@ -240,7 +240,8 @@ proptest! {
 /// A wider `ip route` command than [`route_line`]: every route type, table
 /// local and main by name, IPv4 and IPv6 multipath (IPv6 paths join their
 /// siblings and leave one by one), deletes naming paths (an IPv6 one may
-/// remove a path and then be refused), TOS, protocols and metrics.
+/// remove a path and then be refused), TOS, protocols and metrics. The
+/// paths come last: `nexthop` takes the rest of the line.
 fn wide_route_line() -> impl Strategy<Value = String> {
     let op = prop::sample::select(vec![
         "add", "add", "replace", "append", "prepend", "change", "del", "del",
@@ -313,7 +314,7 @@ fn wide_route_line() -> impl Strategy<Value = String> {
     (any::<bool>(), op, v4, v6, kind, via4, via6, extra).prop_map(
         |(ipv4, op, p4, p6, kind, via4, via6, extra)| {
             let (prefix, via) = if ipv4 { (p4, via4) } else { (p6, via6) };
-            format!("route {op} {kind} {prefix} {via} {extra}")
+            format!("route {op} {kind} {prefix} {extra} {via}")
         },
     )
 }
@@ -358,28 +359,50 @@ proptest! {
         let v4 = Command::Addr { op: AddrOp::Add, spec: addr_spec("d0", "192.0.2.1".parse().unwrap(), 24) };
         start.apply(&v4).unwrap();
         let mut writer = FibWriter::new(start.clone());
-        let mut reader = writer.shared().reader();
+        // A second writer with a listener, which catches up within each
+        // batch (so its copies are compared too, never left behind). No
+        // readers: a listener's writer waits for each batch's grace
+        // period, which a reader reporting only between batches holds up.
+        let mut heard_writer = FibWriter::new(start.clone());
+        let heard = std::sync::Arc::new(Heard::default());
+        heard_writer.add_listener(heard.clone());
         let mut plain = start;
         for (lines, all_or_nothing) in &batches {
+            let before = routes_by_prefix(&plain);
             let commands: Vec<Command> = lines.iter().filter_map(|l| parse(l)).collect();
             let mode = if *all_or_nothing { BatchMode::AllOrNothing } else { BatchMode::BestEffort };
             let mut candidate = plain.clone();
             let refused = commands.iter().filter(|c| candidate.apply(c).is_err()).count();
             let report = writer.apply_batch(&commands, mode).unwrap();
+            heard_writer.apply_batch(&commands, mode).unwrap();
             if mode == BatchMode::BestEffort || refused == 0 {
                 plain = candidate;
+            }
+            // The listeners heard of every prefix whose routes changed.
+            let changes = std::mem::take(&mut *heard.0.lock().unwrap());
+            if !changes.contains(&FibChange::Everything) {
+                let after = routes_by_prefix(&plain);
+                for prefix in before.keys().chain(after.keys()) {
+                    if before.get(prefix) != after.get(prefix) {
+                        prop_assert!(
+                            changes.contains(&FibChange::Prefix(*prefix)),
+                            "{:?} changed unheard: {:?}", prefix, changes
+                        );
+                    }
+                }
             }
             let routes_only = commands.iter().all(|c| matches!(c, Command::Route { .. }));
             if report.published.is_some() && routes_only {
                 prop_assert!(format!("{writer:?}").contains("Copy"), "{writer:?}");
             }
-            reader.batch(|_| ());
+
             writer.sync().unwrap();
             let (active, spare) = writer.copies();
-            prop_assert_eq!(dump(active), dump(&plain));
-            prop_assert_eq!(dump(spare), dump(&plain));
-            prop_assert_eq!(records(active), records(&plain));
-            prop_assert_eq!(records(spare), records(&plain));
+            let (heard_active, heard_spare) = heard_writer.copies();
+            for fib in [active, spare, heard_active, heard_spare] {
+                prop_assert_eq!(dump(fib), dump(&plain));
+                prop_assert_eq!(records(fib), records(&plain));
+            }
             for fib in [active, spare] {
                 for probe in ["10.1.0.7", "10.1.0.9", "192.0.2.1", "192.0.2.255", "192.0.2.7", "224.0.0.1", "8.8.8.8"] {
                     let key = FlowKeyV4 { dst: probe.parse::<std::net::Ipv4Addr>().unwrap().into(), ..Default::default() };
@@ -446,5 +469,58 @@ fn a_batch_touching_more_prefixes_than_listed_is_applied_again() {
         };
         assert_eq!(spare.lookup_output_v4(&key), plain.lookup_output_v4(&key));
         assert_eq!(active.lookup_output_v4(&key), plain.lookup_output_v4(&key));
+    }
+}
+
+/// More link, address and rule commands than [`other_line`], refused often.
+fn other_wide_line() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "link set d0 down",
+        "link set d0 up",
+        "link set d1 down",
+        "link set d9 up",
+        "link set d1 mtu 1200",
+        "link set d1 mtu 1500",
+        "link add d0 type ifb",
+        "link add d2 type ifb",
+        "link del d2",
+        "link del d9",
+        "addr add 192.0.2.1/24 dev d0",
+        "addr del 192.0.2.1/24 dev d0",
+        "addr del 192.0.2.1/24 dev d1",
+        "addr add 10.1.0.1/16 dev d1",
+        "addr add 2001:db8::1/64 dev d0",
+        "addr add 2001:db8:5::1/64 dev d1",
+        "addr del 2001:db8:5::1/64 dev d1",
+        "addr add 2001:db8:5::1/64 dev d9",
+        "rule add from 10.1.0.0/16 lookup 77 priority 100",
+        "rule del priority 100",
+        "rule del priority 101",
+    ])
+    .prop_map(String::from)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// The writer tells its listeners of refused route commands (they may
+    /// have changed their prefix) but of no other refused command: those
+    /// must leave everything a lookup or a dump shows as it was.
+    #[test]
+    fn a_refused_command_other_than_a_route_command_changes_nothing(
+        lines in prop::collection::vec(
+            prop_oneof![2 => wide_route_line(), 3 => other_wide_line()],
+            1..40,
+        ),
+    ) {
+        let mut fib = router();
+        for line in &lines {
+            let Some(command) = parse(line) else { continue };
+            let before = (dump(&fib), records(&fib));
+            let refused = fib.apply(&command).is_err();
+            if refused && !matches!(command, Command::Route { .. }) {
+                prop_assert_eq!((dump(&fib), records(&fib)), before, "{}", line);
+            }
+        }
     }
 }
