@@ -54,7 +54,9 @@ enum Catchup {
 /// answers last if the grace period times out (a stalled reader); the
 /// second then comes after the next grace period that ends.
 pub trait FibListener: Send + Sync {
-    /// `changes`: one per applied command, in order (duplicates possible).
+    /// `changes`: one per applied command, and one per refused route
+    /// command (which may have changed its prefix before refusing), in
+    /// order (duplicates possible).
     fn fib_changed(&self, changes: &[FibChange]);
 }
 
