@@ -765,4 +765,155 @@ mod tests {
         assert_eq!(t4.longest(0xc000_0201).unwrap().prefix, h4.dst);
         assert!(t4.longest(0xc000_0202).is_none());
     }
+
+    /// One change a route command makes to a family table.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// Adds a route (metric `n`) to prefix `p`.
+        Push(usize, u32),
+        /// Removes the first route of `p`, then prunes.
+        Pop(usize),
+        /// Hands out `p`'s routes without changing them (a refused
+        /// command's look), then prunes: no entry may be left behind.
+        Look(usize),
+        /// Ends a batch: the follower copies what the table listed.
+        Follow,
+    }
+
+    /// Prefixes that share addresses and hash buckets: /0, /31, /32 and
+    /// others over a few addresses.
+    fn universe() -> Vec<Prefix> {
+        let mut out = Vec::new();
+        for addr in [0u32, 0x0a00_0000, 0x0a00_0001, 0x0a00_0100, 0xffff_fffe] {
+            for len in [0u8, 1, 8, 24, 31, 32] {
+                out.push(Prefix::containing(
+                    std::net::Ipv4Addr::from(addr).into(),
+                    len,
+                ));
+            }
+        }
+        out.sort_by_key(|p| (p.key(), p.len()));
+        out.dedup();
+        out
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        prop_oneof![
+            4 => (0usize..64, 0u32..3).prop_map(|(p, m)| Op::Push(p, m)),
+            3 => (0usize..64).prop_map(Op::Pop),
+            1 => (0usize..64).prop_map(Op::Look),
+            1 => Just(Op::Follow),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+        /// The exact index, the host index and the LPM agree with a plain
+        /// map through slot reuse and growth; a follower that copies the
+        /// listed prefixes after each batch equals the table.
+        #[test]
+        fn the_indexes_and_a_follower_agree_with_a_plain_map(
+            ops in proptest::collection::vec(op(), 1..300),
+        ) {
+            use proptest::prelude::*;
+            let universe = universe();
+            let mut t: FamilyTable<u32> = FamilyTable::default();
+            let mut follower: FamilyTable<u32> = FamilyTable::default();
+            let mut model: std::collections::BTreeMap<Prefix, Vec<u32>> = Default::default();
+            let mut changed: std::collections::BTreeSet<Prefix> = Default::default();
+            let ops = ops.into_iter().chain([Op::Follow]);
+            for op in ops {
+                match op {
+                    Op::Push(i, metric) => {
+                        let p = universe[i % universe.len()];
+                        let mut r = route(&format!("{}/{}", p.addr(), p.len()));
+                        r.metric = metric;
+                        t.routes_mut(&p).push(r);
+                        model.entry(p).or_default().push(metric);
+                        changed.insert(p);
+                    }
+                    Op::Pop(i) => {
+                        let p = universe[i % universe.len()];
+                        if t.get(&p).is_some() {
+                            let routes = t.routes_mut(&p);
+                            if !routes.is_empty() {
+                                routes.remove(0);
+                            }
+                            t.prune(&p);
+                            let m = model.get_mut(&p).expect("the model has it");
+                            m.remove(0);
+                            if m.is_empty() {
+                                model.remove(&p);
+                            }
+                            changed.insert(p);
+                        }
+                    }
+                    Op::Look(i) => {
+                        let p = universe[i % universe.len()];
+                        let _ = t.routes_mut(&p);
+                        t.prune(&p);
+                    }
+                    Op::Follow => {
+                        match t.take_touched() {
+                            Touched::None => prop_assert!(changed.is_empty()),
+                            Touched::All => prop_assert!(false, "at most 300 touches"),
+                            Touched::Prefixes(list) => {
+                                for p in &changed {
+                                    prop_assert!(list.contains(p), "{p:?} changed, not listed");
+                                }
+                                for p in &list {
+                                    follower.copy_prefix_from(&t, p);
+                                }
+                            }
+                        }
+                        changed.clear();
+                        let _ = follower.take_touched();
+                        for p in &universe {
+                            let routes = |t: &FamilyTable<u32>| {
+                                t.get(p).map(|e| e.routes.iter().map(|r| r.metric).collect::<Vec<_>>())
+                            };
+                            prop_assert_eq!(routes(&follower), routes(&t), "{:?}", p);
+                        }
+                        for p in &universe {
+                            let addr = p.key() as u32;
+                            for probe in [addr, addr | 1] {
+                                prop_assert_eq!(
+                                    follower.longest(probe).map(|e| e.prefix),
+                                    t.longest(probe).map(|e| e.prefix)
+                                );
+                            }
+                        }
+                        prop_assert_eq!(follower.len(), t.len());
+                        prop_assert_eq!(follower.exact.len(), follower.index.len());
+                        prop_assert_eq!(
+                            follower.hosts.len(),
+                            model.keys().filter(|p| p.len() == 32).count()
+                        );
+                    }
+                }
+                // After every change: the table is the model.
+                prop_assert_eq!(t.len(), model.len());
+                prop_assert_eq!(t.exact.len(), model.len());
+                prop_assert_eq!(t.entries().count(), model.len());
+                prop_assert_eq!(t.hosts.len(), model.keys().filter(|p| p.len() == 32).count());
+                for p in &universe {
+                    let got = t.get(p).map(|e| {
+                        assert_eq!(e.prefix, *p);
+                        e.routes.iter().map(|r| r.metric).collect::<Vec<_>>()
+                    });
+                    prop_assert_eq!(got.as_ref(), model.get(p), "{:?}", p);
+                    let addr = p.key() as u32;
+                    for probe in [addr, addr | 1] {
+                        let want = model
+                            .keys()
+                            .filter(|q| q.contains(&std::net::Ipv4Addr::from(probe).into()))
+                            .max_by_key(|q| q.len());
+                        prop_assert_eq!(t.longest(probe).map(|e| e.prefix), want.copied());
+                    }
+                }
+            }
+        }
+    }
 }

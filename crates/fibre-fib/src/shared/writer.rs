@@ -54,7 +54,9 @@ enum Catchup {
 /// answers last if the grace period times out (a stalled reader); the
 /// second then comes after the next grace period that ends.
 pub trait FibListener: Send + Sync {
-    /// `changes`: one per applied command, in order (duplicates possible).
+    /// `changes`: one per applied command, and one per refused route
+    /// command (which may have changed its prefix before refusing), in
+    /// order (duplicates possible).
     fn fib_changed(&self, changes: &[FibChange]);
 }
 
@@ -293,11 +295,19 @@ impl FibWriter {
             _ => Catchup::Apply(commands.to_vec()),
         };
         if !self.listeners.is_empty() {
+            // A refused route command is heard too: it may have changed
+            // its prefix before refusing (an IPv6 multipath delete removes
+            // the paths it found, then refuses the one it did not, as the
+            // kernel does), and a cache that missed it would keep answers
+            // through a deleted path. Other refused commands are taken at
+            // `Fib::apply`'s word: they changed nothing visible.
             let mut refusals = refused.iter().map(|r| r.index).peekable();
             let changes: Vec<FibChange> = commands
                 .iter()
                 .enumerate()
-                .filter(|(index, _)| refusals.next_if_eq(index).is_none())
+                .filter(|(index, command)| {
+                    refusals.next_if_eq(index).is_none() || matches!(command, Command::Route { .. })
+                })
                 .map(|(_, command)| FibChange::of(command))
                 .collect();
             for listener in &self.listeners {

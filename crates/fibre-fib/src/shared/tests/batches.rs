@@ -148,3 +148,33 @@ fn a_batch_whose_commands_all_fail_keeps_the_kernels_traces() {
     assert_eq!(active.clone().apply(&probe).unwrap_err(), want);
     assert_eq!(spare.clone().apply(&probe).unwrap_err(), want);
 }
+
+#[test]
+fn a_refused_route_command_that_changed_its_prefix_is_heard() {
+    // `ip -6 route del P nexthop via A nexthop via C` removes the path via
+    // A, then refuses the one via C (no such path) with "No such process",
+    // as the kernel's ip6_route_multipath_del does: the command is refused
+    // but the routes of P changed, so a route cache must hear of P.
+    let line = |l: &str| {
+        let words = crate::config::tokenize(l).unwrap();
+        crate::config::parse_words(&words).unwrap().pop().unwrap()
+    };
+    let add = line("route add 2001:db8:f::/64 nexthop via 2001:db8::9 nexthop via 2001:db8::8");
+    let del = line("route del 2001:db8:f::/64 nexthop via 2001:db8::9 nexthop via 2001:db8::7");
+    let heard = std::sync::Arc::new(Heard::default());
+    let mut writer = FibWriter::new(router());
+    writer.add_listener(heard.clone());
+    writer.apply_batch(&[add], BatchMode::BestEffort).unwrap();
+    heard.0.lock().unwrap().clear();
+    let before = dump(writer.fib());
+    let report = writer.apply_batch(&[del], BatchMode::BestEffort).unwrap();
+    assert_eq!(report.refused.len(), 1, "{report:?}");
+    assert_eq!(report.published, Some(2));
+    assert_ne!(dump(writer.fib()), before, "the path via ::9 went");
+    let prefix = Prefix::new("2001:db8:f::".parse().unwrap(), 64).unwrap();
+    assert!(
+        heard.0.lock().unwrap().contains(&FibChange::Prefix(prefix)),
+        "{:?}",
+        heard.0.lock().unwrap()
+    );
+}

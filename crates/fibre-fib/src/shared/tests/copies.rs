@@ -250,3 +250,291 @@ proptest! {
         }
     }
 }
+
+/// A wider `ip route` command than [`route_line`]: every route type, table
+/// local and main by name, IPv4 and IPv6 multipath (IPv6 paths join their
+/// siblings and leave one by one), deletes naming paths (an IPv6 one may
+/// remove a path and then be refused), TOS, protocols and metrics. The
+/// paths come last: `nexthop` takes the rest of the line.
+fn wide_route_line() -> impl Strategy<Value = String> {
+    let op = prop::sample::select(vec![
+        "add", "add", "replace", "append", "prepend", "change", "del", "del",
+    ]);
+    let v4 = prop::sample::select(vec![
+        "0.0.0.0/0",
+        "10.1.0.0/16",
+        "10.1.0.7",
+        "192.0.2.1",
+        "192.0.2.255",
+        "224.0.0.0/4",
+    ]);
+    let v6 = prop::sample::select(vec![
+        "::/0",
+        "2001:db8:f::/48",
+        "2001:db8:f::/64",
+        "2001:db8:f::7",
+        "2001:db8::1",
+        "ff00::/8",
+    ]);
+    let kind = prop::sample::select(vec![
+        "",
+        "",
+        "",
+        "unicast",
+        "local",
+        "broadcast",
+        "anycast",
+        "multicast",
+        "unreachable",
+        "prohibit",
+        "blackhole",
+        "throw",
+    ]);
+    let via4 = prop::sample::select(vec![
+        "via 192.0.2.9",
+        "via 192.0.2.1",
+        "via 192.0.2.8 dev d0",
+        "dev d1",
+        "dev d0",
+        "nexthop via 192.0.2.9 nexthop via 192.0.2.8",
+        "nexthop via 192.0.2.9 weight 2 nexthop dev d1",
+        "",
+    ]);
+    let via6 = prop::sample::select(vec![
+        "via 2001:db8::9",
+        "via 2001:db8::8",
+        "via 2001:db8:1::9 dev d1",
+        "dev d0",
+        "nexthop via 2001:db8::9 nexthop via 2001:db8::8",
+        "nexthop via 2001:db8::8 nexthop via 2001:db8::7",
+        "nexthop via 2001:db8::9 nexthop via 2001:db8:1::9 dev d1",
+        "",
+    ]);
+    let extra = prop::sample::select(vec![
+        "",
+        "",
+        "table local",
+        "table main",
+        "table 77",
+        "metric 7",
+        "tos 0x10",
+        "proto static",
+        "scope link",
+        "scope host",
+        "mtu 1400",
+        "src 192.0.2.1",
+        "src 2001:db8::1",
+    ]);
+    (any::<bool>(), op, v4, v6, kind, via4, via6, extra).prop_map(
+        |(ipv4, op, p4, p6, kind, via4, via6, extra)| {
+            let (prefix, via) = if ipv4 { (p4, via4) } else { (p6, via6) };
+            format!("route {op} {kind} {prefix} {extra} {via}")
+        },
+    )
+}
+
+/// A command that is not a route command: links going down and up (dead
+/// and linkdown paths, flushed routes) and addresses coming and going
+/// (their routes, host-scope gateways). A batch holding one is applied
+/// again rather than copied.
+fn other_line() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "link set d0 down",
+        "link set d0 up",
+        "link set d1 down",
+        "link set d1 up",
+        "addr add 192.0.2.1/24 dev d0",
+        "addr del 192.0.2.1/24 dev d0",
+        "addr add 10.1.0.1/16 dev d1",
+    ])
+    .prop_map(String::from)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Route-only batches are followed by copying, others applied again,
+    /// in either mode: after each batch both copies equal a plain FIB that
+    /// applied what was published, in routes, records and lookups.
+    #[test]
+    fn copies_follow_every_kind_of_route_batch(
+        batches in prop::collection::vec(
+            (
+                prop::collection::vec(
+                    prop_oneof![8 => wide_route_line(), 1 => other_line()],
+                    1..10,
+                ),
+                prop::bool::weighted(0.2),
+            ),
+            1..12,
+        ),
+    ) {
+        let mut start = router();
+        let v4 = Command::Addr { op: AddrOp::Add, spec: addr_spec("d0", "192.0.2.1".parse().unwrap(), 24) };
+        start.apply(&v4).unwrap();
+        let mut writer = FibWriter::new(start.clone());
+        // A second writer with a listener, which catches up within each
+        // batch (so its copies are compared too, never left behind). No
+        // readers: a listener's writer waits for each batch's grace
+        // period, which a reader reporting only between batches holds up.
+        let mut heard_writer = FibWriter::new(start.clone());
+        let heard = std::sync::Arc::new(Heard::default());
+        heard_writer.add_listener(heard.clone());
+        let mut plain = start;
+        for (lines, all_or_nothing) in &batches {
+            let before = routes_by_prefix(&plain);
+            let commands: Vec<Command> = lines.iter().filter_map(|l| parse(l)).collect();
+            let mode = if *all_or_nothing { BatchMode::AllOrNothing } else { BatchMode::BestEffort };
+            let mut candidate = plain.clone();
+            let refused = commands.iter().filter(|c| candidate.apply(c).is_err()).count();
+            let report = writer.apply_batch(&commands, mode).unwrap();
+            heard_writer.apply_batch(&commands, mode).unwrap();
+            if mode == BatchMode::BestEffort || refused == 0 {
+                plain = candidate;
+            }
+            // The listeners heard of every prefix whose routes changed.
+            let changes = std::mem::take(&mut *heard.0.lock().unwrap());
+            if !changes.contains(&FibChange::Everything) {
+                let after = routes_by_prefix(&plain);
+                for prefix in before.keys().chain(after.keys()) {
+                    if before.get(prefix) != after.get(prefix) {
+                        prop_assert!(
+                            changes.contains(&FibChange::Prefix(*prefix)),
+                            "{:?} changed unheard: {:?}", prefix, changes
+                        );
+                    }
+                }
+            }
+            let routes_only = commands.iter().all(|c| matches!(c, Command::Route { .. }));
+            if report.published.is_some() && routes_only {
+                prop_assert!(format!("{writer:?}").contains("Copy"), "{writer:?}");
+            }
+
+            writer.sync().unwrap();
+            let (active, spare) = writer.copies();
+            let (heard_active, heard_spare) = heard_writer.copies();
+            for fib in [active, spare, heard_active, heard_spare] {
+                prop_assert_eq!(dump(fib), dump(&plain));
+                prop_assert_eq!(records(fib), records(&plain));
+            }
+            for fib in [active, spare] {
+                for probe in ["10.1.0.7", "10.1.0.9", "192.0.2.1", "192.0.2.255", "192.0.2.7", "224.0.0.1", "8.8.8.8"] {
+                    let key = FlowKeyV4 { dst: probe.parse::<std::net::Ipv4Addr>().unwrap().into(), ..Default::default() };
+                    prop_assert_eq!(fib.lookup_output_v4(&key), plain.lookup_output_v4(&key), "{}", probe);
+                    let tos = FlowKeyV4 { tos: 0x10, ..key };
+                    prop_assert_eq!(fib.lookup_output_v4(&tos), plain.lookup_output_v4(&tos), "{} tos", probe);
+                }
+                for probe in ["2001:db8:f::7", "2001:db8:f::8", "2001:db8:f:1::", "2001:db8::1", "ff02::1", "1::"] {
+                    let key = FlowKeyV6 { dst: probe.parse::<Ipv6Addr>().unwrap().into(), ..Default::default() };
+                    prop_assert_eq!(fib.lookup_output_v6(&key), plain.lookup_output_v6(&key), "{}", probe);
+                }
+                for probe in ["10.1.0.7", "192.0.2.1", "192.0.2.7", "224.0.0.1", "2001:db8:f::7", "2001:db8::1", "ff02::1"] {
+                    let request = RouteGetRequest::to(probe.parse().unwrap());
+                    prop_assert_eq!(
+                        format!("{:?}", fib.route_get(&request)),
+                        format!("{:?}", plain.route_get(&request)),
+                        "{}", probe
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `route add 10.H.L.0/24 dev d0` for the `n`th /24 of 10/8.
+fn slash24(n: u32) -> Command {
+    parse(&format!("route add 10.{}.{}.0/24 dev d0", n >> 8, n & 0xff)).unwrap()
+}
+
+#[test]
+fn a_batch_touching_more_prefixes_than_listed_is_applied_again() {
+    // One more prefix than a table lists: the batch says "all", and the
+    // spare applies it again; the next batch is copied again.
+    let big: Vec<Command> = (0..16_385).map(slash24).collect();
+    let mut writer = FibWriter::new(router());
+    let mut reader = writer.shared().reader();
+    let mut plain = router();
+    for c in &big {
+        plain.apply(c).unwrap();
+    }
+    writer.apply_batch(&big, BatchMode::BestEffort).unwrap();
+    assert!(format!("{writer:?}").contains("Apply"), "{writer:?}");
+    reader.batch(|_| ());
+    // The next batch deletes one of them and adds one more: copied.
+    let small = [
+        parse("route del 10.0.7.0/24").unwrap(),
+        slash24(20_000),
+        parse("route replace 10.0.8.0/24 dev d1").unwrap(),
+    ];
+    for c in &small {
+        plain.apply(c).unwrap();
+    }
+    writer.apply_batch(&small, BatchMode::BestEffort).unwrap();
+    assert!(format!("{writer:?}").contains("Copy"), "{writer:?}");
+    reader.batch(|_| ());
+    writer.sync().unwrap();
+    let (active, spare) = writer.copies();
+    assert_eq!(dump(active), dump(&plain));
+    assert_eq!(dump(spare), dump(&plain));
+    for probe in ["10.0.7.1", "10.0.8.1", "10.78.32.1", "10.64.0.1"] {
+        let key = FlowKeyV4 {
+            dst: probe.parse::<std::net::Ipv4Addr>().unwrap().into(),
+            ..Default::default()
+        };
+        assert_eq!(spare.lookup_output_v4(&key), plain.lookup_output_v4(&key));
+        assert_eq!(active.lookup_output_v4(&key), plain.lookup_output_v4(&key));
+    }
+}
+
+/// More link, address and rule commands than [`other_line`], refused often.
+fn other_wide_line() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "link set d0 down",
+        "link set d0 up",
+        "link set d1 down",
+        "link set d9 up",
+        "link set d1 mtu 1200",
+        "link set d1 mtu 1500",
+        "link add d0 type ifb",
+        "link add d2 type ifb",
+        "link del d2",
+        "link del d9",
+        "addr add 192.0.2.1/24 dev d0",
+        "addr del 192.0.2.1/24 dev d0",
+        "addr del 192.0.2.1/24 dev d1",
+        "addr add 10.1.0.1/16 dev d1",
+        "addr add 2001:db8::1/64 dev d0",
+        "addr add 2001:db8:5::1/64 dev d1",
+        "addr del 2001:db8:5::1/64 dev d1",
+        "addr add 2001:db8:5::1/64 dev d9",
+        "rule add from 10.1.0.0/16 lookup 77 priority 100",
+        "rule del priority 100",
+        "rule del priority 101",
+    ])
+    .prop_map(String::from)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// The writer tells its listeners of refused route commands (they may
+    /// have changed their prefix) but of no other refused command: those
+    /// must leave everything a lookup or a dump shows as it was.
+    #[test]
+    fn a_refused_command_other_than_a_route_command_changes_nothing(
+        lines in prop::collection::vec(
+            prop_oneof![2 => wide_route_line(), 3 => other_wide_line()],
+            1..40,
+        ),
+    ) {
+        let mut fib = router();
+        for line in &lines {
+            let Some(command) = parse(line) else { continue };
+            let before = (dump(&fib), records(&fib));
+            let refused = fib.apply(&command).is_err();
+            if refused && !matches!(command, Command::Route { .. }) {
+                prop_assert_eq!((dump(&fib), records(&fib)), before, "{}", line);
+            }
+        }
+    }
+}

@@ -117,3 +117,25 @@ pub fn dump(fib: &Fib) -> String {
     out += &format!("{:?}\n", fib.links().collect::<Vec<_>>());
     out
 }
+
+/// Records what a writer tells its listeners.
+#[derive(Default)]
+pub struct Heard(pub std::sync::Mutex<Vec<FibChange>>);
+
+impl crate::shared::FibListener for Heard {
+    fn fib_changed(&self, changes: &[FibChange]) {
+        self.0.lock().unwrap().extend_from_slice(changes);
+    }
+}
+
+/// Every route of every table by destination, to tell which prefixes a
+/// change touched.
+pub fn routes_by_prefix(fib: &Fib) -> std::collections::BTreeMap<Prefix, Vec<String>> {
+    let mut out: std::collections::BTreeMap<Prefix, Vec<String>> = Default::default();
+    for family in [Family::V4, Family::V6] {
+        for route in fib.routes(family, None) {
+            out.entry(route.dst).or_default().push(format!("{route:?}"));
+        }
+    }
+    out
+}
