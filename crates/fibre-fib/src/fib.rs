@@ -207,9 +207,13 @@ impl Fib {
     }
 
     /// Carries out one request as the kernel would, or refuses it with the
-    /// kernel's error and changes nothing visible. (As in the kernel, an
-    /// IPv4 route add creates its table before validating the route; an
-    /// empty table shows only in a later delete's error.)
+    /// kernel's error and, with two exceptions the kernel shares, changes
+    /// nothing visible: an IPv4 route add creates its table before
+    /// validating the route (an empty table shows only in a later delete's
+    /// error), and an IPv6 multipath `route del` removes the paths it finds
+    /// before refusing the first it does not (`ip6_route_multipath_del`:
+    /// "No such process"), so a refused route command may have changed its
+    /// prefix's routes.
     ///
     /// ```
     /// use fibre_fib::*;
