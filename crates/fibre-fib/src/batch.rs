@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::lookup::{Flow, LOOPBACK_IFINDEX};
+use crate::lookup::{Flow, Found6, LOOPBACK_IFINDEX};
 use crate::route_get::kind_by_dst_v4;
 use crate::table::SinglePath;
 use crate::types::*;
@@ -265,7 +265,10 @@ impl Fib {
             ..Flow::output(IpAddr::V6(Ipv6Addr::from(key.dst)))
         }
         .with_v6_output_dev();
-        let res = self.fib_lookup(&flow)?;
+        let res = match self.fib_lookup_v6_data(&flow)? {
+            Found6::Single { single, table, .. } => return Ok(single_path_answer(single, table)),
+            Found6::Full(res) => res,
+        };
         if let Some(s) = res.single {
             return Ok(single_path_answer(s, res.table));
         }
@@ -454,6 +457,81 @@ mod tests {
                         "{d} oif {oif} tos {tos:#x}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_ipv6_side_array_answers_what_the_routes_answer() {
+        let fast = fib_of(
+            "link add d0 type ifb\nlink set d0 up\nlink add d1 type ifb\nlink set d1 up\n\
+             link set lo up\n\
+             addr add 2001:db8::1/64 dev d0\naddr add 2001:db8:2::1/64 dev d1\n\
+             route add 2001:db8:10::/48 via 2001:db8::9\n\
+             route add 2001:db8:11::/48 via fe80::9 dev d1\n\
+             route add 2001:db8:11:1::/64 via 2001:db8::9\n\
+             route add 2001:db8:11:1::/64 via 2001:db8:2::9 metric 5\n\
+             route add blackhole 2001:db8:20::/48\n\
+             route add unreachable 2001:db8:21::/48\n\
+             route add throw 2001:db8:22::/48\n\
+             route add anycast 2001:db8:23:: dev d0 proto kernel\n\
+             route add default via 2001:db8:2::9\n\
+             route add 2001:db8:30::/48 via 2001:db8::9 table 100\n\
+             route add 2001:db8:30:1::/64 via 2001:db8:2::9 table 100\n\
+             route add throw 2001:db8:31::/48 table 100\n\
+             rule add to 2001:db8:30::/44 lookup 100 suppress_prefixlength 48 priority 10\n\
+             rule add iif lo lookup 100 priority 20\n",
+        );
+        // The same FIB with every summary cleared: the routes' own path.
+        let mut slow = fast.clone();
+        for t in slow.tables.values_mut() {
+            t.v6.entries_mut().for_each(drop);
+        }
+        let dsts = [
+            "2001:db8:10::5",
+            "2001:db8:11::5",
+            "2001:db8:11:1::5",
+            "2001:db8:20::1",
+            "2001:db8:21::1",
+            "2001:db8:22::1",
+            "2001:db8:23::",
+            "2001:db8:30::7",
+            "2001:db8:30:1::7",
+            "2001:db8:31::7",
+            "2001:db8::1",
+            "2001:db8::7",
+            "fe80::1",
+            "ff02::1",
+            "::1",
+            "2a00::1",
+        ];
+        for d in dsts {
+            let dst = u128::from(d.parse::<Ipv6Addr>().unwrap());
+            for oif in [0, 1, 2, 3] {
+                for src in [0, 1] {
+                    let key = FlowKeyV6 {
+                        dst,
+                        oif,
+                        src,
+                        ..Default::default()
+                    };
+                    assert_eq!(
+                        fast.lookup_output_v6(&key),
+                        slow.lookup_output_v6(&key),
+                        "{d} oif {oif} src {src}"
+                    );
+                }
+            }
+            for iif in [1, 2, 3] {
+                let keys = [FlowKeyV6 {
+                    dst,
+                    src: 0x2001_0db8_0002_u128 << 80 | 7,
+                    ..Default::default()
+                }];
+                let (mut a, mut b) = ([Err(Errno::Inval)], [Err(Errno::Inval)]);
+                fast.lookup_input_batch_v6(iif, &keys, &mut a);
+                slow.lookup_input_batch_v6(iif, &keys, &mut b);
+                assert_eq!(a, b, "{d} iif {iif}");
             }
         }
     }

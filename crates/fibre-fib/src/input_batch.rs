@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv6Addr};
 use crate::batch::{single_path_answer, FlowKeyV6, Forward6};
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::lookup::{Flow, LOOPBACK_IFINDEX};
+use crate::lookup::{Flow, Found6, LOOPBACK_IFINDEX};
 use crate::types::*;
 
 impl Fib {
@@ -84,7 +84,10 @@ impl Fib {
             ..Flow::output(IpAddr::V6(Ipv6Addr::from(key.dst)))
         }
         .with_v6_input_dev(iif);
-        let res = self.fib_lookup(&flow)?;
+        let res = match self.fib_lookup_v6_data(&flow)? {
+            Found6::Single { single, table, .. } => return Ok(single_path_answer(single, table)),
+            Found6::Full(res) => res,
+        };
         if let Some(s) = res.single {
             return Ok(single_path_answer(s, res.table));
         }

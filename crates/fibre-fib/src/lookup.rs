@@ -9,7 +9,7 @@ use crate::error::Errno;
 use crate::fib::Fib;
 use crate::route_ops::reject_errno;
 use crate::rules::rule_matches;
-use crate::table::{PrefixEntry, SinglePath, Table};
+use crate::table::{FamilyTable, PrefixEntry, SinglePath, Table};
 use crate::types::*;
 
 /// The loopback ifindex: the input interface of locally generated traffic.
@@ -113,6 +113,7 @@ pub(crate) struct FibResult<'a> {
     /// Set when the route is its entry's only one and has one path (`nh`
     /// is 0): what the data path needs of both, read from the entry, so
     /// that it need not follow `route` (a cache miss) nor its paths (another).
+    /// (The IPv6 data path spares the entry too: see [`Found6`].)
     pub single: Option<&'a SinglePath>,
 }
 
@@ -120,6 +121,65 @@ impl<'a> FibResult<'a> {
     /// The selected path.
     pub fn nexthop(&self) -> Option<&'a Nexthop> {
         self.nh.and_then(|i| self.route.nexthops.get(i))
+    }
+}
+
+/// What the IPv6 data path's lookup found: the same route as
+/// [`Fib::fib_lookup`]'s, but where the longest prefix's summary decides,
+/// read from the table's side array without reading the entry (a cache
+/// miss in a full table) nor the route.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Found6<'a> {
+    /// The longest prefix's entry has one route with one live path and it
+    /// qualifies: its summary (what `FibResult::single` would be).
+    Single {
+        /// The summary.
+        single: &'a SinglePath,
+        /// The table reported for it.
+        table: TableId,
+        /// Where the entry lies, read only if a rule asks for its prefix.
+        family: &'a FamilyTable<u128>,
+        /// Its slot there.
+        slot: u32,
+    },
+    /// Any other outcome, as `fib_lookup` reports it.
+    Full(FibResult<'a>),
+}
+
+/// What `suppressed` asks of a lookup's result.
+trait Suppressible {
+    /// The matched route's prefix length.
+    fn dst_len(&self) -> u8;
+    /// Whether the route's first path has a device.
+    fn first_path_has_dev(&self) -> bool;
+}
+
+impl Suppressible for FibResult<'_> {
+    fn dst_len(&self) -> u8 {
+        self.route.dst.len()
+    }
+    fn first_path_has_dev(&self) -> bool {
+        self.route.nexthops.first().and_then(|n| n.dev).is_some()
+    }
+}
+
+impl Suppressible for Found6<'_> {
+    fn dst_len(&self) -> u8 {
+        match self {
+            Found6::Single { family, slot, .. } => family
+                .entry_at(*slot)
+                .expect("a summary names a live entry")
+                .prefix
+                .len(),
+            Found6::Full(res) => res.dst_len(),
+        }
+    }
+    fn first_path_has_dev(&self) -> bool {
+        match self {
+            // A summary is made only for a path with a device.
+            Found6::Single { .. } => true,
+            Found6::Full(res) => res.first_path_has_dev(),
+        }
     }
 }
 
@@ -205,12 +265,7 @@ fn v6_outcome<'a>(
     table: TableId,
     single: Option<&'a SinglePath>,
 ) -> Result<FibResult<'a>, Miss> {
-    if kind == RouteType::Throw {
-        return Err(Miss::Thrown);
-    }
-    if let Some(e) = reject_errno(kind) {
-        return Err(Miss::Refused(e));
-    }
+    v6_kind_outcome(kind)?;
     Ok(FibResult {
         route: r,
         table,
@@ -218,6 +273,26 @@ fn v6_outcome<'a>(
         nh: Some(nh),
         single,
     })
+}
+
+/// What an IPv6 route of type `kind` makes of a lookup choosing it: a
+/// route (Ok), or the rules go on (throw) or end (a reject).
+#[inline]
+fn v6_kind_outcome(kind: RouteType) -> Result<(), Miss> {
+    if kind == RouteType::Throw {
+        return Err(Miss::Thrown);
+    }
+    if let Some(e) = reject_errno(kind) {
+        return Err(Miss::Refused(e));
+    }
+    Ok(())
+}
+
+/// Whether the one live path of an entry with summary `s` qualifies for
+/// `flow` in `select_v6`: unless the lookup is strict about another device.
+#[inline]
+fn single_v6_qualifies(s: &SinglePath, flow: &Flow) -> bool {
+    !(flow.v6_strict && flow.v6_dev != 0 && s.dev() != flow.v6_dev)
 }
 
 /// `find_rr_leaf` / `rt6_score_route`: among the routes of the lowest
@@ -231,9 +306,8 @@ fn select_v6<'a>(
 ) -> Option<Result<FibResult<'a>, Miss>> {
     let strict = flow.v6_strict;
     if let Some(s) = entry.single() {
-        // The walk below over one route with one live path: it qualifies
-        // unless the lookup is strict about another device.
-        if strict && flow.v6_dev != 0 && s.dev() != flow.v6_dev {
+        // The walk below over one route with one live path.
+        if !single_v6_qualifies(s, flow) {
             return None;
         }
         return Some(v6_outcome(&entry.routes[0], s.kind, 0, table, Some(s)));
@@ -326,6 +400,50 @@ impl Fib {
                 scan_table(t.v6.longest(key), || t.v6.matches(key), table, flow)
             }
         }
+    }
+
+    /// [`Fib::table_lookup`] of an IPv6 flow for the data path: where the
+    /// longest prefix's summary decides (see `select_v6`), it comes from
+    /// the side array and neither the entry nor the route is read.
+    #[inline]
+    fn table_lookup_v6_data<'a>(
+        &'a self,
+        t: &'a Table,
+        table: TableId,
+        flow: &Flow,
+        key: u128,
+    ) -> Result<Found6<'a>, Miss> {
+        let Some(slot) = t.v6.longest_slot(key) else {
+            return Err(Miss::Again);
+        };
+        if let Some(single) = t.v6.summary_at(slot) {
+            if single_v6_qualifies(single, flow) {
+                v6_kind_outcome(single.kind)?;
+                return Ok(Found6::Single {
+                    single,
+                    table,
+                    family: &t.v6,
+                    slot,
+                });
+            }
+        }
+        scan_table(t.v6.entry_at(slot), || t.v6.matches(key), table, flow).map(Found6::Full)
+    }
+
+    /// [`Fib::fib_lookup`] of an IPv6 flow for the data path: the same
+    /// route, as [`Found6`].
+    ///
+    /// # Panics
+    /// If `flow`'s destination is an IPv4 address.
+    #[inline]
+    pub(crate) fn fib_lookup_v6_data<'a>(&'a self, flow: &Flow) -> Result<Found6<'a>, Errno> {
+        let IpAddr::V6(a) = flow.dst else {
+            panic!("fib_lookup_v6_data: an IPv4 destination");
+        };
+        let key = u128::from(a);
+        self.rules_lookup_by(flow, false, |t, table| {
+            self.table_lookup_v6_data(t, table, flow, key)
+        })
     }
 
     /// The merged local+main lookup the kernel does while no rule was ever
@@ -450,6 +568,19 @@ impl Fib {
     /// `throw_ends`: an IPv6 throw route is the result (a reject), not a
     /// reason to go on.
     fn rules_lookup<'a>(&'a self, flow: &Flow, throw_ends: bool) -> Result<FibResult<'a>, Errno> {
+        self.rules_lookup_by(flow, throw_ends, |t, table| {
+            self.table_lookup(t, table, flow)
+        })
+    }
+
+    /// [`Fib::rules_lookup`] with `table_lookup` looking up one table.
+    #[inline]
+    fn rules_lookup_by<'a, R: Suppressible>(
+        &'a self,
+        flow: &Flow,
+        throw_ends: bool,
+        table_lookup: impl Fn(&'a Table, TableId) -> Result<R, Miss>,
+    ) -> Result<R, Errno> {
         let rules = self.rules(Family::of(&flow.dst));
         let mut i = 0;
         while i < rules.len() {
@@ -475,7 +606,7 @@ impl Fib {
             let Some(t) = self.tables.get(&table) else {
                 continue;
             };
-            match self.table_lookup(t, table, flow) {
+            match table_lookup(t, table) {
                 Ok(res) => {
                     if suppressed(rule, &res) {
                         continue;
@@ -493,14 +624,13 @@ impl Fib {
 }
 
 /// `fib4_rule_suppress` / `fib6_rule_suppress`. Every link is in group 0.
-fn suppressed(rule: &Rule, res: &FibResult<'_>) -> bool {
+fn suppressed(rule: &Rule, res: &impl Suppressible) -> bool {
     if rule
         .suppress_prefixlength
-        .is_some_and(|n| res.route.dst.len() <= n)
+        .is_some_and(|n| res.dst_len() <= n)
     {
         return true;
     }
     // Only then read the route's paths: most lookups need nothing else of them.
-    rule.suppress_ifgroup.is_some_and(|g| g == 0)
-        && res.route.nexthops.first().and_then(|n| n.dev).is_some()
+    rule.suppress_ifgroup.is_some_and(|g| g == 0) && res.first_path_has_dev()
 }

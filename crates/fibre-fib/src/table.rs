@@ -21,7 +21,9 @@ use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
 ///
 /// One cache line: a lookup reads the entry the LPM named, and with
 /// [`PrefixEntry::single`] it needs nothing else (the routes and their paths
-/// live in two more heap blocks, two more dependent cache misses).
+/// live in two more heap blocks, two more dependent cache misses). The
+/// IPv6 data path reads the summary from the table's side array instead
+/// (see [`FamilyTable::summary_at`]) and this line only without one.
 #[derive(Debug, Clone)]
 #[repr(align(64))]
 pub(crate) struct PrefixEntry {
@@ -45,7 +47,7 @@ const _: () = assert!(std::mem::size_of::<Option<PrefixEntry>>() == 64);
 /// scope does not fit the line: IPv4 lookups use the summary only with a
 /// flow of scope universe, which every route passes. Most prefixes of
 /// a BGP table are such entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) struct SinglePath {
     /// The path's gateway of the entry's family as the data path reports it
     /// (0: none, or one of the other family); an IPv4 one in the last 4 bytes.
@@ -59,6 +61,9 @@ pub(crate) struct SinglePath {
     /// The route's protocol.
     pub protocol: Protocol,
 }
+
+// The side array's summaries: 22 bytes each, a few per table.
+const _: () = assert!(std::mem::size_of::<SinglePath>() == 22);
 
 impl SinglePath {
     /// The summary of `routes` (one entry's), if they qualify.
@@ -128,6 +133,18 @@ pub(crate) struct FamilyTable<K: Key> {
     index: Poptrie<K, u32>,
     /// Arena of prefix entries; `None` slots are free.
     entries: Vec<Option<PrefixEntry>>,
+    /// Per slot of `entries` (same length): 1 + the index in `summaries`
+    /// of the entry's [`PrefixEntry::single`], 0 for none. The IPv6 data
+    /// path reads this instead of the entry: 2 bytes a slot (0.5 MB for a
+    /// full table, mostly cache resident) instead of the entry's 64-byte
+    /// line, a cache miss per lookup with a 16 MB arena.
+    summary_of: Vec<u16>,
+    /// The distinct summaries `summary_of` names: few (one per gateway,
+    /// device, type and class), so at most [`MAX_SUMMARIES`]; an entry whose
+    /// summary does not fit any more has none there (only slower).
+    summaries: Vec<SinglePath>,
+    /// `summaries` -> its index, to file each distinct summary once.
+    summary_ids: HashMap<SinglePath, u16, BuildHasherDefault<KeyHasher>>,
     /// Free slots of `entries`, reused first.
     free: Vec<u32>,
     /// The full-length prefixes (/32, /128) of `index` -> their slots. Such
@@ -170,6 +187,12 @@ pub(crate) enum Touched {
 /// many, and a batch changing more is applied again rather than copied.
 const MAX_TOUCHED: usize = 16_384;
 
+/// The most distinct summaries a [`FamilyTable`] files for its side array
+/// (what a `u16` index with 0 for "none" can name). They are forgotten
+/// only when every entry is summarized again (`entries_mut`), so churn
+/// through many gateways fills them; entries then just get no side copy.
+const MAX_SUMMARIES: usize = u16::MAX as usize;
+
 impl Touched {
     fn add(&mut self, prefix: &Prefix) {
         match self {
@@ -189,6 +212,9 @@ impl<K: Key> Default for FamilyTable<K> {
         Self {
             index: Poptrie::new(),
             entries: Vec::new(),
+            summary_of: Vec::new(),
+            summaries: Vec::new(),
+            summary_ids: HashMap::default(),
             free: Vec::new(),
             hosts: HashMap::default(),
             exact: HashTable::new(),
@@ -218,15 +244,40 @@ impl<K: Key> FamilyTable<K> {
     /// answer, only slower).
     fn settle(&mut self) {
         if let Some(slot) = self.unsettled.take() {
-            if let Some(e) = self.entries[slot as usize].as_mut() {
-                e.single = SinglePath::of(&e.routes);
-            }
+            self.summarize(slot);
         }
         if std::mem::take(&mut self.all_unsettled) {
-            for e in self.entries.iter_mut().flatten() {
-                e.single = SinglePath::of(&e.routes);
+            // Every summary is made again: the filed ones are renumbered,
+            // dropping those no entry uses any more.
+            self.summaries.clear();
+            self.summary_ids.clear();
+            for slot in 0..self.entries.len() as u32 {
+                self.summarize(slot);
             }
         }
+    }
+
+    /// Makes the summary of the entry at `slot` (if live) and its copy in
+    /// the side array.
+    fn summarize(&mut self, slot: u32) {
+        let Some(e) = self.entries[slot as usize].as_mut() else {
+            return;
+        };
+        e.single = SinglePath::of(&e.routes);
+        let id = match e.single {
+            None => 0,
+            Some(s) => match self.summary_ids.get(&s) {
+                Some(&i) => i + 1,
+                None if self.summaries.len() < MAX_SUMMARIES => {
+                    let i = self.summaries.len() as u16;
+                    self.summaries.push(s);
+                    self.summary_ids.insert(s, i);
+                    i + 1
+                }
+                None => 0,
+            },
+        };
+        self.summary_of[slot as usize] = id;
     }
 
     /// The slot of exactly this prefix.
@@ -265,6 +316,7 @@ impl<K: Key> FamilyTable<K> {
                     }
                     None => {
                         self.entries.push(Some(entry));
+                        self.summary_of.push(0);
                         (self.entries.len() - 1) as u32
                     }
                 };
@@ -290,6 +342,7 @@ impl<K: Key> FamilyTable<K> {
             .as_mut()
             .expect("the index points at live slots");
         entry.single = None;
+        self.summary_of[slot as usize] = 0;
         &mut entry.routes
     }
 
@@ -311,6 +364,7 @@ impl<K: Key> FamilyTable<K> {
                     found.remove();
                 }
                 self.entries[slot as usize] = None;
+                self.summary_of[slot as usize] = 0;
                 self.free.push(slot);
             }
         }
@@ -326,13 +380,36 @@ impl<K: Key> FamilyTable<K> {
     /// The entry of the longest prefix containing `addr` (the LPM fast path).
     #[inline]
     pub fn longest(&self, addr: K) -> Option<&PrefixEntry> {
+        self.entry_at(self.longest_slot(addr)?)
+    }
+
+    /// The slot of the longest prefix containing `addr`: what
+    /// [`FamilyTable::longest`] reads, without reading the entry.
+    #[inline]
+    pub fn longest_slot(&self, addr: K) -> Option<u32> {
         if !self.hosts.is_empty() {
             if let Some(&slot) = self.hosts.get(&addr) {
-                return self.entries[slot as usize].as_ref();
+                return Some(slot);
             }
         }
-        let slot = self.index.lookup(addr)?;
+        self.index.lookup(addr)
+    }
+
+    /// The entry at `slot` (None for a free one).
+    #[inline]
+    pub fn entry_at(&self, slot: u32) -> Option<&PrefixEntry> {
         self.entries[slot as usize].as_ref()
+    }
+
+    /// The entry at `slot`'s [`PrefixEntry::single`], from the side array:
+    /// the same summary (or None where the side array had no room for it),
+    /// without reading the entry.
+    #[inline]
+    pub fn summary_at(&self, slot: u32) -> Option<&SinglePath> {
+        match self.summary_of[slot as usize] {
+            0 => None,
+            id => Some(&self.summaries[usize::from(id) - 1]),
+        }
     }
 
     /// Every live entry, in no particular order.
@@ -346,6 +423,7 @@ impl<K: Key> FamilyTable<K> {
         self.all_unsettled = true;
         self.touched = Touched::All;
         // The caller may change any entry's routes (a rare bulk change).
+        self.summary_of.fill(0);
         for e in self.entries.iter_mut().flatten() {
             e.single = None;
         }
@@ -391,7 +469,8 @@ impl<K: Key> FamilyTable<K> {
     }
 }
 
-/// Hashes the host addresses of [`FamilyTable::hosts`]: one multiply,
+/// Hashes the host addresses of [`FamilyTable::hosts`] (and the summaries
+/// of [`FamilyTable::summary_ids`], only when a table changes): one multiply,
 /// folded so that both the low bits (the bucket) and the high ones (the
 /// tag) depend on every bit of the address. SipHash, the default, costs
 /// more than the probe; the keys are the FIB's own prefixes, not chosen by
@@ -632,6 +711,15 @@ mod tests {
         }
     }
 
+    /// The side array holds each slot's summary (none for a free slot).
+    fn assert_side_array_agrees<K: Key>(t: &FamilyTable<K>) {
+        assert_eq!(t.summary_of.len(), t.entries.len());
+        for slot in 0..t.entries.len() as u32 {
+            let want = t.entry_at(slot).and_then(|e| e.single());
+            assert_eq!(t.summary_at(slot), want, "slot {slot}");
+        }
+    }
+
     #[test]
     fn a_summary_follows_the_routes_and_is_never_stale() {
         let mut t: FamilyTable<u128> = FamilyTable::default();
@@ -643,6 +731,7 @@ mod tests {
             "handed out, not yet settled"
         );
         t.prune(&a.dst);
+        assert_side_array_agrees(&t);
         let s = *t
             .longest(key)
             .unwrap()
@@ -653,9 +742,11 @@ mod tests {
         t.routes_mut(&a.dst)
             .push(via("2001:db8::/32", "fe80::2", 4));
         t.prune(&a.dst);
+        assert_side_array_agrees(&t);
         assert!(t.longest(key).unwrap().single().is_none());
         t.routes_mut(&a.dst).pop();
         t.prune(&a.dst);
+        assert_side_array_agrees(&t);
         assert_eq!(t.longest(key).unwrap().single(), Some(&s));
         // A path marked dead through entries_mut: cleared at once, not made again.
         for e in t.entries_mut() {
@@ -663,6 +754,7 @@ mod tests {
         }
         assert!(t.longest(key).unwrap().single().is_none());
         t.prune_all();
+        assert_side_array_agrees(&t);
         assert!(t.longest(key).unwrap().single().is_none());
     }
 
@@ -697,6 +789,41 @@ mod tests {
         t4.routes_mut(&c.dst).push(c.clone());
         t4.prune(&c.dst);
         assert!(t4.get(&c.dst).unwrap().single().is_none());
+    }
+
+    #[test]
+    fn the_side_array_files_a_bounded_number_of_summaries() {
+        let mut t: FamilyTable<u128> = FamilyTable::default();
+        // One more distinct gateway than the side array can name.
+        let n = MAX_SUMMARIES as u32 + 1;
+        let dst = |i: u32| format!("2001:db8:{:x}:{:x}::/64", i >> 16, i & 0xffff);
+        for i in 0..n {
+            let r = via(&dst(i), &format!("fe80::{:x}:{:x}", i >> 16, i & 0xffff), 3);
+            t.routes_mut(&r.dst).push(r);
+        }
+        t.prune(&via(&dst(0), "fe80::1", 3).dst);
+        let last = t.slot_of(&via(&dst(n - 1), "fe80::1", 3).dst).unwrap();
+        assert!(t.entry_at(last).unwrap().single().is_some());
+        assert!(
+            t.summary_at(last).is_none(),
+            "no room left: only the entry has it"
+        );
+        // The same summary again is filed once.
+        let twin = via("2001:db9::/64", "fe80::1", 3);
+        t.routes_mut(&twin.dst).push(twin.clone());
+        t.prune(&twin.dst);
+        assert_eq!(t.summaries.len(), MAX_SUMMARIES);
+        assert!(t.summary_at(t.slot_of(&twin.dst).unwrap()).is_some());
+        // Summarizing every entry again drops the unused ones: room again.
+        for i in 0..2 {
+            let p = via(&dst(i), "fe80::1", 3).dst;
+            t.routes_mut(&p).clear();
+            t.prune(&p);
+        }
+        t.entries_mut().for_each(drop);
+        t.prune_all();
+        assert!(t.summary_at(last).is_some());
+        assert_side_array_agrees(&t);
     }
 
     #[test]
@@ -828,7 +955,12 @@ mod tests {
                 match op {
                     Op::Push(i, metric) => {
                         let p = universe[i % universe.len()];
-                        let mut r = route(&format!("{}/{}", p.addr(), p.len()));
+                        let dst = format!("{}/{}", p.addr(), p.len());
+                        // Some with one path, so that entries get summaries.
+                        let mut r = match metric % 3 {
+                            0 => route(&dst),
+                            g => via(&dst, &format!("192.0.2.{g}"), 1 + metric % 2),
+                        };
                         r.metric = metric;
                         t.routes_mut(&p).push(r);
                         model.entry(p).or_default().push(metric);
@@ -894,6 +1026,7 @@ mod tests {
                     }
                 }
                 // After every change: the table is the model.
+                assert_side_array_agrees(&t);
                 prop_assert_eq!(t.len(), model.len());
                 prop_assert_eq!(t.exact.len(), model.len());
                 prop_assert_eq!(t.entries().count(), model.len());
