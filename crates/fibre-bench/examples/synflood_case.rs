@@ -16,11 +16,11 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use fibre_bench::data;
 use fibre_bench::progress::Progress;
 use fibre_bench::synflood::run::{run_once, run_writer_alone, Pace, Workload};
 use fibre_bench::synflood::setup;
 use fibre_bench::synflood::strategy::{Strategy, StrategyKind};
-use fibre_bench::{data, queries};
 
 /// Sources per packet thread and updates loaded, as in quick mode.
 const SOURCES_PER_THREAD: usize = 4096;
@@ -97,22 +97,23 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<String, fibre_bench::BenchError> {
     let dir = data::resolve_data_dir(None)?;
-    let progress = Progress::new(false);
-    let table = data::load_table::<u128>(&data::table_path::<u128>(&dir), &progress)?;
-    let updates = data::load_updates::<u128>(
-        &data::updates_path::<u128>(&dir),
-        Some(UPDATE_LIMIT),
-        &progress,
+    let setup::Flood {
+        fib,
+        uplink,
+        syns,
+        commands,
+        ..
+    } = setup::flood(
+        &dir,
+        &setup::FloodPlan {
+            threads: args.threads,
+            sources_per_thread: SOURCES_PER_THREAD,
+            update_limit: Some(UPDATE_LIMIT),
+            gateways: GATEWAYS,
+            seed: SEED,
+        },
+        &Progress::new(false),
     )?;
-    let commands = setup::update_commands(&updates, GATEWAYS)?;
-    let (fib, uplink) = setup::router(&table, GATEWAYS)?;
-    let syns: Vec<Vec<setup::Syn>> = (0..args.threads.max(1))
-        .map(|i| {
-            let seed = SEED ^ (0x5f1_0000 + i as u64);
-            let sources = queries::inside_prefixes(&table, SOURCES_PER_THREAD, seed);
-            setup::syns(&sources, seed)
-        })
-        .collect();
     let mut strategy = Strategy::new(args.kind, fib, args.threads);
     let mut cursor = 0;
     let r = if args.threads == 0 {

@@ -38,7 +38,7 @@ use crate::experiment::{Context, Experiment};
 use crate::report::{format_value, ExperimentReport, Measurement};
 use crate::table::{Align, Table};
 use crate::timing::median;
-use crate::{data, queries, BenchError};
+use crate::{data, BenchError};
 
 use run::{quantile, run_once, run_writer_alone, Pace, RunResult, Workload};
 use strategy::{Strategy, StrategyKind};
@@ -195,21 +195,23 @@ impl Experiment for SynfloodExperiment {
         let plan = Plan::for_mode(ctx.quick);
         let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
         let setup_started = Instant::now();
-        let table = data::load_table::<u128>(&data::table_path::<u128>(&dir), &ctx.progress)?;
-        let updates = data::load_updates::<u128>(
-            &data::updates_path::<u128>(&dir),
-            plan.update_limit,
+        let setup::Flood {
+            routes,
+            fib,
+            uplink,
+            syns,
+            commands,
+        } = setup::flood(
+            &dir,
+            &setup::FloodPlan {
+                threads: ctx.threads,
+                sources_per_thread: plan.sources_per_thread,
+                update_limit: plan.update_limit,
+                gateways: ctx.gateways,
+                seed: ctx.seed,
+            },
             &ctx.progress,
         )?;
-        let commands = setup::update_commands(&updates, ctx.gateways)?;
-        let (fib, uplink) = setup::router(&table, ctx.gateways)?;
-        let syns: Vec<Vec<setup::Syn>> = (0..ctx.threads)
-            .map(|i| {
-                let seed = ctx.seed ^ (0x5f1_0000 + i as u64);
-                let sources = queries::inside_prefixes(&table, plan.sources_per_thread, seed);
-                setup::syns(&sources, seed)
-            })
-            .collect();
         let mut strategies: Vec<(StrategyKind, Strategy)> = StrategyKind::ALL
             .iter()
             .map(|&kind| (kind, Strategy::new(kind, fib.clone(), ctx.threads)))
@@ -294,7 +296,7 @@ impl Experiment for SynfloodExperiment {
             "synflood: IPv6 SYNs to one server, per packet an input lookup (SYN) and an output \
              lookup (SYN-ACK), {} routes (RIPE NCC RIS {}), {} next hops; {} runs of {} ms per \
              case, interleaved, median; setup {:.1} s\n\n",
-            table.len(),
+            routes,
             data::SNAPSHOT,
             ctx.gateways,
             plan.runs,
@@ -544,7 +546,7 @@ impl Experiment for SynfloodExperiment {
             experiment: self.name().into(),
             text,
             detail: json!({
-                "routes": table.len(),
+                "routes": routes,
                 "updates_loaded": commands.len(),
                 "gateways": ctx.gateways,
                 "window_ms": plan.window.as_millis() as u64,

@@ -276,3 +276,64 @@ mod tests {
         assert_eq!(refused.to_string(), "RTNETLINK answers: No such process");
     }
 }
+
+/// What a synflood run works on, loaded and built once: see [`flood`].
+pub struct Flood {
+    /// Routes of the RIS table in the FIB.
+    pub routes: usize,
+    /// The router ([`router`]).
+    pub fib: Fib,
+    /// The link the SYNs arrive on.
+    pub uplink: LinkIndex,
+    /// Per packet thread, the SYNs it cycles through.
+    pub syns: Vec<Vec<Syn>>,
+    /// The day of updates as route commands, for the writer.
+    pub commands: Vec<Command>,
+}
+
+/// How much of the data a [`flood`] takes, and its randomness.
+#[derive(Debug, Clone, Copy)]
+pub struct FloodPlan {
+    /// Packet threads (at least one SYN list is made).
+    pub threads: usize,
+    /// Distinct sources per packet thread.
+    pub sources_per_thread: usize,
+    /// Updates to load (all when None).
+    pub update_limit: Option<usize>,
+    /// Next-hop ids the prefixes are hashed onto.
+    pub gateways: NextHop,
+    /// Seed of the sources and SYNs (thread `i` draws from `seed ^ (0x5f1_0000 + i)`).
+    pub seed: u64,
+}
+
+/// Loads the RIS IPv6 table and updates from `dir` and builds the router,
+/// the update commands and each packet thread's SYNs: the experiment and
+/// the `synflood_case` example share it.
+pub fn flood(
+    dir: &std::path::Path,
+    plan: &FloodPlan,
+    progress: &crate::progress::Progress,
+) -> Result<Flood, BenchError> {
+    let table = data::load_table::<u128>(&data::table_path::<u128>(dir), progress)?;
+    let updates = data::load_updates::<u128>(
+        &data::updates_path::<u128>(dir),
+        plan.update_limit,
+        progress,
+    )?;
+    let commands = update_commands(&updates, plan.gateways)?;
+    let (fib, uplink) = router(&table, plan.gateways)?;
+    let syns = (0..plan.threads.max(1))
+        .map(|i| {
+            let seed = plan.seed ^ (0x5f1_0000 + i as u64);
+            let sources = crate::queries::inside_prefixes(&table, plan.sources_per_thread, seed);
+            syns(&sources, seed)
+        })
+        .collect();
+    Ok(Flood {
+        routes: table.len(),
+        fib,
+        uplink,
+        syns,
+        commands,
+    })
+}
