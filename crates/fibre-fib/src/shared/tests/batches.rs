@@ -155,10 +155,7 @@ fn a_refused_route_command_that_changed_its_prefix_is_heard() {
     // A, then refuses the one via C (no such path) with "No such process",
     // as the kernel's ip6_route_multipath_del does: the command is refused
     // but the routes of P changed, so a route cache must hear of P.
-    let line = |l: &str| {
-        let words = crate::config::tokenize(l).unwrap();
-        crate::config::parse_words(&words).unwrap().pop().unwrap()
-    };
+    let line = |l: &str| command_line(l).unwrap();
     let add = line("route add 2001:db8:f::/64 nexthop via 2001:db8::9 nexthop via 2001:db8::8");
     let del = line("route del 2001:db8:f::/64 nexthop via 2001:db8::9 nexthop via 2001:db8::7");
     let heard = std::sync::Arc::new(Heard::default());

@@ -203,11 +203,6 @@ fn route_line() -> impl Strategy<Value = String> {
     )
 }
 
-fn parse(line: &str) -> Option<Command> {
-    let words = crate::config::tokenize(line).ok()?;
-    crate::config::parse_words(&words).ok()?.pop()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
@@ -222,7 +217,7 @@ proptest! {
         let mut reader = writer.shared().reader();
         let mut plain = start;
         for lines in &batches {
-            let commands: Vec<Command> = lines.iter().filter_map(|l| parse(l)).collect();
+            let commands: Vec<Command> = lines.iter().filter_map(|l| command_line(l)).collect();
             for c in &commands {
                 let _ = plain.apply(c);
             }
@@ -383,7 +378,7 @@ proptest! {
         let mut plain = start;
         for (lines, all_or_nothing) in &batches {
             let before = routes_by_prefix(&plain);
-            let commands: Vec<Command> = lines.iter().filter_map(|l| parse(l)).collect();
+            let commands: Vec<Command> = lines.iter().filter_map(|l| command_line(l)).collect();
             let mode = if *all_or_nothing { BatchMode::AllOrNothing } else { BatchMode::BestEffort };
             let mut candidate = plain.clone();
             let refused = commands.iter().filter(|c| candidate.apply(c).is_err()).count();
@@ -443,7 +438,7 @@ proptest! {
 
 /// `route add 10.H.L.0/24 dev d0` for the `n`th /24 of 10/8.
 fn slash24(n: u32) -> Command {
-    parse(&format!("route add 10.{}.{}.0/24 dev d0", n >> 8, n & 0xff)).unwrap()
+    command_line(&format!("route add 10.{}.{}.0/24 dev d0", n >> 8, n & 0xff)).unwrap()
 }
 
 #[test]
@@ -462,9 +457,9 @@ fn a_batch_touching_more_prefixes_than_listed_is_applied_again() {
     reader.batch(|_| ());
     // The next batch deletes one of them and adds one more: copied.
     let small = [
-        parse("route del 10.0.7.0/24").unwrap(),
+        command_line("route del 10.0.7.0/24").unwrap(),
         slash24(20_000),
-        parse("route replace 10.0.8.0/24 dev d1").unwrap(),
+        command_line("route replace 10.0.8.0/24 dev d1").unwrap(),
     ];
     for c in &small {
         plain.apply(c).unwrap();
@@ -529,7 +524,7 @@ proptest! {
     ) {
         let mut fib = router();
         for line in &lines {
-            let Some(command) = parse(line) else { continue };
+            let Some(command) = command_line(line) else { continue };
             let before = (dump(&fib), records(&fib));
             let refused = fib.apply(&command).is_err();
             if refused && !matches!(command, Command::Route { .. }) {

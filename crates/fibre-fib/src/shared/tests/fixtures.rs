@@ -139,3 +139,9 @@ pub fn routes_by_prefix(fib: &Fib) -> std::collections::BTreeMap<Prefix, Vec<Str
     }
     out
 }
+
+/// The (last) command of one `ip -batch` line, None if it does not parse.
+pub fn command_line(line: &str) -> Option<Command> {
+    let words = crate::config::tokenize(line).ok()?;
+    crate::config::parse_words(&words).ok()?.pop()
+}
