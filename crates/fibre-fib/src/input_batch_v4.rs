@@ -150,8 +150,14 @@ impl Fib {
     }
 }
 
-/// The all-hosts group, which every link joins while it is up (`ip_mc_up`).
-const ALL_HOSTS: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 1);
+/// The all-hosts group, which every link joins while it is up (`ip_mc_up`):
+/// the one multicast group fibre's router is a member of, so the one whose
+/// routes are also local (`ip` prints `cache <local,mc>`).
+///
+/// ```
+/// assert_eq!(fibre_fib::ALL_HOSTS_V4.to_string(), "224.0.0.1");
+/// ```
+pub const ALL_HOSTS_V4: Ipv4Addr = Ipv4Addr::new(224, 0, 0, 1);
 
 impl Fib {
     /// `ip_route_input_rcu` for a multicast destination `dst`, which it
@@ -173,7 +179,7 @@ impl Fib {
         src: Ipv4Addr,
         tos: u8,
     ) -> Result<(), Errno> {
-        let joined = dst == ALL_HOSTS && self.links.get(&iif).is_some_and(|l| l.up);
+        let joined = dst == ALL_HOSTS_V4 && self.links.get(&iif).is_some_and(|l| l.up);
         if !joined || src.is_multicast() || src.is_broadcast() || src.is_loopback() {
             return Err(Errno::Inval);
         }

@@ -58,6 +58,7 @@ pub use error::*;
 pub use fib::{Fib, FibSettings};
 pub use gre::{GreKind, GreSpec, Inheritable, TunnelError, UnderlayHop};
 pub use import::ImportError;
+pub use input_batch_v4::ALL_HOSTS_V4;
 pub use multipath::MultipathHashPolicy;
 pub use route_ops::IPV6_DEFAULT_METRIC;
 pub use types::*;

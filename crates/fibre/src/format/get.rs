@@ -280,11 +280,12 @@ fn shown_prefsrc(answer: &RouteAnswer) -> Option<std::net::IpAddr> {
 /// all-hosts group 224.0.0.1 (`ip_mc_up`), and fibre models no other
 /// joins (an input lookup of another group is refused before this).
 fn cache_flags(answer: &RouteAnswer) -> Vec<&'static str> {
-    const ALL_HOSTS: std::net::IpAddr = std::net::IpAddr::V4(std::net::Ipv4Addr::new(224, 0, 0, 1));
     let mut flags = match answer.kind {
         RouteType::Local => vec!["local"],
         RouteType::Broadcast => vec!["local", "brd"],
-        RouteType::Multicast if answer.dst == ALL_HOSTS => vec!["local", "mc"],
+        RouteType::Multicast if answer.dst == std::net::IpAddr::V4(fibre_fib::ALL_HOSTS_V4) => {
+            vec!["local", "mc"]
+        }
         RouteType::Multicast => vec!["mc"],
         _ => vec![],
     };
