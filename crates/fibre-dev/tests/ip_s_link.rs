@@ -55,7 +55,10 @@ fn statistics_lines_match_iproute2_byte_for_byte() {
     let pid = std::process::id();
     let (a, b) = (format!("fdev-a-{pid}"), format!("fdev-b-{pid}"));
     if ip(&["netns", "add", &a]).is_none() {
-        eprintln!("SKIPPED: cannot create network namespaces (needs root and iproute2)");
+        fibre_testkit::unavailable(
+            "ip_s_link",
+            "cannot create network namespaces (needs root and iproute2)",
+        );
         return;
     }
     let _cleanup = Namespaces(vec![a.clone(), b.clone()]);

@@ -3,43 +3,16 @@
 //! martians, source validation through the rules): counted by a global
 //! allocator wrapper, on this thread only.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use fibre_fib::{config, Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6};
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// only addition is a thread-local counter, which does not allocate (const
-// initialised, no destructor).
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|c| c.set(c.get() + 1));
-        // SAFETY: `ptr` came from `System.alloc` with `layout`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use fibre_testkit::CountingAllocator;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
+    CountingAllocator::allocations()
 }
 
 const CONFIG: &str = "link set lo up

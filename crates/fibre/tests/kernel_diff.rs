@@ -24,7 +24,8 @@
 //! IPv6 addresses (RFC 6724 rules fibre does not rank).
 //!
 //! They need root and `ip` (iproute2). Without them they print why and
-//! return; `FIBRE_DIFF_REQUIRE=1` turns that into a failure (for CI).
+//! return; `FIBRE_REQUIRE_TOOLS=1` turns that into a failure (for CI;
+//! see `fibre_testkit::unavailable`).
 //!
 //! Settings (environment):
 //! - `FIBRE_DIFF_SEEDS` (20): random configurations;
@@ -95,19 +96,19 @@ fn settings() -> Settings {
         new_cases: env_number("FIBRE_DIFF_NEW_CASES", 4) as usize,
         strict_prefsrc: env_number("FIBRE_DIFF_STRICT_PREFSRC", 0) != 0,
         show: env_number("FIBRE_DIFF_SHOW", 5) as usize,
-        require: env_number("FIBRE_DIFF_REQUIRE", 0) != 0,
+        require: fibre_testkit::tools_required(),
     }
 }
 
 /// True when namespaces can be made; otherwise says why and, under
-/// `FIBRE_DIFF_REQUIRE=1`, fails.
+/// `FIBRE_REQUIRE_TOOLS=1`, fails.
 fn kernel_available(settings: &Settings) -> bool {
     match kernel::unavailable_reason() {
         None => true,
         Some(reason) => {
             assert!(
                 !settings.require,
-                "FIBRE_DIFF_REQUIRE=1 but the kernel oracle cannot run: {reason}"
+                "FIBRE_REQUIRE_TOOLS=1 but the kernel oracle cannot run: {reason}"
             );
             eprintln!("kernel_diff: SKIPPED, no network namespace can be made here: {reason}");
             false

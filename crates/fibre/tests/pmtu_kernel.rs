@@ -6,7 +6,9 @@
 //! captures A's ICMP traffic. R answers with fragmentation-needed and
 //! packet-too-big errors; A's kernel records route exceptions from them,
 //! and its `ip route get` / `ip route show cache` (IPv4 and IPv6, text and
-//! `-j`) are the expectation.
+//! `-j`) are the expectation. A listing (`route show cache`) is compared
+//! entry by entry in any order: the kernel's order depends on a hash keyed
+//! at boot (`pmtu_kernel/order.rs`).
 //!
 //! fibre is then given A's configuration and the captured pcap,
 //! `fibre --config A.conf --icmp received.pcap [-j] [-6] route get|show
@@ -15,7 +17,7 @@
 //!
 //! Needs root, `ip` (iproute2) with working `ip netns`, veth links,
 //! `dumpcap` and `tshark` (Wireshark) and iputils' `ping`. Without them it
-//! prints why and passes; `FIBRE_DIFF_REQUIRE=1` turns that into a
+//! prints why and passes; `FIBRE_REQUIRE_TOOLS=1` turns that into a
 //! failure (for CI), as in kernel_diff.rs. Every command runs under a time
 //! limit and the namespaces are deleted on drop, also on panic. Traffic
 //! flows only between the namespaces the test makes.
@@ -32,6 +34,8 @@ mod expiry;
 mod kernel;
 #[path = "pmtu_kernel/netns.rs"]
 mod netns;
+#[path = "pmtu_kernel/order.rs"]
+mod order;
 #[path = "kernel_diff/process.rs"]
 mod process;
 #[path = "pmtu_kernel/topology.rs"]
@@ -120,35 +124,15 @@ impl Drop for Scratch {
     }
 }
 
-/// Whether `program` is an executable file somewhere on `PATH`.
-fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| {
-            std::fs::metadata(dir.join(program))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    })
-}
-
-/// The effective user id, from `/proc/self/status` (`Uid: real effective ...`).
-fn effective_uid() -> Option<u32> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
-    line.split_whitespace().nth(2)?.parse().ok()
-}
-
 /// Why the test cannot run here, or `None` when it can.
 fn unavailable_reason() -> Option<String> {
-    match effective_uid() {
+    match fibre_testkit::effective_uid() {
         Some(0) => {}
         Some(uid) => return Some(format!("not root (effective uid {uid})")),
         None => return Some("cannot read the effective uid from /proc/self/status".into()),
     }
-    for tool in ["ip", "dumpcap", "tshark", "ping"] {
-        if !on_path(tool) {
-            return Some(format!("{tool} is not installed"));
-        }
+    if let Some(missing) = fibre_testkit::missing_tool(&["ip", "dumpcap", "tshark", "ping"]) {
+        return Some(missing);
     }
     // `-M do` (DF) is iputils' option; busybox's ping has none.
     let mut version = Command::new("ping");
@@ -164,17 +148,12 @@ fn unavailable_reason() -> Option<String> {
 }
 
 /// True when the test can run; otherwise says why and, under
-/// `FIBRE_DIFF_REQUIRE=1`, fails.
+/// `FIBRE_REQUIRE_TOOLS=1`, fails.
 fn available() -> bool {
     let Some(reason) = unavailable_reason() else {
         return true;
     };
-    let require = std::env::var("FIBRE_DIFF_REQUIRE").is_ok_and(|v| v.trim() == "1");
-    assert!(
-        !require,
-        "FIBRE_DIFF_REQUIRE=1 but the PMTU kernel test cannot run: {reason}"
-    );
-    eprintln!("pmtu_kernel: SKIPPED: {reason}");
+    fibre_testkit::unavailable("pmtu_kernel", &reason);
     false
 }
 
@@ -267,14 +246,25 @@ fn fibre_answer(config: &Path, pcap: &Path, args: &[&str]) -> Result<String, Str
     Ok(done.stdout)
 }
 
+/// Whether the answer to `args` is a listing whose order the kernel does
+/// not fix (see [`order`]).
+fn is_listing(args: &[&str]) -> bool {
+    args.ends_with(&["show", "cache"])
+}
+
 /// What differs between the kernel's answer and fibre's, or `None`.
-fn difference(kernel: &str, fibre: &Result<String, String>) -> Option<String> {
+/// Listings are compared entry by entry, in any order.
+fn difference(args: &[&str], kernel: &str, fibre: &Result<String, String>) -> Option<String> {
     let fibre = match fibre {
         Ok(text) => text,
         Err(e) => return Some(e.clone()),
     };
-    let (kernel_masked, kernel_seconds) = expiry::mask(kernel);
-    let (fibre_masked, fibre_seconds) = expiry::mask(fibre);
+    let (mut kernel_masked, kernel_seconds) = expiry::mask(kernel);
+    let (mut fibre_masked, fibre_seconds) = expiry::mask(fibre);
+    if is_listing(args) {
+        kernel_masked = order::sorted_entries(&kernel_masked);
+        fibre_masked = order::sorted_entries(&fibre_masked);
+    }
     if kernel_masked != fibre_masked {
         return Some("the answers differ (expiry seconds aside)".into());
     }
@@ -312,7 +302,7 @@ fn run(scratch: &Scratch) -> Result<(), String> {
         let fibre = fibre_answer(&config_path, &pcap, args);
         let command = args.join(" ");
         eprintln!("pmtu_kernel: ip {command}:\n{kernel}");
-        if let Some(why) = difference(kernel, &fibre) {
+        if let Some(why) = difference(args, kernel, &fibre) {
             differing += 1;
             let fibre_text = fibre.as_deref().unwrap_or("(no answer)");
             report.push_str(&format!(

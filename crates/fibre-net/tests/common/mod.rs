@@ -8,7 +8,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-/// Runs tshark on `path`; `None` (with the reason printed) if it is absent.
+/// Runs tshark on `path`; `None` (with the reason printed) if it is absent,
+/// a failure under `FIBRE_REQUIRE_TOOLS=1` (see `fibre_testkit::unavailable`).
 pub fn tshark_json(path: &Path) -> Option<Vec<Value>> {
     let output = Command::new("tshark")
         .arg("-r")
@@ -24,8 +25,9 @@ pub fn tshark_json(path: &Path) -> Option<Vec<Value>> {
     let output = match output {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            eprintln!(
-                "SKIPPED: tshark is not installed (apt-get install tshark); frames not cross-checked"
+            fibre_testkit::unavailable(
+                "tshark cross-check",
+                "tshark is not installed (apt-get install tshark); frames not cross-checked",
             );
             return None;
         }

@@ -1,0 +1,148 @@
+//! What fibre's tests share, stated once.
+//!
+//! - [`unavailable`]: the one rule for a test whose outside tool (root and
+//!   network namespaces, `ip`, `tshark`, `dumpcap`, iputils' `ping`) is
+//!   missing. On a laptop it prints why and the test passes without having
+//!   checked anything; under `FIBRE_REQUIRE_TOOLS=1`, which the gate
+//!   (`.ci/run`) sets, it fails with the tool's name, so a gate cannot be
+//!   green on tests that did not run.
+//! - [`CountingAllocator`]: a global allocator that counts this thread's
+//!   allocations, for the tests that show a data path allocates nothing per
+//!   packet.
+//!
+//! A dev-dependency only: no library or binary of fibre links it.
+//!
+//! ```
+//! use fibre_testkit::{on_path, unavailable};
+//! if !on_path("a-tool-nobody-has") {
+//!     // Prints "example: SKIPPED: a-tool-nobody-has is not installed"
+//!     // (or fails under FIBRE_REQUIRE_TOOLS=1).
+//! #   if !fibre_testkit::tools_required() {
+//!     unavailable("example", "a-tool-nobody-has is not installed");
+//! #   }
+//! }
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// The environment variable under which a test that cannot run fails.
+pub const REQUIRE_TOOLS: &str = "FIBRE_REQUIRE_TOOLS";
+
+/// Whether tests must run rather than skip: `FIBRE_REQUIRE_TOOLS=1`.
+pub fn tools_required() -> bool {
+    std::env::var(REQUIRE_TOOLS).is_ok_and(|v| v.trim() == "1")
+}
+
+/// Says that `test` cannot run here and why: prints `TEST: SKIPPED: WHY`,
+/// or, under `FIBRE_REQUIRE_TOOLS=1`, panics with the reason (which names
+/// the missing tool). The caller returns without checking anything.
+///
+/// # Panics
+/// When [`tools_required`].
+pub fn unavailable(test: &str, why: &str) {
+    assert!(
+        !tools_required(),
+        "{test}: {REQUIRE_TOOLS}=1 but the test cannot run: {why}"
+    );
+    eprintln!("{test}: SKIPPED: {why}");
+}
+
+/// Whether `program` is an executable file somewhere on `PATH`.
+pub fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// The first of `tools` that is not on `PATH`, as the reason a test
+/// cannot run (`"tshark is not installed"`), or `None` when all are.
+pub fn missing_tool(tools: &[&str]) -> Option<String> {
+    tools
+        .iter()
+        .find(|tool| !on_path(tool))
+        .map(|tool| format!("{tool} is not installed"))
+}
+
+/// The effective user id, from `/proc/self/status` (`Uid: real effective
+/// ...`).
+pub fn effective_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
+}
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A global allocator that forwards to the system's and counts the
+/// allocations (and reallocations) of the calling thread, so a test on one
+/// thread is not disturbed by the harness's other threads.
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOCATOR: fibre_testkit::CountingAllocator = fibre_testkit::CountingAllocator;
+/// let before = fibre_testkit::CountingAllocator::allocations();
+/// // ... the hot path ...
+/// assert_eq!(fibre_testkit::CountingAllocator::allocations(), before);
+/// ```
+pub struct CountingAllocator;
+
+impl CountingAllocator {
+    /// This thread's allocations so far.
+    pub fn allocations() -> u64 {
+        ALLOCATIONS.with(Cell::get)
+    }
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the
+// only addition is a thread-local counter, which does not allocate (const
+// initialised, no destructor).
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: the same contract as our caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: the same contract as our caller's.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System` with `layout` (every allocation
+        // above is the system's).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.with(|c| c.set(c.get() + 1));
+        // SAFETY: `ptr` came from `System` with `layout`; the caller keeps
+        // `realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_tool_is_named() {
+        assert_eq!(
+            missing_tool(&["sh", "fibre-no-such-tool"]).as_deref(),
+            Some("fibre-no-such-tool is not installed")
+        );
+        assert_eq!(missing_tool(&["sh"]), None);
+    }
+}
