@@ -274,7 +274,23 @@ struct FnItem {
 
 /// Every `fn` of `source` with its owner.
 fn functions(source: &str) -> Vec<FnItem> {
+    scan(source).functions
+}
+
+/// What [`scan`] reads of a source file.
+#[derive(Debug)]
+struct Scanned {
+    functions: Vec<FnItem>,
+    /// `{` left open at the end of the file, and `}` with no `{` to
+    /// close: both 0 for any file that compiles, unless the scanner took
+    /// a brace in a literal or comment for code.
+    unclosed: usize,
+    unopened: usize,
+}
+
+fn scan(source: &str) -> Scanned {
     let toks = tokens(&code_only(source));
+    let mut unopened = 0;
     let mut found = Vec::new();
     // One entry per open `{`: the owner it opens, if an impl or trait.
     let mut blocks: Vec<Option<String>> = Vec::new();
@@ -286,7 +302,9 @@ fn functions(source: &str) -> Vec<FnItem> {
         match tok {
             "{" => blocks.push(header.take().and_then(|h| owner_of_header(&h))),
             "}" => {
-                blocks.pop();
+                if blocks.pop().is_none() {
+                    unopened += 1;
+                }
             }
             ";" if header.is_some() => header = None,
             "impl" | "trait" if header.is_none() && starts_item(previous) => {
@@ -307,7 +325,11 @@ fn functions(source: &str) -> Vec<FnItem> {
             }
         }
     }
-    found
+    Scanned {
+        functions: found,
+        unclosed: blocks.len(),
+        unopened,
+    }
 }
 
 /// Whether a keyword after `previous` begins an item: not `impl Trait` in
@@ -594,4 +616,44 @@ fn rows_off_the_format_are_reported_not_skipped() {
     assert!(malformed[0].starts_with("docs/ARCHITECTURE.md:5: function cell Fib::apply"));
     assert!(malformed[1].contains(":6: a step *not built yet* names file `crates/x.rs`"));
     assert!(malformed[2].contains(":8: file cell `/abs/fib.rs`"));
+}
+
+/// The `.rs` files under `dir`, recursively (build output skipped).
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() && !path.ends_with("target") {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_scanner_balances_the_braces_of_every_workspace_source() {
+    // A brace inside a literal or comment taken for code would shift the
+    // blocks, and with them which type a fn is said to belong to.
+    let mut files = Vec::new();
+    rust_files(&repo_root().join("crates"), &mut files);
+    assert!(files.len() > 100, "only {} sources found", files.len());
+    let unbalanced: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let source = std::fs::read_to_string(path).ok()?;
+            let s = scan(&source);
+            (s.unclosed != 0 || s.unopened != 0).then(|| {
+                format!(
+                    "{}: {} unclosed, {} unopened",
+                    path.display(),
+                    s.unclosed,
+                    s.unopened
+                )
+            })
+        })
+        .collect();
+    assert!(unbalanced.is_empty(), "{}", unbalanced.join("\n"));
 }
