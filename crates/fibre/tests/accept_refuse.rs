@@ -40,7 +40,9 @@
 //! Settings (environment):
 //! - `FIBRE_ACCEPT_SEED`: the seed (default: from the clock; printed);
 //! - `FIBRE_ACCEPT_LINES` (5000): generated lines to judge;
-//! - `FIBRE_ACCEPT_CHUNK` (50): lines per namespace;
+//! - `FIBRE_ACCEPT_CHUNK` (25): lines per namespace (longer chunks cost
+//!   less per line while the sides agree, more while each difference
+//!   means running the rest of its chunk again);
 //! - `FIBRE_ACCEPT_KINDS` (`link,addr,route,rule`): which lines to make,
 //!   and which corpus cases to replay (by the family of their group);
 //! - `FIBRE_ACCEPT_THREADS` (up to 4): chunks run at once;
@@ -83,6 +85,7 @@ mod generate;
 #[path = "accept_refuse/observe.rs"]
 mod observe;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -139,7 +142,7 @@ fn settings() -> Settings {
     Settings {
         seed: env_number("FIBRE_ACCEPT_SEED", clock_seed),
         lines: env_number("FIBRE_ACCEPT_LINES", 5000) as usize,
-        chunk: env_number("FIBRE_ACCEPT_CHUNK", 50).max(1) as usize,
+        chunk: env_number("FIBRE_ACCEPT_CHUNK", 25).max(1) as usize,
         kinds,
         threads: env_number("FIBRE_ACCEPT_THREADS", cores.min(4) as u64).max(1) as usize,
         time_limit: Duration::from_secs(env_number("FIBRE_ACCEPT_TIME_LIMIT", 200)),
@@ -485,12 +488,15 @@ fn shorten_examples(
     examples: usize,
     deadline: Instant,
 ) {
+    // The most frequent groups first, as the listing shows them.
     let groups: Vec<(String, Vec<usize>)> = {
-        let mut by_group: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+        let mut by_group: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, finding) in found.iter().enumerate() {
             by_group.entry(finding.group()).or_default().push(i);
         }
-        by_group.into_iter().collect()
+        let mut groups: Vec<_> = by_group.into_iter().collect();
+        groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+        groups
     };
     for (group, members) in groups {
         for &i in members.iter().take(examples) {
@@ -609,8 +615,13 @@ fn save_to_corpus(finding: &Finding, queries: &[String]) -> Result<Option<PathBu
 }
 
 /// Prints the listing, writes it to `FIBRE_ACCEPT_FINDINGS` if set.
-fn publish(settings: &Settings, title: &str, found: &[Finding]) {
-    let listing = findings::render(title, found, settings.show);
+fn publish(
+    settings: &Settings,
+    title: &str,
+    found: &[Finding],
+    lines_by_family: &BTreeMap<String, usize>,
+) {
+    let listing = findings::render(title, found, settings.show, lines_by_family);
     eprintln!("\n{listing}");
     if let Some(path) = &settings.findings_file {
         let mut text = std::fs::read_to_string(path).unwrap_or_default();
@@ -663,6 +674,7 @@ fn generated_lines_get_ips_verdict_and_the_kernels_state() {
     let found: Mutex<Vec<Finding>> = Mutex::new(Vec::new());
     let failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let judged = AtomicU64::new(0);
+    let lines_by_family: Mutex<BTreeMap<String, usize>> = Mutex::new(BTreeMap::new());
     let gre_lines: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..settings.threads {
@@ -678,6 +690,11 @@ fn generated_lines_get_ips_verdict_and_the_kernels_state() {
                 let generated = generate::lines(settings.seed, index, &settings.kinds, count);
                 let mut lines = Vec::new();
                 for (kind, line) in generated {
+                    *lines_by_family
+                        .lock()
+                        .unwrap()
+                        .entry(family_of(&line, kind))
+                        .or_default() += 1;
                     if !gre_in_chunks && generate::is_gre_line(&line) {
                         gre_lines.lock().unwrap().push((origin.clone(), line));
                     } else {
@@ -711,7 +728,7 @@ fn generated_lines_get_ips_verdict_and_the_kernels_state() {
         &base,
         &queries,
         settings.show,
-        Instant::now() + Duration::from_secs(60),
+        Instant::now() + Duration::from_secs(90),
     );
     let failures = failures.into_inner().unwrap();
     let judged = judged.load(Ordering::Relaxed);
@@ -726,6 +743,7 @@ fn generated_lines_get_ips_verdict_and_the_kernels_state() {
             settings.lines
         );
     }
+    let lines_by_family = lines_by_family.into_inner().unwrap();
     publish(
         &settings,
         &format!(
@@ -734,6 +752,7 @@ fn generated_lines_get_ips_verdict_and_the_kernels_state() {
             kinds.join(",")
         ),
         &found,
+        &lines_by_family,
     );
 
     let mut saved = 0;
@@ -812,6 +831,7 @@ fn corpus_cases_get_ips_verdict_and_the_kernels_state() {
         &settings,
         &format!("corpus ({} cases)", cases.len()),
         &found,
+        &BTreeMap::new(),
     );
     assert!(
         found.is_empty() && failures.is_empty(),

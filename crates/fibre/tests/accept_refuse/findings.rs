@@ -143,11 +143,30 @@ fn example(text: &mut String, finding: &Finding) {
 
 /// A listing for stderr or a Markdown file: totals, then each group with
 /// up to `examples` examples.
-pub fn render(title: &str, findings: &[Finding], examples: usize) -> String {
+/// `lines` counts the generated lines of each family (empty: not known).
+pub fn render(
+    title: &str,
+    findings: &[Finding],
+    examples: usize,
+    lines: &BTreeMap<String, usize>,
+) -> String {
     let mut text = String::new();
     let _ = writeln!(text, "## {title}: {} differences\n", findings.len());
-    for (family, count) in by_family(findings) {
-        let _ = writeln!(text, "- {family}: {count}");
+    let found = by_family(findings);
+    let families: std::collections::BTreeSet<&String> = found.keys().chain(lines.keys()).collect();
+    for family in families {
+        let count = found.get(family).copied().unwrap_or(0);
+        match lines.get(family) {
+            Some(n) => {
+                let _ = writeln!(
+                    text,
+                    "- {family}: {count} differences in {n} generated lines"
+                );
+            }
+            None => {
+                let _ = writeln!(text, "- {family}: {count} differences");
+            }
+        }
     }
     let _ = writeln!(text);
     for (group, members) in grouped(findings) {
