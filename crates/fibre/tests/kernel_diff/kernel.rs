@@ -497,7 +497,10 @@ pub fn family_runs(config: &[String], kind: &'static str) -> Vec<FamilyRun> {
 /// become `type KIND`.
 fn kernel_spelling(line: &str, kind: &'static str) -> String {
     let words: Vec<&str> = line.split_whitespace().collect();
-    if words.first() == Some(&"link") && words.get(1) == Some(&"add") {
+    // `ip link add` however abbreviated (`l a`, `li add`): iproute2's
+    // matches() reads any prefix of "link" and of "add".
+    let abbreviates = |word: Option<&&str>, full: &str| word.is_some_and(|w| full.starts_with(*w));
+    if abbreviates(words.first(), "link") && abbreviates(words.get(1), "add") {
         let mapped: Vec<&str> = words
             .iter()
             .enumerate()
@@ -619,6 +622,14 @@ mod tests {
         assert_eq!(
             kernel_spelling("link add fd0 type ifb", "dummy"),
             "link add fd0 type dummy"
+        );
+        assert_eq!(
+            kernel_spelling("l a fd0 type dummy", "ifb"),
+            "l a fd0 type ifb"
+        );
+        assert_eq!(
+            kernel_spelling("links add fd0 type dummy", "ifb"),
+            "links add fd0 type dummy"
         );
     }
 }
