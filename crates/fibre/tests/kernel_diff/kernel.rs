@@ -505,7 +505,10 @@ fn kernel_spelling(line: &str, kind: &'static str) -> String {
             .iter()
             .enumerate()
             .map(|(i, w)| {
-                if STAND_IN_KINDS.contains(w) && i > 0 && words[i - 1] == "type" {
+                // `ty` and `typ` abbreviate `type` (matches()); a bare `t`
+                // may be another keyword, so it is left as written.
+                let after_type = i > 0 && matches!(words[i - 1], "type" | "typ" | "ty");
+                if STAND_IN_KINDS.contains(w) && after_type {
                     kind
                 } else {
                     w
@@ -626,6 +629,10 @@ mod tests {
         assert_eq!(
             kernel_spelling("l a fd0 type dummy", "ifb"),
             "l a fd0 type ifb"
+        );
+        assert_eq!(
+            kernel_spelling("link add fd0 ty dummy", "ifb"),
+            "link add fd0 ty ifb"
         );
         assert_eq!(
             kernel_spelling("links add fd0 type dummy", "ifb"),
