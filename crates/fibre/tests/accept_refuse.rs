@@ -20,7 +20,11 @@
 //! that one difference is not counted again in the lines after it); a
 //! state difference behind equal verdicts is pinned to its line by
 //! bisecting the chunk, then tried on the base alone. Every difference is
-//! reported with its line, ip's verdict and fibre's, grouped by kind.
+//! reported with its line, ip's verdict and fibre's, grouped by kind. (A
+//! line both sides accept but apply differently is caught by the state
+//! comparison at the end of its chunk; lines after it in the chunk may be
+//! judged against those different states first, and are reported as they
+//! come out.)
 //!
 //! The kernel here has no `dummy` and no GRE modules: `type dummy` is
 //! made as `type ifb` (kernel_diff's stand-in; both route alike). GRE
