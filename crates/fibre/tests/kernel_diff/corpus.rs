@@ -88,8 +88,12 @@ pub fn parse(path: &Path, text: &str) -> Result<CorpusCase, String> {
 
 /// Every `*.case` file of the corpus, sorted by name.
 pub fn load_all() -> Result<Vec<CorpusCase>, String> {
-    let dir = directory();
-    let entries = match std::fs::read_dir(&dir) {
+    load_from(&directory())
+}
+
+/// Every `*.case` file of `dir`, sorted by name (none when it is missing).
+pub fn load_from(dir: &Path) -> Result<Vec<CorpusCase>, String> {
+    let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(format!("{}: {e}", dir.display())),

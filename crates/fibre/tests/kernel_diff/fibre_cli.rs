@@ -18,12 +18,14 @@ const FIBRE_LIMIT: Duration = Duration::from_secs(60);
 static NEXT_FILE: AtomicUsize = AtomicUsize::new(0);
 
 /// A configuration file that removes itself.
-struct TempConfig {
-    path: PathBuf,
+pub struct TempConfig {
+    /// Where it is.
+    pub path: PathBuf,
 }
 
 impl TempConfig {
-    fn write(config: &[String]) -> Result<TempConfig, String> {
+    /// Writes `config`, one line each, to a new file in the temp directory.
+    pub fn write(config: &[String]) -> Result<TempConfig, String> {
         let path = std::env::temp_dir().join(format!(
             "fibre-diff-{}-{}.conf",
             std::process::id(),
