@@ -39,7 +39,7 @@
 //! cases that once differed (`tests/accept_corpus/*.case`, kernel_diff's
 //! format), replayed every run; unit tests of the parts. They need root
 //! and `ip`; without them they print why and pass, and under
-//! `FIBRE_DIFF_REQUIRE=1` (CI) they fail.
+//! `FIBRE_REQUIRE_TOOLS=1` (CI) they fail.
 //!
 //! Settings (environment):
 //! - `FIBRE_ACCEPT_SEED`: the seed (default: from the clock; printed);
@@ -153,19 +153,19 @@ fn settings() -> Settings {
         new_cases: env_number("FIBRE_ACCEPT_NEW_CASES", 4) as usize,
         findings_file: std::env::var_os("FIBRE_ACCEPT_FINDINGS").map(PathBuf::from),
         show: env_number("FIBRE_ACCEPT_SHOW", 3) as usize,
-        require: env_number("FIBRE_DIFF_REQUIRE", 0) != 0,
+        require: fibre_testkit::tools_required(),
     }
 }
 
 /// True when namespaces can be made; otherwise says why and, under
-/// `FIBRE_DIFF_REQUIRE=1`, fails.
+/// `FIBRE_REQUIRE_TOOLS=1`, fails.
 fn kernel_available(settings: &Settings) -> bool {
     match kernel::unavailable_reason() {
         None => true,
         Some(reason) => {
             assert!(
                 !settings.require,
-                "FIBRE_DIFF_REQUIRE=1 but the kernel oracle cannot run: {reason}"
+                "FIBRE_REQUIRE_TOOLS=1 but the kernel oracle cannot run: {reason}"
             );
             eprintln!("accept_refuse: SKIPPED, no network namespace can be made here: {reason}");
             false
