@@ -27,8 +27,10 @@ pub use crate::lines::MAX_LINE_BYTES;
 /// The most bytes a configuration may hold (256 MiB: some 6 million
 /// `route add` lines). It is applied all or nothing, so it is held whole.
 pub const MAX_CONFIG_BYTES: u64 = 256 << 20;
-/// The most lines a configuration may hold (8 Mi: four times a full
-/// Internet table of both families).
+/// The most lines a configuration may hold (8 Mi: some seven full
+/// Internet tables of both families). The limits bound what is held of
+/// the file; the FIB it builds grows with its routes, as the kernel's
+/// does (some 650 bytes a route: 2 million routes peak at 1.3 GB).
 pub const MAX_CONFIG_LINES: usize = 8 << 20;
 /// The most refused lines listed under `force` (without it the first one
 /// ends the reading); reading stops at the next one.
