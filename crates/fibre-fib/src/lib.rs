@@ -39,6 +39,7 @@ pub mod gre;
 mod import;
 mod input_batch;
 mod input_batch_v4;
+pub mod lines;
 mod links;
 mod local_addrs;
 mod lookup;

@@ -100,8 +100,9 @@ impl<W: Write> PcapWriter<W> {
 /// Why a pcap stream could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum PcapError {
-    /// The stream failed.
-    #[error("{0}")]
+    /// The stream failed (shown as the operating system's error itself,
+    /// which is not given again as a source).
+    #[error(transparent)]
     Io(#[from] io::Error),
     /// The file is pcapng, not classic pcap.
     #[error("this is a pcapng file; fibre reads classic pcap (write it with `-F pcap`, or convert: `editcap -F pcap IN OUT`)")]
@@ -117,8 +118,9 @@ pub enum PcapError {
         /// Where the missing part starts.
         offset: u64,
     },
-    /// A record claims more bytes than any capture keeps.
-    #[error("record at byte {offset} claims {len} bytes (more than the snapshot length allows)")]
+    /// A record claims more bytes than any capture keeps (libpcap's
+    /// `pcap_next_packet` refuses it in the same words).
+    #[error("record at byte {offset}: invalid packet capture length {len}, bigger than maximum of {MAX_RECORD}")]
     Oversized {
         /// Where the record starts.
         offset: u64,
@@ -159,11 +161,41 @@ pub struct PcapReader<R: Read> {
     big_endian: bool,
     nanos: bool,
     link_type: u32,
+    /// Bytes kept of a record: the header's snapshot length.
+    snaplen: u32,
     offset: u64,
 }
 
-/// The most bytes a record may claim (pcap's largest snapshot length).
-const MAX_RECORD: u32 = 262_144;
+/// The most bytes a record may claim: libpcap's `MAXIMUM_SNAPLEN`, its
+/// largest snapshot length (`max_snaplen_for_dlt`).
+pub const MAX_RECORD: u32 = 262_144;
+
+/// The name tcpdump.org gives a LINKTYPE_ value, for the common ones.
+///
+/// ```
+/// assert_eq!(fibre_net::pcap::link_type_name(1), Some("ETHERNET"));
+/// assert_eq!(fibre_net::pcap::link_type_name(9999), None);
+/// ```
+pub fn link_type_name(value: u32) -> Option<&'static str> {
+    Some(match value {
+        0 => "NULL",
+        1 => "ETHERNET",
+        9 => "PPP",
+        101 => "RAW",
+        105 => "IEEE802_11",
+        108 => "LOOP",
+        113 => "LINUX_SLL",
+        127 => "IEEE802_11_RADIOTAP",
+        187 => "BLUETOOTH_HCI_H4",
+        195 => "IEEE802_15_4_WITHFCS",
+        220 => "USB_LINUX_MMAPPED",
+        228 => "IPV4",
+        229 => "IPV6",
+        239 => "NFLOG",
+        276 => "LINUX_SLL2",
+        _ => return None,
+    })
+}
 
 impl<R: Read> PcapReader<R> {
     /// Reads the global header.
@@ -197,9 +229,16 @@ impl<R: Read> PcapReader<R> {
             big_endian,
             nanos,
             link_type: 0,
+            snaplen: MAX_RECORD,
             offset: GLOBAL_HEADER_LEN as u64,
         };
         r.link_type = r.u32_at(&header, 20);
+        // As libpcap's `pcap_check_header`: a snapshot length of 0 or past
+        // the maximum is taken as the maximum.
+        r.snaplen = match r.u32_at(&header, 16) {
+            0 => MAX_RECORD,
+            snaplen => snaplen.min(MAX_RECORD),
+        };
         Ok(r)
     }
 
@@ -218,11 +257,13 @@ impl<R: Read> PcapReader<R> {
         }
     }
 
-    /// The next packet, or `None` at the end of the stream.
+    /// The next packet, or `None` at the end of the stream. A record
+    /// longer than the header's snapshot length is cut to it, the rest
+    /// skipped, as libpcap's `pcap_next_packet` does.
     ///
     /// # Errors
     /// A read error, a truncated record, or a record longer than any
-    /// capture keeps.
+    /// capture keeps ([`MAX_RECORD`]; refused before anything is allocated).
     pub fn next_packet(&mut self) -> Result<Option<PcapPacket>, PcapError> {
         let mut record = [0u8; RECORD_HEADER_LEN];
         let start = self.offset;
@@ -246,12 +287,17 @@ impl<R: Read> PcapReader<R> {
                 len: kept,
             });
         }
-        let mut data = vec![0u8; kept as usize];
+        let truncated = PcapError::Truncated {
+            what: "packet data",
+            offset: start + RECORD_HEADER_LEN as u64,
+        };
+        let mut data = vec![0u8; kept.min(self.snaplen) as usize];
         if !read_full(&mut self.reader, &mut data)? {
-            return Err(PcapError::Truncated {
-                what: "packet data",
-                offset: start + RECORD_HEADER_LEN as u64,
-            });
+            return Err(truncated);
+        }
+        let beyond = u64::from(kept - kept.min(self.snaplen));
+        if io::copy(&mut (&mut self.reader).take(beyond), &mut io::sink())? != beyond {
+            return Err(truncated);
         }
         self.offset = start + (RECORD_HEADER_LEN as u64) + u64::from(kept);
         let sub = if self.nanos {
@@ -369,6 +415,31 @@ mod tests {
         assert_eq!((u32_at(&b, r + 8), u32_at(&b, r + 12)), (3, 3));
         assert_eq!(&b[r + 16..r + 19], &[1, 2, 3]);
         assert_eq!(b.len(), GLOBAL_HEADER_LEN + 2 * RECORD_HEADER_LEN + 3);
+    }
+
+    #[test]
+    fn records_past_the_snapshot_length_are_cut_and_past_the_maximum_refused() {
+        let mut w = PcapWriter::new(Vec::new(), LinkType::Raw).unwrap();
+        w.write_packet(Duration::ZERO, &[1u8; 100]).unwrap();
+        w.write_packet(Duration::ZERO, &[2u8; 10]).unwrap();
+        let mut bytes = w.into_inner();
+        bytes[16..20].copy_from_slice(&64u32.to_le_bytes());
+        let mut r = PcapReader::new(&bytes[..]).unwrap();
+        let first = r.next_packet().unwrap().unwrap();
+        assert_eq!((first.data, first.original_len), (vec![1u8; 64], 100));
+        assert_eq!(r.next_packet().unwrap().unwrap().data, vec![2u8; 10]);
+        assert!(r.next_packet().unwrap().is_none());
+        // A record claiming 4 GiB is refused from its header alone.
+        let at = GLOBAL_HEADER_LEN + 8;
+        bytes[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let err = PcapReader::new(&bytes[..])
+            .unwrap()
+            .next_packet()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "record at byte 24: invalid packet capture length 4294967295, bigger than maximum of 262144"
+        );
     }
 
     #[test]

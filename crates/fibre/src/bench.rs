@@ -63,8 +63,9 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let options = options_of(&args);
     let outcome = fibre_bench::run(&options, args.experiment.as_deref()).context("fibre bench")?;
     if args.json {
-        serde_json::to_writer_pretty(&mut stdout, &outcome.to_json())?;
-        writeln!(stdout)?;
+        // Through `Display` (`{:#}` is serde_json's pretty form), so that a
+        // closed pipe reaches `main` as the `io::Error` it is.
+        writeln!(stdout, "{:#}", outcome.to_json())?;
     } else {
         write!(stdout, "{}", outcome.to_text())?;
     }

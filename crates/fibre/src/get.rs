@@ -7,8 +7,9 @@ use fibre_fib::{config, Family, Fib};
 use serde_json::Value;
 
 use crate::format::get::{answer_json_cached, answer_text_cached};
-use crate::icmp::Learned;
+use crate::icmp::{self, Learned};
 use crate::outcome::Outcome;
+use crate::stdio;
 
 /// Answers the query in `words` (with the exception `learned` holds for
 /// the destination, if its answer goes through that exception's nexthop);
@@ -27,9 +28,7 @@ pub fn route_get(
     let fibmatch = query.request.fibmatch;
     match fib.route_get(&query.request) {
         Ok(answer) => {
-            let cache = learned
-                .filter(|_| !fibmatch)
-                .and_then(|l| l.cache_info(fib, &answer));
+            let cache = icmp::cache_info(learned, fib, &answer, fibmatch);
             let cache = cache.as_ref();
             if json {
                 let obj = answer_json_cached(fib, &answer, query.uid, fibmatch, cache);
@@ -41,7 +40,7 @@ pub fn route_get(
             Ok(Outcome::Success)
         }
         Err(err) => {
-            eprintln!("{err}");
+            stdio::warn(err);
             Ok(Outcome::Refused)
         }
     }

@@ -16,17 +16,28 @@ use std::io::BufReader;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use fibre_fib::{Family, Fib, RouteAnswer, RouteGetRequest, RouteType};
+use anyhow::Result;
+use fibre_fib::{lines, Family, Fib, RouteAnswer, RouteGetRequest, RouteType};
 use fibre_net::ethernet::EtherType;
 use fibre_net::ip::Protocol;
-use fibre_net::pcap::PcapReader;
+use fibre_net::pcap::{self, PcapError, PcapReader};
 use fibre_net::{icmpv4, icmpv6, ipv4, ipv6};
 use fibre_rcu::Domain;
 use fibre_route::exceptions::{Exception, PmtuOutcome};
 use fibre_route::{NexthopKey, RouteCache};
 
 use crate::format::get::CacheInfo;
+use crate::stdio;
+
+/// The link types whose frames `--icmp` can take the IP packet out of
+/// (tcpdump.org LINKTYPE_ values).
+const ETHERNET: u32 = 1;
+const RAW: u32 = 101;
+const LINUX_SLL: u32 = 113;
+const IPV4: u32 = 228;
+const IPV6: u32 = 229;
+const LINUX_SLL2: u32 = 276;
+const LINK_TYPES: [u32; 6] = [ETHERNET, RAW, LINUX_SLL, IPV4, IPV6, LINUX_SLL2];
 
 /// ICMPv4 destination unreachable / fragmentation needed.
 const ICMP_DEST_UNREACH: u8 = 3;
@@ -56,23 +67,38 @@ impl Learned {
     /// just received.
     ///
     /// # Errors
-    /// The file cannot be read or is not a pcap capture (which file, which
-    /// packet, what is wrong).
+    /// The file cannot be read, is not a pcap capture, or of a link type
+    /// whose frames cannot be read (which file, which packet, what is
+    /// wrong).
     pub fn from_pcap(fib: &Fib, path: &Path) -> Result<Learned> {
-        let file = File::open(path).with_context(|| format!("--icmp {}", path.display()))?;
+        let name = path.display();
+        let file = File::open(path).map_err(|err| {
+            anyhow::anyhow!("--icmp {name}: cannot read: {}", lines::io_message(&err))
+        })?;
         let mut reader = PcapReader::new(BufReader::new(file))
-            .with_context(|| format!("--icmp {}", path.display()))?;
+            .map_err(|err| anyhow::anyhow!("--icmp {name}: {}", pcap_message(&err)))?;
         let link_type = reader.link_type();
+        if !LINK_TYPES.contains(&link_type) {
+            let known = pcap::link_type_name(link_type)
+                .map_or(String::new(), |known| format!(" (LINKTYPE_{known})"));
+            anyhow::bail!(
+                "--icmp {name}: link type {link_type}{known} is not supported; expected \
+                 Ethernet (1), raw IP (101, 228, 229) or Linux cooked (113, 276) captures"
+            );
+        }
         let domain = Domain::new();
         let learned = Learned {
             cache: RouteCache::new(&domain, fib.clone(), 1),
         };
         let mut skipped = 0usize;
         let mut number = 0usize;
-        while let Some(packet) = reader
-            .next_packet()
-            .with_context(|| format!("--icmp {}: packet {}", path.display(), number + 1))?
-        {
+        while let Some(packet) = reader.next_packet().map_err(|err| {
+            anyhow::anyhow!(
+                "--icmp {name}: packet {}: {}",
+                number + 1,
+                pcap_message(&err)
+            )
+        })? {
             number += 1;
             let Some(ip) = ip_payload(link_type, &packet.data) else {
                 continue;
@@ -88,11 +114,10 @@ impl Learned {
             }
         }
         if skipped > 0 {
-            eprintln!(
-                "fibre: --icmp {}: {skipped} ICMP error(s) not used (bad checksum, truncated, \
-                 not addressed to this router, quoting a packet it did not send, or no route)",
-                path.display()
-            );
+            stdio::warn(format_args!(
+                "fibre: --icmp {name}: {skipped} ICMP error(s) not used (bad checksum, truncated, \
+                 not addressed to this router, quoting a packet it did not send, or no route)"
+            ));
         }
         Ok(learned)
     }
@@ -154,6 +179,27 @@ impl Learned {
     }
 }
 
+/// The exception an answer shows (`route get`, `lookup`): none without a
+/// capture, nor for `fibmatch`, which answers with the FIB entry itself.
+pub fn cache_info(
+    learned: Option<&Learned>,
+    fib: &Fib,
+    answer: &RouteAnswer,
+    fibmatch: bool,
+) -> Option<CacheInfo> {
+    learned
+        .filter(|_| !fibmatch)
+        .and_then(|learned| learned.cache_info(fib, answer))
+}
+
+/// A pcap error in words, an operating system's error named once.
+fn pcap_message(err: &PcapError) -> String {
+    match err {
+        PcapError::Io(io) => format!("cannot read: {}", lines::io_message(io)),
+        other => other.to_string(),
+    }
+}
+
 /// True when `addr` is one of the router's addresses (its route is local).
 fn is_local(fib: &Fib, addr: IpAddr) -> bool {
     fib.route_get(&RouteGetRequest::to(addr))
@@ -164,10 +210,6 @@ fn is_local(fib: &Fib, addr: IpAddr) -> bool {
 /// (tcpdump.org LINKTYPE_ values): Ethernet (with any number of 802.1Q
 /// or 802.1ad tags), raw IP, Linux cooked v1 and v2 (`-i any` captures).
 fn ip_payload(link_type: u32, frame: &[u8]) -> Option<&[u8]> {
-    const ETHERNET: u32 = 1;
-    const RAW: u32 = 101;
-    const LINUX_SLL: u32 = 113;
-    const LINUX_SLL2: u32 = 276;
     let be16 = |at: usize| Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]));
     let (ethertype, start) = match link_type {
         ETHERNET => {
@@ -177,7 +219,7 @@ fn ip_payload(link_type: u32, frame: &[u8]) -> Option<&[u8]> {
             }
             (be16(at)?, at + 2)
         }
-        RAW => return Some(frame),
+        RAW | IPV4 | IPV6 => return Some(frame),
         LINUX_SLL => (be16(14)?, 16),
         LINUX_SLL2 => (be16(0)?, 20),
         _ => return None,

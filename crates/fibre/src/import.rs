@@ -11,14 +11,21 @@
 //!   `2001:db8:ffff:: + 2 + i` on `imp0`;
 //! * a prefix goes via gateway `fnv1a(address bytes ++ [length]) % N`
 //!   (64-bit FNV-1a), as `route add PREFIX via GW dev imp0 table T` would.
+//!
+//! The list is streamed (a pipe, `/dev/stdin`, a gzip of any size): it is
+//! opened once, gzip told by its first two bytes, read a line at a time
+//! (at most [`MAX_LINE_BYTES`](fibre_fib::lines::MAX_LINE_BYTES) each) and applied [`CHUNK_PREFIXES`]
+//! prefixes at a time, so memory does not grow with the file and a bad
+//! line stops the import as soon as it is read.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use fibre_fib::lines::{io_message, LineError, LineReader};
 use fibre_fib::{
     AddrOp, AddressSpec, Command, Family, Fib, LinkKind, NexthopSpec, Prefix, TableId,
 };
@@ -28,6 +35,10 @@ use flate2::read::MultiGzDecoder;
 pub const IMPORT_LINK: &str = "imp0";
 /// Most gateways `--nexthops` may ask for (all fit in the /15 and the /64).
 pub const MAX_NEXTHOPS: u16 = 4096;
+/// Prefixes read before they are applied: what the import holds at once.
+pub const CHUNK_PREFIXES: usize = 1 << 16;
+/// gzip's magic number (RFC 1952, section 2.3.1).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 const V4_SUBNET: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 0);
 const V4_LEN: u8 = 15;
@@ -89,20 +100,26 @@ fn fnv1a(prefix: &Prefix) -> u64 {
 }
 
 /// Opens a prefix list, decompressing when it starts with gzip's magic.
+/// The file is opened and read once: its first bytes are put back in
+/// front of the rest, so a pipe loses none of them.
 fn open(path: &Path) -> Result<Box<dyn BufRead>> {
-    let mut file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let mut magic = [0u8; 2];
-    let n = file
-        .read(&mut magic)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    let file = File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    if n == 2 && magic == [0x1f, 0x8b] {
+    let cannot_read =
+        |err: io::Error| anyhow!("{}: cannot read: {}", path.display(), io_message(&err));
+    let mut file = File::open(path).map_err(cannot_read)?;
+    let mut magic = Vec::with_capacity(GZIP_MAGIC.len());
+    (&mut file)
+        .take(GZIP_MAGIC.len() as u64)
+        .read_to_end(&mut magic)
+        .map_err(cannot_read)?;
+    let gzip = magic == GZIP_MAGIC;
+    let stream = io::Cursor::new(magic).chain(file);
+    if gzip {
         Ok(Box::new(BufReader::with_capacity(
             1 << 16,
-            MultiGzDecoder::new(BufReader::new(file)),
+            MultiGzDecoder::new(BufReader::new(stream)),
         )))
     } else {
-        Ok(Box::new(BufReader::with_capacity(1 << 16, file)))
+        Ok(Box::new(BufReader::with_capacity(1 << 16, stream)))
     }
 }
 
@@ -166,14 +183,20 @@ fn prepare(fib: &mut Fib, family: Family, link_made: &mut bool) -> Result<()> {
     Ok(())
 }
 
-/// Loads the prefix list at `path` into `fib`'s `table`.
+/// Loads the prefix list at `path` into `fib`'s `table`, as it is read.
+///
+/// # Errors
+/// A bad `--nexthops`, a file that cannot be read, a line that is no
+/// prefix or is longer than [`MAX_LINE_BYTES`](fibre_fib::lines::MAX_LINE_BYTES), a prefix the FIB refuses
+/// (`FILE:LINE: ...` each), or a list without prefixes. The prefixes of
+/// the chunks before the bad line are in `fib` by then.
 pub fn import(fib: &mut Fib, path: &Path, table: TableId, nexthops: u16) -> Result<ImportSummary> {
     if !(1..=MAX_NEXTHOPS).contains(&nexthops) {
         bail!("--nexthops: expected a number from 1 to {MAX_NEXTHOPS}, got {nexthops}");
     }
     let started = Instant::now();
     let name = path.display().to_string();
-    let prefixes = read_prefixes(&name, open(path)?)?;
+    let mut lines = LineReader::new(open(path)?);
     let mut summary = ImportSummary {
         v4: 0,
         v6: 0,
@@ -181,54 +204,81 @@ pub fn import(fib: &mut Fib, path: &Path, table: TableId, nexthops: u16) -> Resu
         table,
         elapsed: Duration::ZERO,
     };
-    for (prefix, _) in &prefixes {
-        match prefix.family() {
-            Family::V4 => summary.v4 += 1,
-            Family::V6 => summary.v6 += 1,
-        }
-    }
     let mut link_made = false;
-    for (family, count) in [(Family::V4, summary.v4), (Family::V6, summary.v6)] {
-        if count > 0 {
-            prepare(fib, family, &mut link_made)?;
+    let mut chunk = Vec::with_capacity(CHUNK_PREFIXES);
+    loop {
+        chunk.clear();
+        let more = read_prefixes(&name, &mut lines, &mut chunk)?;
+        for (family, had) in [(Family::V4, summary.v4), (Family::V6, summary.v6)] {
+            if had == 0 && chunk.iter().any(|(prefix, _)| prefix.family() == family) {
+                prepare(fib, family, &mut link_made)?;
+            }
+        }
+        let routes = chunk.iter().map(|(prefix, _)| {
+            let path = NexthopSpec {
+                gateway: Some(gateway_for(prefix, nexthops)),
+                dev: Some(IMPORT_LINK.into()),
+                weight: 1,
+                onlink: false,
+            };
+            (*prefix, path)
+        });
+        fib.import(table, routes).map_err(|err| {
+            let line = chunk.get(err.index).map_or(0, |(_, line)| *line);
+            anyhow!("{name}:{line}: {}: {}", err.prefix, err.error)
+        })?;
+        for (prefix, _) in &chunk {
+            match prefix.family() {
+                Family::V4 => summary.v4 += 1,
+                Family::V6 => summary.v6 += 1,
+            }
+        }
+        if !more {
+            break;
         }
     }
-    let routes = prefixes.iter().map(|(prefix, _)| {
-        let path = NexthopSpec {
-            gateway: Some(gateway_for(prefix, nexthops)),
-            dev: Some(IMPORT_LINK.into()),
-            weight: 1,
-            onlink: false,
-        };
-        (*prefix, path)
-    });
-    fib.import(table, routes).map_err(|err| {
-        let line = prefixes.get(err.index).map_or(0, |(_, line)| *line);
-        anyhow::anyhow!("{name}:{line}: {}: {}", err.prefix, err.error)
-    })?;
+    if summary.v4 + summary.v6 == 0 {
+        bail!("{name}: no prefixes found; expected one prefix per line such as 1.0.0.0/24");
+    }
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
 
-/// Every prefix of the list with its line number; blank and `#` lines are skipped.
-fn read_prefixes(name: &str, reader: Box<dyn BufRead>) -> Result<Vec<(Prefix, usize)>> {
-    let mut prefixes = Vec::new();
-    for (index, line) in reader.lines().enumerate() {
-        let number = index + 1;
-        let line = line
-            .with_context(|| format!("{name}:{number}: cannot read (corrupt gzip or not text)"))?;
+/// Reads prefixes into `chunk`, with their line numbers, until it holds
+/// [`CHUNK_PREFIXES`] (then true) or the list ends (then false); blank
+/// and `#` lines are skipped.
+fn read_prefixes(
+    name: &str,
+    lines: &mut LineReader<Box<dyn BufRead>>,
+    chunk: &mut Vec<(Prefix, usize)>,
+) -> Result<bool> {
+    while chunk.len() < CHUNK_PREFIXES {
+        let line = match lines.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => return Ok(false),
+            Err(LineError::Io(err)) => bail!(
+                "{name}:{}: cannot read (corrupt gzip or not text): {}",
+                lines.line_number(),
+                io_message(&err)
+            ),
+            Err(err) => bail!("{name}:{}: {err}", lines.line_number()),
+        };
+        let number = line.number;
+        let line = std::str::from_utf8(line.bytes).map_err(|err| {
+            anyhow!(
+                "{name}:{number}: not text (invalid UTF-8 at column {}); expected one prefix per \
+                 line such as 1.0.0.0/24",
+                err.valid_up_to() + 1
+            )
+        })?;
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let prefix =
-            parse_prefix_line(line).map_err(|msg| anyhow::anyhow!("{name}:{number}: {msg}"))?;
-        prefixes.push((prefix, number));
+        let prefix = parse_prefix_line(line).map_err(|msg| anyhow!("{name}:{number}: {msg}"))?;
+        chunk.push((prefix, number));
     }
-    if prefixes.is_empty() {
-        bail!("{name}: no prefixes found; expected one prefix per line such as 1.0.0.0/24");
-    }
-    Ok(prefixes)
+    Ok(true)
 }
 
 #[cfg(test)]

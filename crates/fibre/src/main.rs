@@ -1,6 +1,8 @@
 //! `fibre`: the command line. Global options load the FIB (`--config`),
 //! then one subcommand reads or queries it. Exit status: 0 success, 1 usage
-//! or configuration error, 2 a lookup refused (as `ip`).
+//! or configuration error, 2 a lookup refused (as `ip`). A reader that
+//! goes away (`fibre ... | head -1`) ends it quietly, as it ends `ip`
+//! (see [`stdio`]).
 
 mod bench;
 mod cli;
@@ -11,6 +13,7 @@ mod import;
 mod lookup;
 mod outcome;
 mod show;
+mod stdio;
 
 use std::io::{self, BufWriter, Write};
 use std::process::ExitCode;
@@ -61,8 +64,9 @@ fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
+        Err(err) if stdio::closed_pipe(&err) => stdio::exit_on_closed_pipe(),
         Err(err) => {
-            eprintln!("fibre: {err:#}");
+            stdio::warn(format_args!("fibre: {err:#}"));
             ExitCode::from(1)
         }
     }
@@ -78,7 +82,7 @@ fn run(cli: Cli) -> Result<Outcome> {
     if let Some(path) = &cli.config {
         let (loaded, skipped) = config::load(&fib, path, cli.force)?;
         for diagnostic in &skipped {
-            eprintln!("{diagnostic}");
+            stdio::warn(diagnostic);
         }
         fib = loaded;
     }
@@ -134,7 +138,7 @@ fn dispatch(
                     writeln!(out, "{summary}")?;
                     Outcome::Success
                 } else {
-                    eprintln!("{summary}");
+                    stdio::warn(&summary);
                     drop(out);
                     return follow_up(fib, globals, args.then);
                 }
@@ -161,7 +165,12 @@ fn dispatch(
         }
         Command::Lookup => {
             let stdin = io::stdin();
-            lookup::run(&fib, globals.family, globals.json, stdin.lock(), &mut out)?;
+            let how = lookup::Lookup {
+                family: globals.family,
+                json: globals.json,
+                learned,
+            };
+            lookup::run(&fib, how, stdin.lock(), &mut out)?;
             Outcome::Success
         }
         Command::Bench(args) => {

@@ -391,3 +391,41 @@ fn quotes_too_short_and_cut_captures_are_counted_not_used() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("2 ICMP error(s) not used"), "{stderr}");
 }
+
+#[test]
+fn lookup_answers_with_the_exceptions_route_get_shows() {
+    let dir = Scratch::new("lookup");
+    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let dst = Ipv4Addr::new(198, 51, 100, 7);
+    let pcap = dir.file("icmp.pcap", &capture(&[frag_needed(GW, ME, ME, dst, 1300)]));
+    let run = |json: bool, queries: &str| {
+        let mut args = vec!["--config", &config, "--icmp", &pcap];
+        if json {
+            args.push("-j");
+        }
+        args.push("lookup");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fibre"))
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run fibre");
+        std::io::Write::write_all(&mut child.stdin.take().unwrap(), queries.as_bytes()).unwrap();
+        stdout(&child.wait_with_output().unwrap())
+    };
+    let lines = run(false, "198.51.100.7\n198.51.100.9\n198.51.100.7 fibmatch\n");
+    let lines: Vec<String> = lines.lines().map(normalize).collect();
+    assert_eq!(
+        lines,
+        [
+            "198.51.100.7 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 cache expires Xsec mtu 1300",
+            "198.51.100.9 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 cache",
+            "198.51.100.0/24 via 10.0.0.2 dev eth0",
+        ]
+    );
+    let json = run(true, "198.51.100.7\n");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["metrics"][0]["mtu"], 1300);
+    assert!((590..=600).contains(&v["expires"].as_u64().unwrap()));
+}

@@ -3,7 +3,6 @@
 //! ([`ConfigError`]).
 
 use std::fmt;
-use std::path::PathBuf;
 
 /// Why one line (or one `route get` query) was refused.
 ///
@@ -88,13 +87,14 @@ impl fmt::Display for Diagnostic {
 /// Why a configuration was not applied at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file could not be read.
-    #[error("{}: cannot read: {source}", path.display())]
+    /// The file could not be opened or read (the operating system's
+    /// words, once: the error is not also given as a source).
+    #[error("{name}: cannot read: {}", crate::lines::io_message(.error))]
     Io {
         /// The file.
-        path: PathBuf,
+        name: String,
         /// The operating system's error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The file has no bytes at all.
     #[error("{name}: the file is empty; expected ip -batch lines such as \"route add 10.0.0.0/8 dev eth0\"")]

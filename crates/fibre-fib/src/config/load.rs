@@ -1,12 +1,40 @@
-//! Reading a configuration file and applying it all or nothing.
+//! Reading a configuration and applying it all or nothing.
+//!
+//! The file is read line by line through a bounded [`LineReader`], each
+//! line parsed and applied to a clone of the FIB as it comes, as
+//! `ip -batch` streams its input, and as `ip -batch` (`batch()` in
+//! iproute2's `ip/ip.c`) the first refused line, a syntax error or a
+//! command the kernel refuses, ends the reading without `force`: an
+//! endless stream ends there. A configuration is applied all or nothing,
+//! so its text is held until the end (the GRE checks apply it again),
+//! within the limits below: [`MAX_LINE_BYTES`] a line,
+//! [`MAX_CONFIG_BYTES`] and [`MAX_CONFIG_LINES`] a file, and under
+//! `force` [`MAX_DIAGNOSTICS`] refused lines.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::{ConfigError, Diagnostic};
-use super::{parse_str, Statement};
+use super::{parse_str, parse_words, tokenize, Statement};
+use crate::lines::{LineError, LineReader};
 use crate::{Command, Fib, LinkKind, TunnelError};
+
+pub use crate::lines::MAX_LINE_BYTES;
+
+/// The most bytes a configuration may hold (256 MiB: some 6 million
+/// `route add` lines). It is applied all or nothing, so it is held whole.
+pub const MAX_CONFIG_BYTES: u64 = 256 << 20;
+/// The most lines a configuration may hold (8 Mi: some seven full
+/// Internet tables of both families). The limits bound what is held of
+/// the file; the FIB it builds grows with its routes, as the kernel's
+/// does (some 650 bytes a route: 2 million routes peak at 1.3 GB).
+pub const MAX_CONFIG_LINES: usize = 8 << 20;
+/// The most refused lines listed under `force` (without it the first one
+/// ends the reading); reading stops at the next one.
+pub const MAX_DIAGNOSTICS: usize = 1000;
 
 /// Reads `path` and applies it to a clone of `fib`.
 ///
@@ -23,14 +51,19 @@ use crate::{Command, Fib, LinkKind, TunnelError};
 /// Returns the new FIB and the diagnostics of the lines skipped under
 /// `force`; without `force`, any bad line (or refused command) refuses the
 /// whole file and `fib` is untouched (it is never changed: the caller keeps
-/// the old one).
+/// the old one). Pipes and `/dev/stdin` are read as they come.
 pub fn load(fib: &Fib, path: &Path, force: bool) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
-    let text = read_config_file(path)?;
-    apply_str(fib, &path.display().to_string(), &text, force)
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|error| ConfigError::Io {
+        name: name.clone(),
+        error,
+    })?;
+    load_reader(fib, &name, BufReader::with_capacity(1 << 16, file), force)
 }
 
 /// The text of a configuration file; empty and binary (NUL bytes, invalid
-/// UTF-8) files are refused with the line of the first bad byte.
+/// UTF-8) files are refused with the line of the first bad byte, and so
+/// are files over [`MAX_CONFIG_BYTES`].
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("fibre-doc-{}.conf", std::process::id()));
@@ -40,12 +73,36 @@ pub fn load(fib: &Fib, path: &Path, force: bool) -> Result<(Fib, Vec<Diagnostic>
 /// std::fs::remove_file(&path).unwrap();
 /// ```
 pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|source| ConfigError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
     let name = path.display().to_string();
+    let io = |error| ConfigError::Io {
+        name: name.clone(),
+        error,
+    };
+    let mut bytes = Vec::new();
+    File::open(path)
+        .map_err(io)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        let line = 1 + bytes.iter().filter(|b| **b == b'\n').count();
+        return Err(too_big(&name, line, "bytes", MAX_CONFIG_BYTES));
+    }
     text_of(&name, &bytes).map(str::to_string)
+}
+
+/// The refusal of a configuration past one of its limits, on `line`.
+fn too_big(name: &str, line: usize, what: &str, limit: u64) -> ConfigError {
+    ConfigError::Rejected {
+        diagnostics: vec![Diagnostic {
+            file: name.to_string(),
+            line,
+            message: format!(
+                "the configuration is longer than {limit} {what}, the most fibre holds \
+                 (it is applied all or nothing); split it into several files"
+            ),
+        }],
+    }
 }
 
 /// The text of a file, refusing empty and binary ones.
@@ -57,16 +114,44 @@ fn text_of<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, ConfigError> {
     }
     let line_of = |offset: usize| 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count();
     if let Some(offset) = bytes.iter().position(|b| *b == 0) {
-        return Err(ConfigError::Binary {
-            name: name.to_string(),
-            line: line_of(offset),
-            why: format!("a NUL byte at offset {offset}"),
-        });
+        return Err(binary(name, line_of(offset), "a NUL byte", offset as u64));
     }
-    std::str::from_utf8(bytes).map_err(|err| ConfigError::Binary {
+    std::str::from_utf8(bytes).map_err(|err| {
+        binary(
+            name,
+            line_of(err.valid_up_to()),
+            "invalid UTF-8",
+            err.valid_up_to() as u64,
+        )
+    })
+}
+
+fn binary(name: &str, line: usize, what: &str, offset: u64) -> ConfigError {
+    ConfigError::Binary {
         name: name.to_string(),
-        line: line_of(err.valid_up_to()),
-        why: format!("invalid UTF-8 at offset {}", err.valid_up_to()),
+        line,
+        why: format!("{what} at offset {offset}"),
+    }
+}
+
+/// One line of a configuration as text: NUL bytes and invalid UTF-8 make
+/// it (and the file) binary, named by the offset in the stream.
+fn text_line<'a>(
+    name: &str,
+    number: usize,
+    start: u64,
+    line: &'a [u8],
+) -> Result<&'a str, ConfigError> {
+    if let Some(at) = line.iter().position(|b| *b == 0) {
+        return Err(binary(name, number, "a NUL byte", start + at as u64));
+    }
+    std::str::from_utf8(line).map_err(|err| {
+        binary(
+            name,
+            number,
+            "invalid UTF-8",
+            start + err.valid_up_to() as u64,
+        )
     })
 }
 
@@ -110,35 +195,198 @@ pub fn apply_str(
     text: &str,
     force: bool,
 ) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
-    if text.is_empty() {
+    load_reader(fib, name, text.as_bytes(), force)
+}
+
+/// [`apply_str`] on a stream (a file, a pipe): read line by line within
+/// the limits of this module, each line applied as it is read.
+///
+/// # Errors
+/// As [`apply_str`]; a read failure is [`ConfigError::Io`], a line or
+/// file past its limit a [`ConfigError::Rejected`] naming the line.
+///
+/// ```
+/// use fibre_fib::{config, Fib};
+/// // An endless stream of NUL bytes (`/dev/zero`) ends at once.
+/// let zeros = std::io::BufReader::new(std::io::repeat(0));
+/// let err = config::load_reader(&Fib::new(), "stdin", zeros, false).unwrap_err();
+/// assert!(err.to_string().starts_with("stdin:1: not a text file (a NUL byte at offset 0)"), "{err}");
+/// // A line past the limit is refused, naming it.
+/// let long = format!("link add d0 type dummy\n# {}\n", "x".repeat(config::MAX_LINE_BYTES));
+/// let err = config::apply_str(&Fib::new(), "long.conf", &long, false).unwrap_err();
+/// assert!(err.to_string().starts_with("long.conf:2: line longer than 65536 bytes"), "{err}");
+/// ```
+pub fn load_reader(
+    fib: &Fib,
+    name: &str,
+    reader: impl BufRead,
+    force: bool,
+) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
+    let streamed = stream(fib, name, reader, force)?;
+    finish(fib, name, streamed, force)
+}
+
+/// What one pass over the stream left.
+struct Streamed {
+    /// The FIB with every line applied (or those before the first refusal).
+    next: Fib,
+    /// The text read, one line each, for the GRE checks' second pass.
+    text: String,
+    /// Syntax errors, in line order (under `force`: without it the first
+    /// refusal refuses the file).
+    parse_diagnostics: Vec<Diagnostic>,
+    /// Refused commands, in line order.
+    apply_diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads, parses and applies the stream, within the module's limits.
+fn stream(
+    fib: &Fib,
+    name: &str,
+    reader: impl BufRead,
+    force: bool,
+) -> Result<Streamed, ConfigError> {
+    let mut lines = LineReader::new(reader);
+    let mut streamed = Streamed {
+        next: fib.clone(),
+        text: String::new(),
+        parse_diagnostics: Vec::new(),
+        apply_diagnostics: Vec::new(),
+    };
+    let diagnostic = |line: usize, message: String| Diagnostic {
+        file: name.to_string(),
+        line,
+        message,
+    };
+    loop {
+        let number = lines.line_number() + 1;
+        let line = match lines.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(LineError::Io(error)) => {
+                return Err(ConfigError::Io {
+                    name: name.to_string(),
+                    error,
+                })
+            }
+            Err(LineError::TooLong {
+                first_nul: Some(offset),
+                ..
+            }) => return Err(binary(name, number, "a NUL byte", offset)),
+            Err(err @ LineError::TooLong { .. }) => {
+                return Err(refused(streamed, diagnostic(number, err.to_string())));
+            }
+        };
+        let end = line.end;
+        let line = text_line(name, number, line.start, line.bytes)?;
+        if end > MAX_CONFIG_BYTES {
+            return Err(refused(
+                streamed,
+                too_big_line(name, number, "bytes", MAX_CONFIG_BYTES),
+            ));
+        }
+        if number > MAX_CONFIG_LINES {
+            return Err(refused(
+                streamed,
+                too_big_line(name, number, "lines", MAX_CONFIG_LINES as u64),
+            ));
+        }
+        match tokenize(line).and_then(|words| parse_words(&words)) {
+            Ok(commands) => {
+                streamed.text.push_str(line);
+                streamed.text.push('\n');
+                for command in &commands {
+                    if let Err(err) = streamed.next.apply(command) {
+                        let refusal = diagnostic(number, err.to_string());
+                        if !force {
+                            return Err(ConfigError::Rejected {
+                                diagnostics: vec![refusal],
+                            });
+                        }
+                        streamed.apply_diagnostics.push(refusal);
+                    }
+                }
+            }
+            Err(err) => {
+                let refusal = diagnostic(number, err.to_string());
+                if !force {
+                    return Err(ConfigError::Rejected {
+                        diagnostics: vec![refusal],
+                    });
+                }
+                streamed.parse_diagnostics.push(refusal);
+                // An empty line in its place: a second pass parses the
+                // text again, and its line numbers must match.
+                streamed.text.push('\n');
+            }
+        }
+        if streamed.parse_diagnostics.len() + streamed.apply_diagnostics.len() > MAX_DIAGNOSTICS {
+            let stop = diagnostic(
+                number,
+                format!("more than {MAX_DIAGNOSTICS} lines refused; reading stopped here"),
+            );
+            return Err(refused(streamed, stop));
+        }
+    }
+    if lines.bytes_read() == 0 {
         return Err(ConfigError::Empty {
             name: name.to_string(),
         });
     }
-    let parsed = parse_str(name, text);
-    if !parsed.diagnostics.is_empty() && !force {
-        return Err(ConfigError::Rejected {
-            diagnostics: parsed.diagnostics,
-        });
+    Ok(streamed)
+}
+
+/// The limit diagnostic of [`too_big`].
+fn too_big_line(name: &str, line: usize, what: &str, limit: u64) -> Diagnostic {
+    match too_big(name, line, what, limit) {
+        ConfigError::Rejected { mut diagnostics } => diagnostics.remove(0),
+        _ => unreachable!("too_big builds a refusal"),
     }
+}
+
+/// The file refused at `last`: the refusals found so far, then it.
+fn refused(streamed: Streamed, last: Diagnostic) -> ConfigError {
+    let mut diagnostics = streamed.parse_diagnostics;
+    diagnostics.extend(streamed.apply_diagnostics);
+    diagnostics.sort_by_key(|d| d.line);
+    diagnostics.push(last);
+    ConfigError::Rejected { diagnostics }
+}
+
+/// The refusals of a pass, and the tunnels' checks on what it built.
+fn finish(
+    fib: &Fib,
+    name: &str,
+    streamed: Streamed,
+    force: bool,
+) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
+    let Streamed {
+        next,
+        text,
+        parse_diagnostics,
+        apply_diagnostics,
+    } = streamed;
     // Tunnels are checked against the whole configuration once it is
     // applied: their `local` address may be added later in the file. A
     // refusal under `force` skips the line it is placed on by applying
     // the file again without it, so the result is as if that line were
     // bad. Each round skips at least one more applied line, so this ends.
+    // The statements are parsed again from the text only when a tunnel
+    // needs it.
+    let mut statements: Option<Vec<Statement>> = None;
     let mut skipped_lines = BTreeSet::new();
     let mut tunnel_diagnostics = Vec::new();
+    let (mut next, mut diagnostics) = (next, apply_diagnostics);
     loop {
-        let (next, mut diagnostics) =
-            apply_statements(fib, name, &parsed.statements, &skipped_lines, force)?;
         let faults = tunnel_faults(&next);
         let refused = if faults.is_empty() {
             Vec::new()
         } else {
-            blame(fib, name, &parsed.statements, &skipped_lines, faults)
+            let statements = statements.get_or_insert_with(|| parse_str(name, &text).statements);
+            blame(fib, name, statements, &skipped_lines, faults)
         };
         if refused.is_empty() {
-            diagnostics.extend(parsed.diagnostics);
+            diagnostics.extend(parse_diagnostics);
             diagnostics.extend(tunnel_diagnostics);
             diagnostics.sort_by_key(|d| d.line);
             return Ok((next, diagnostics));
@@ -150,6 +398,8 @@ pub fn apply_str(
         }
         skipped_lines.extend(refused.iter().map(|d| d.line));
         tunnel_diagnostics.extend(refused);
+        let statements = statements.as_deref().unwrap_or_default();
+        (next, diagnostics) = apply_statements(fib, name, statements, &skipped_lines, force)?;
     }
 }
 

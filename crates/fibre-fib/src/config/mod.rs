@@ -20,10 +20,12 @@
 //! the grammar modules), so a [`Command`] is exactly the request `ip` would
 //! send the kernel.
 //!
-//! Loading is all or nothing: every line is parsed first, then the
-//! commands are applied one by one to a clone of the [`Fib`], which is kept
-//! only when all succeed. With `force` (`ip -force -batch`), bad lines are
-//! reported and skipped and the rest is applied.
+//! Loading is all or nothing: the lines are read, parsed and applied one
+//! by one to a clone of the [`Fib`] as they come (within stated limits, see
+//! [`load_reader`]), which is kept only when all succeed; as `ip -batch`,
+//! the first bad line (a syntax error or a refused command) ends the
+//! reading. With `force` (`ip -force -batch`), bad lines are reported and
+//! skipped and the rest is applied.
 
 mod addr;
 mod error;
@@ -43,7 +45,10 @@ mod tests;
 pub use error::{ConfigError, Diagnostic, ParseError};
 pub use get::{parse_route_get, RouteGetQuery};
 pub use lexer::tokenize;
-pub use load::{apply_str, load, read_config_file};
+pub use load::{
+    apply_str, load, load_reader, read_config_file, MAX_CONFIG_BYTES, MAX_CONFIG_LINES,
+    MAX_DIAGNOSTICS, MAX_LINE_BYTES,
+};
 
 use crate::command::{AddrOp, Command, RouteOp, RuleOp};
 use crate::types::Family;

@@ -25,7 +25,9 @@ pub struct CacheInfo {
 }
 
 /// The answer as `ip route get` prints it (IPv4: two lines, the second
-/// `    cache ...`; IPv6: one), newline included.
+/// `    cache ...`; IPv6: one), newline included. (The commands answer
+/// through [`answer_text_cached`]; this short form serves the tests.)
+#[cfg(test)]
 pub fn answer_text(
     names: &dyn DeviceNames,
     answer: &RouteAnswer,
@@ -139,15 +141,17 @@ pub fn answer_text_cached(
     out
 }
 
-/// The answer on one line, for `fibre lookup`: the text form with the
-/// `cache` line joined and the trailing blanks trimmed.
+/// The answer on one line, for `fibre lookup`: the text form (with its
+/// route cache exception, if any) with the `cache` line joined and the
+/// trailing blanks trimmed.
 pub fn answer_line(
     names: &dyn DeviceNames,
     answer: &RouteAnswer,
     uid: u32,
     fibmatch: bool,
+    cache: Option<&CacheInfo>,
 ) -> String {
-    let text = answer_text(names, answer, uid, fibmatch);
+    let text = answer_text_cached(names, answer, uid, fibmatch, cache);
     text.split(['\n', '\t'])
         .map(str::trim)
         .filter(|part| !part.is_empty())
@@ -155,7 +159,9 @@ pub fn answer_line(
         .join(" ")
 }
 
-/// The answer as one `ip -j route get` object.
+/// The answer as one `ip -j route get` object. (The commands answer
+/// through [`answer_json_cached`]; this short form serves the tests.)
+#[cfg(test)]
 pub fn answer_json(
     names: &dyn DeviceNames,
     answer: &RouteAnswer,
@@ -369,7 +375,7 @@ mod tests {
             r#"{"dst":"10.1.0.5","gateway":"10.0.0.2","dev":"eth0","prefsrc":"10.0.0.1","flags":[],"uid":0,"cache":[]}"#
         );
         assert_eq!(
-            answer_line(&names(), &a, 0, false),
+            answer_line(&names(), &a, 0, false, None),
             "10.1.0.5 via 10.0.0.2 dev eth0 src 10.0.0.1 uid 0 cache"
         );
     }
