@@ -12,9 +12,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::protect::{PerCpuLock, Protected, RwLockProtected};
 use fibre_fib::shared::{BatchMode, FibReader, FibWriter, SharedFib};
 use fibre_fib::{Command, Errno, Fib, Forward6, LinkIndex};
-use fibre_rcu::protect::{PerCpuLock, Protected, RwLockProtected};
 
 /// A per-CPU-lock reader's slot (the type is not exported by name).
 type PerCpuReader = <PerCpuLock<Fib> as Protected<Fib>>::Reader;
