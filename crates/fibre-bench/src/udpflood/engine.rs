@@ -364,7 +364,7 @@ fn build_frame(buf: &mut [u8], route: &Route, key: &FlowKeyV4, payload: usize) -
     Some(total)
 }
 
-/// The flow of thread `t`: as in the seed's udpflood, every sender aims
+/// The flow of thread `t`: as in the percpu nh_rth_output measurement, every sender aims
 /// at one destination (one 3.5 cache entry, one nexthop); ports differ.
 fn flow(t: usize) -> FlowKeyV4 {
     FlowKeyV4 {
