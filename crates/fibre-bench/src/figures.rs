@@ -1,10 +1,22 @@
-//! The summary figures that experiments living in other crates
-//! (`fibre-dev`, `fibre-route`) return, mapped onto [`Measurement`] rows.
+//! The summary figures that the engines of `udpflood`, `refcnt` and
+//! `greflood` return, mapped onto [`Measurement`] rows.
 
-use fibre_dev::greflood::SummaryFigure;
 use serde_json::json;
 
 use crate::report::{ExperimentReport, Measurement};
+
+/// One figure for a benchmark summary table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryFigure {
+    /// The case, e.g. `greflood lltx 2 thread(s)`.
+    pub name: String,
+    /// The figure.
+    pub value: f64,
+    /// Its unit.
+    pub unit: &'static str,
+    /// The ratio to another figure, and that figure's name.
+    pub ratio_to: Option<(f64, String)>,
+}
 
 /// One summary row per figure, with its ratio where it has one.
 pub fn measurements(figures: Vec<SummaryFigure>) -> Vec<Measurement> {

@@ -8,9 +8,19 @@
 //! collects their rows into one summary table, so an experiment added to
 //! [`registry`] joins that table without further wiring.
 //!
-//! Today the registry holds [`lookup::LookupExperiment`]: fibre's LPM engine
+//! The registry holds [`lookup::LookupExperiment`] (fibre's LPM engine
 //! against the crates `prefix-trie`, `poptrie` and
-//! `ip_network_table-deps-treebitmap` on the RIPE NCC RIS tables.
+//! `ip_network_table-deps-treebitmap` on the RIPE NCC RIS tables) and the
+//! experiments of the route cache, the devices and RCU: [`udpflood`],
+//! [`refcnt`], [`greflood`] and [`synflood`]. Each keeps its engine here
+//! (`udpflood::engine`, ...) and measures an optimisation of the libraries
+//! against its "before": written here over the libraries' public API where
+//! it can be (the global route cache of linux-3.5, the refcount layouts,
+//! the lock-based [`protect`] strategies), or, where the before has to live
+//! inside a library struct (the route cache's shared output slot, the locked
+//! GRE transmit), built into the library by its `baselines` cargo feature,
+//! which only this crate enables, so that a router built from the libraries
+//! never carries them.
 //!
 //! ```no_run
 //! use fibre_bench::{Options, run};
@@ -36,6 +46,7 @@ pub mod greflood;
 pub mod lookup;
 pub mod nexthop;
 pub mod progress;
+pub mod protect;
 pub mod queries;
 pub mod refcnt;
 pub mod report;

@@ -133,7 +133,7 @@ impl Span {
 }
 
 /// This thread's CPU time, when the system tells it.
-fn thread_cpu_time() -> Option<Duration> {
+pub(crate) fn thread_cpu_time() -> Option<Duration> {
     cpu_time::ThreadTime::try_now()
         .ok()
         .map(|t| t.as_duration())
@@ -228,6 +228,71 @@ pub fn rate_parallel(plan: &Plan, threads: usize, pass: impl Fn(usize) -> u64 + 
     let wall: Vec<f64> = runs.iter().map(|r| r.0).collect();
     let cpu: Vec<f64> = runs.iter().map(|r| r.1).collect();
     Rate::of(&wall, &cpu)
+}
+
+/// Wall time of a set of threads run together ([`run_threads`]) and the CPU
+/// time each used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadTimes {
+    /// From the common start to the last thread's end.
+    pub wall: Duration,
+    /// CPU time per thread, in thread order (its wall time where the system
+    /// does not tell CPU time).
+    pub cpu: Vec<Duration>,
+}
+
+impl ThreadTimes {
+    /// All threads' CPU time together.
+    pub fn cpu_total(&self) -> Duration {
+        self.cpu.iter().sum()
+    }
+}
+
+/// Runs `body(i)` once on each of `threads` threads released together (a
+/// start barrier); returns the wall time of the whole set, each thread's
+/// CPU time (the machine is shared, so CPU time is the figure that survives
+/// other load) and each body's result.
+///
+/// ```
+/// use fibre_bench::timing::run_threads;
+/// let (times, results) = run_threads(2, |i| i * 10);
+/// assert_eq!((results, times.cpu.len()), (vec![0, 10], 2));
+/// ```
+pub fn run_threads<R: Send>(
+    threads: usize,
+    body: impl Fn(usize) -> R + Sync,
+) -> (ThreadTimes, Vec<R>) {
+    let barrier = Barrier::new(threads + 1);
+    let (wall, results) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let barrier = &barrier;
+                let body = &body;
+                s.spawn(move || {
+                    barrier.wait();
+                    let (cpu0, wall0) = (thread_cpu_time(), Instant::now());
+                    let r = body(i);
+                    let cpu = match (cpu0, thread_cpu_time()) {
+                        (Some(a), Some(b)) if b >= a => b - a,
+                        _ => wall0.elapsed(),
+                    };
+                    (cpu, r)
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        let results: Vec<(Duration, R)> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect();
+        (start.elapsed(), results)
+    });
+    let (cpu, results) = results.into_iter().unzip();
+    (ThreadTimes { wall, cpu }, results)
 }
 
 /// Runs `step` once and returns how long it took.

@@ -9,8 +9,13 @@
 //!   lockless or locked transmit, `iseq`/`icsum`/key checks on receipt;
 //! * [`route`]: what a tunnel needs from the route cache, with
 //!   [`FibRoutes`] over `fibre_fib` and a fixed table for tests;
-//! * [`stats`]: per-worker counters, summed when read, and `ip -s link`;
-//! * [`greflood`]: the locked-versus-lockless transmit experiment.
+//! * [`stats`]: per-worker counters, summed when read, and `ip -s link`.
+//!
+//! [`WorkerId`] and [`DropReason`] are `fibre-base`'s, re-exported: every
+//! layer shares them. The locked-versus-lockless transmit experiment lives
+//! in fibre-bench (`fibre bench greflood`); its "before", a locked transmit
+//! (`TxMode::Locked`), is built only with the `baselines` feature, which
+//! only fibre-bench enables.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -38,10 +43,8 @@
 #![deny(missing_docs)]
 
 pub mod device;
-mod drop_reason;
 mod fib_routes;
 pub mod gre;
-pub mod greflood;
 mod packet;
 mod registry;
 pub mod route;
@@ -49,8 +52,9 @@ pub mod stats;
 mod worker;
 
 pub use device::{Device, DeviceType, Port};
-pub use drop_reason::{DropClass, DropReason};
 pub use fib_routes::FibRoutes;
+/// Re-exported from `fibre-base`, where every layer shares them.
+pub use fibre_base::{DropClass, DropReason, WorkerId};
 pub use packet::{PacketBatch, PacketBuf, PacketTooLong, Verdict};
 pub use registry::{Registry, RegistryError, RxReport, TxReport};
-pub use worker::{WorkerId, MAX_WORKERS};
+pub use worker::MAX_WORKERS;

@@ -35,7 +35,7 @@ pub enum RouteError {
     },
 }
 
-/// The interface a tunnel needs from the route cache (issue 4).
+/// The interface a tunnel needs from the route cache (`fibre_route::RouteCache`).
 ///
 /// `resolve` may be slow (a FIB lookup, a lock): tunnels call it once per
 /// worker per [`UnderlayRoutes::generation`], never per packet.

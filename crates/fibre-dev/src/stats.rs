@@ -10,15 +10,14 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::drop_reason::{DropClass, DropReason};
-use crate::WorkerId;
+use fibre_base::{CachePadded, CACHE_LINE};
 
-/// One worker's counters.
-///
-/// 128-byte alignment rather than 64: x86-64's adjacent-line prefetcher
-/// pulls cache lines in pairs, so two workers' 64-byte slots side by side
-/// would still contend (crossbeam's `CachePadded` makes the same choice).
-#[repr(C, align(128))]
+use crate::{DropClass, DropReason, WorkerId};
+
+/// One worker's counters, kept in a [`CachePadded`] slot so that two
+/// workers' counters never share a cache line (nor, on x86-64, a line
+/// pair the adjacent-line prefetcher fetches together).
+#[repr(C)]
 #[derive(Debug, Default)]
 pub struct WorkerCounters {
     rx_packets: AtomicU64,
@@ -28,10 +27,17 @@ pub struct WorkerCounters {
     drops: [AtomicU64; DropReason::COUNT],
 }
 
-const _: () = assert!(core::mem::align_of::<WorkerCounters>() == 128);
-const _: () = assert!(core::mem::size_of::<WorkerCounters>() % 128 == 0);
-const _: () = assert!(core::mem::size_of::<WorkerCounters>() == 256); // 4 + 21 counters, padded
-const _: () = assert!(core::mem::offset_of!(WorkerCounters, drops) == 32);
+const _: () = assert!(
+    core::mem::size_of::<CachePadded<WorkerCounters>>() % CACHE_LINE == 0
+        && core::mem::align_of::<CachePadded<WorkerCounters>>() == CACHE_LINE,
+    "a worker's counters must fill whole cache lines of their own: if this \
+     fires, keep the slots in CachePadded"
+);
+const _: () = assert!(
+    core::mem::offset_of!(WorkerCounters, drops) == 32,
+    "the drop counters follow the four packet/byte counters: if this fires, \
+     re-check WorkerCounters' field order"
+);
 
 /// What one worker adds after a batch (kept on its stack, so the shared
 /// counters see one add per field per batch).
@@ -71,14 +77,14 @@ impl BatchCounts {
 /// ```
 #[derive(Debug)]
 pub struct DeviceStats {
-    slots: Box<[WorkerCounters]>,
+    slots: Box<[CachePadded<WorkerCounters>]>,
 }
 
 impl DeviceStats {
     /// Slots for `workers` workers (at least one).
     pub fn new(workers: usize) -> DeviceStats {
         let slots = (0..workers.max(1))
-            .map(|_| WorkerCounters::default())
+            .map(|_| CachePadded::new(WorkerCounters::default()))
             .collect();
         DeviceStats { slots }
     }

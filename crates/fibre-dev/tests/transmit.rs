@@ -361,7 +361,11 @@ fn route_changes_are_picked_up_without_per_packet_lookups() {
 /// increasing per worker, in both modes.
 #[test]
 fn oseq_numbers_are_unique_and_ordered_per_worker() {
-    for mode in [TxMode::Lltx, TxMode::Locked] {
+    for mode in [
+        TxMode::Lltx,
+        #[cfg(feature = "baselines")]
+        TxMode::Locked,
+    ] {
         let tokens = [
             "t0",
             "type",

@@ -56,6 +56,21 @@ impl Error {
     /// The number of variants: the size of a per-reason counter array.
     pub const COUNT: usize = 11;
 
+    /// Every variant, in [`Error::index`] order.
+    pub const ALL: [Error; Error::COUNT] = [
+        Error::Truncated,
+        Error::BadVersion,
+        Error::BadChecksum,
+        Error::BadHeaderLength,
+        Error::BadLength,
+        Error::BadOption,
+        Error::BadFragment,
+        Error::GreRoutingPresent,
+        Error::ZeroUdpChecksum,
+        Error::Unrecognized,
+        Error::Unencodable,
+    ];
+
     /// A dense index in `0..Error::COUNT`, for per-reason drop counters.
     ///
     /// ```
@@ -80,6 +95,40 @@ impl Error {
     }
 }
 
+/// The drop reason a refused packet is counted under: one taxonomy for
+/// every layer ([`fibre_base::DropReason`], after Linux's
+/// `enum skb_drop_reason`). A layer that knows more (a tunnel's outer header)
+/// may refine the answer.
+///
+/// ```
+/// use fibre_base::DropReason;
+/// use fibre_net::Error;
+/// assert_eq!(DropReason::from(Error::Truncated), DropReason::Truncated);
+/// assert_eq!(DropReason::from(Error::BadOption), DropReason::BadIpHeader);
+/// ```
+impl From<Error> for fibre_base::DropReason {
+    fn from(error: Error) -> Self {
+        use fibre_base::DropReason;
+        match error {
+            // SKB_DROP_REASON_PKT_TOO_SMALL / HDR_TRUNC.
+            Error::Truncated => DropReason::Truncated,
+            Error::BadVersion => DropReason::BadVersion,
+            // SKB_DROP_REASON_IP_CSUM / UDP_CSUM; RFC 8200 makes a zero UDP
+            // checksum over IPv6 a checksum error (udp6_csum_init).
+            Error::BadChecksum | Error::ZeroUdpChecksum => DropReason::BadChecksum,
+            // SKB_DROP_REASON_IP_INHDR: ip_rcv_core's header checks.
+            Error::BadHeaderLength | Error::BadLength | Error::BadOption | Error::BadFragment => {
+                DropReason::BadIpHeader
+            }
+            Error::GreRoutingPresent => DropReason::RoutingPresent,
+            // SKB_DROP_REASON_UNHANDLED_PROTO.
+            Error::Unrecognized => DropReason::UnknownProtocol,
+            // Only emitting fails so: the packet cannot be written as given.
+            Error::Unencodable => DropReason::BadInnerPacket,
+        }
+    }
+}
+
 /// The result of parsing or emitting a packet.
 pub type Result<T> = core::result::Result<T, Error>;
 
@@ -89,24 +138,29 @@ mod tests {
 
     #[test]
     fn indices_are_dense_and_distinct() {
-        let all = [
-            Error::Truncated,
-            Error::BadVersion,
-            Error::BadChecksum,
-            Error::BadHeaderLength,
-            Error::BadLength,
-            Error::BadOption,
-            Error::BadFragment,
-            Error::GreRoutingPresent,
-            Error::ZeroUdpChecksum,
-            Error::Unrecognized,
-            Error::Unencodable,
-        ];
+        let all = Error::ALL;
         assert_eq!(all.len(), Error::COUNT);
         let mut seen = [false; Error::COUNT];
         for e in all {
             assert!(!seen[e.index()], "{e:?} shares an index");
             seen[e.index()] = true;
         }
+    }
+
+    #[test]
+    fn every_wire_error_maps_to_a_receive_or_transmit_drop() {
+        use fibre_base::{DropClass, DropReason};
+        let parse_errors = Error::ALL.into_iter().filter(|e| *e != Error::Unencodable);
+        for e in parse_errors {
+            let class = DropReason::from(e).class();
+            assert!(
+                matches!(class, DropClass::RxErrors | DropClass::RxDropped),
+                "{e:?} parses a received packet, yet maps to {class:?}"
+            );
+        }
+        assert_eq!(
+            DropReason::from(Error::Unencodable).class(),
+            DropClass::TxDropped
+        );
     }
 }

@@ -7,7 +7,8 @@
 //! `Repr`, the parsed meaning, with `parse` (which verifies checksums and
 //! semantics) and `emit` (which writes a header in front of a payload that
 //! is already in the buffer). Nothing here allocates; every failure is an
-//! [`Error`] variant, never a panic.
+//! [`Error`] variant, never a panic, and each maps onto the drop reason it
+//! is counted under (`From<Error> for fibre_base::DropReason`).
 //!
 //! Modules: [`ethernet`], [`arp`], [`ipv4`], [`ipv6`], [`udp`],
 //! [`icmpv4`], [`icmpv6`], [`gre`], plus [`checksum`], [`ip`] (protocol

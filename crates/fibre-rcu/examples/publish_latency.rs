@@ -21,7 +21,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use fibre_rcu::{CacheAligned, Domain, RcuCell};
+use fibre_base::CachePadded;
+use fibre_rcu::{Domain, RcuCell};
 
 const BATCH: usize = 32;
 
@@ -77,8 +78,8 @@ fn main() -> ExitCode {
     let domain = Domain::new();
     let cell = RcuCell::new(&domain, 0u64);
     // The newest version each reader has seen, one cache line per reader.
-    let seen: Vec<CacheAligned<AtomicU64>> = (0..settings.readers)
-        .map(|_| CacheAligned::new(AtomicU64::new(0)))
+    let seen: Vec<CachePadded<AtomicU64>> = (0..settings.readers)
+        .map(|_| CachePadded::new(AtomicU64::new(0)))
         .collect();
     let stop = AtomicBool::new(false);
     let (mut publish, mut visible, mut grace) = (Vec::new(), Vec::new(), Vec::new());

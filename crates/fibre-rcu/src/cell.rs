@@ -10,9 +10,9 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering::{AcqRel, Acquire};
 
 use crate::domain::{Domain, DomainShared};
-use crate::padded::CacheAligned;
 use crate::reader::ReadGuard;
 use crate::sync::{lock, Arc, AtomicPtr, Backoff, Mutex, MutexGuard};
+use fibre_base::CachePadded;
 
 /// A value readers load without locks while one writer at a time replaces
 /// it (read-copy-update).
@@ -47,7 +47,7 @@ use crate::sync::{lock, Arc, AtomicPtr, Backoff, Mutex, MutexGuard};
 /// assert_eq!(table.pending().versions, 0);
 /// ```
 pub struct RcuCell<T> {
-    hot: CacheAligned<Hot<T>>,
+    hot: CachePadded<Hot<T>>,
     writer: Mutex<WriterState<T>>,
     options: CellOptions<T>,
     /// The cell owns `T`s: sending the cell sends them, sharing it shares
@@ -67,9 +67,16 @@ struct Hot<T> {
 
 #[cfg(not(loom))]
 const _: () = {
-    assert!(std::mem::offset_of!(Hot<u8>, current) == 0);
-    assert!(std::mem::size_of::<Hot<u8>>() <= crate::CACHE_LINE);
-    assert!(std::mem::size_of::<CacheAligned<Hot<u8>>>() == crate::CACHE_LINE);
+    assert!(
+        std::mem::offset_of!(Hot<u8>, current) == 0,
+        "the published pointer must be the first word of the hot line"
+    );
+    assert!(
+        std::mem::size_of::<CachePadded<Hot<u8>>>() == fibre_base::CACHE_LINE,
+        "a cell's hot fields (pointer and domain) must fit one cache line of \
+         their own: every read loads them, the writer's bookkeeping must not \
+         share the line; if this fires, Hot grew past CACHE_LINE"
+    );
 };
 
 struct WriterState<T> {
@@ -139,7 +146,7 @@ impl<T> CellBuilder<'_, T> {
     /// Creates the cell, publishing `value` as its first version.
     pub fn build(self, value: T) -> RcuCell<T> {
         RcuCell {
-            hot: CacheAligned::new(Hot {
+            hot: CachePadded::new(Hot {
                 current: AtomicPtr::new(Box::into_raw(Box::new(value))),
                 domain: Arc::clone(&self.domain.shared),
             }),

@@ -4,10 +4,10 @@ use std::fmt;
 use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, SeqCst};
 use std::time::{Duration, Instant};
 
-use crate::padded::CacheAligned;
 use crate::reader::{ReaderHandle, ReaderSlot, OFFLINE};
 use crate::stall::{Lag, LagCheck, StallCallback, StallReport};
 use crate::sync::{fence, lock, Arc, AtomicU64, AtomicUsize, Backoff, Mutex};
+use fibre_base::{CachePadded, WorkerId};
 
 /// The first epoch; 0 is reserved for "offline" in reader slots.
 const FIRST_EPOCH: u64 = 1;
@@ -83,11 +83,11 @@ impl DomainBuilder {
     pub fn build(self) -> Domain {
         Domain {
             shared: Arc::new(DomainShared {
-                epoch: CacheAligned::new(AtomicU64::new(FIRST_EPOCH)),
+                epoch: CachePadded::new(AtomicU64::new(FIRST_EPOCH)),
                 registry: Mutex::new(Registry::default()),
                 stall_after: self.stall_after.unwrap_or(DEFAULT_STALL_AFTER),
                 on_stall: self.on_stall,
-                counters: CacheAligned::new(WriterCounters {
+                counters: CachePadded::new(WriterCounters {
                     stalls_detected: AtomicU64::new(0),
                     pending_versions: AtomicUsize::new(0),
                     pending_bytes: AtomicUsize::new(0),
@@ -130,11 +130,11 @@ pub(crate) struct DomainShared {
     /// Advanced by writers (one RMW per publication); read by readers once
     /// per quiescent report. On its own lines so that the registry mutex and
     /// the counters, written only by writers, do not invalidate it.
-    epoch: CacheAligned<AtomicU64>,
+    epoch: CachePadded<AtomicU64>,
     registry: Mutex<Registry>,
     stall_after: Duration,
     on_stall: Option<StallCallback>,
-    counters: CacheAligned<WriterCounters>,
+    counters: CachePadded<WriterCounters>,
 }
 
 /// Counters only writers touch.
@@ -152,6 +152,7 @@ struct Registry {
 
 struct Registered {
     id: u64,
+    worker: Option<WorkerId>,
     label: String,
     slot: Arc<ReaderSlot>,
     lag: Option<Lag>,
@@ -191,6 +192,27 @@ impl Domain {
     /// assert_eq!(domain.stats().readers_registered, 0);
     /// ```
     pub fn register(&self) -> ReaderHandle {
+        self.register_as(None)
+    }
+
+    /// Registers the calling thread as the reader of `worker` (the core it
+    /// forwards for), online from now on: the handle and its stall reports
+    /// name the worker, the same [`WorkerId`] the route cache's per-core
+    /// slots and the devices' statistics are indexed by.
+    ///
+    /// ```
+    /// use fibre_base::WorkerId;
+    /// use fibre_rcu::Domain;
+    /// let domain = Domain::new();
+    /// let reader = domain.register_worker(WorkerId::new(3));
+    /// assert_eq!(reader.worker(), Some(WorkerId::new(3)));
+    /// assert_eq!(domain.register().worker(), None);
+    /// ```
+    pub fn register_worker(&self, worker: WorkerId) -> ReaderHandle {
+        self.register_as(Some(worker))
+    }
+
+    fn register_as(&self, worker: Option<WorkerId>) -> ReaderHandle {
         let label = std::thread::current().name().map(str::to_owned);
         let slot = Arc::new(ReaderSlot::new());
         let id = {
@@ -199,13 +221,17 @@ impl Domain {
             registry.next_id += 1;
             registry.readers.push(Registered {
                 id,
-                label: label.unwrap_or_else(|| format!("reader-{id}")),
+                worker,
+                label: label.unwrap_or_else(|| match worker {
+                    Some(worker) => worker.to_string(),
+                    None => format!("reader-{id}"),
+                }),
                 slot: Arc::clone(&slot),
                 lag: None,
             });
             id
         };
-        let handle = ReaderHandle::new(Arc::clone(&self.shared), slot, id);
+        let handle = ReaderHandle::new(Arc::clone(&self.shared), slot, id, worker);
         handle.slot().come_online(&self.shared);
         handle
     }
@@ -369,6 +395,7 @@ impl DomainShared {
                 {
                     reports.push(StallReport {
                         reader_id: reader.id,
+                        worker: reader.worker,
                         reader_label: reader.label.clone(),
                         observed_epoch: observed,
                         needed_epoch: needed,
@@ -383,6 +410,7 @@ impl DomainShared {
             self.counters.stalls_detected.fetch_add(1, Relaxed);
             tracing::warn!(
                 reader_id = report.reader_id,
+                worker = report.worker.map(|w| w.index()),
                 reader = %report.reader_label,
                 observed_epoch = report.observed_epoch,
                 needed_epoch = report.needed_epoch,

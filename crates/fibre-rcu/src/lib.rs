@@ -27,9 +27,6 @@
 //!   callback, each with the versions and bytes it pins). A cell can bound
 //!   its pending versions ([`CellBuilder::max_pending`]).
 //!
-//! For comparison, [`protect`] puts the same `T` behind a reader/writer lock,
-//! a per-CPU lock or RCU with one trait, [`protect::Protected`].
-//!
 //! ```
 //! use fibre_rcu::{Domain, RcuCell};
 //! let domain = Domain::new();
@@ -94,21 +91,18 @@
 //! Miri (nightly, `rustup component add --toolchain nightly miri rust-src`)
 //! runs the tests that drive the `unsafe` code through readers, writers,
 //! offline readers and reclamation: `MIRIFLAGS=-Zmiri-disable-isolation
-//! cargo +nightly miri test -p fibre-rcu --lib --test offline --test
-//! protect` (10 tests, no undefined behaviour found on 2026-11-30; about 3
+//! cargo +nightly miri test -p fibre-rcu --lib --test offline` (and
+//! `-p fibre-bench --test protect` for the adapter over [`RcuCell`]; 10 tests, no undefined behaviour found on 2026-11-30; about 3
 //! minutes). The stress and proptest suites are too slow under Miri; loom
 //! covers the protocol.
 
 mod cell;
 mod domain;
-mod padded;
-pub mod protect;
 mod reader;
 mod stall;
 mod sync;
 
 pub use cell::{Backpressure, CellBuilder, Pending, RcuCell, WriteBatch, WrongDomain};
 pub use domain::{Domain, DomainBuilder, DomainStats, GracePeriodTimeout, DEFAULT_STALL_AFTER};
-pub use padded::{CacheAligned, CACHE_LINE};
 pub use reader::{Offline, ReadGuard, ReaderHandle};
 pub use stall::{StallCallback, StallReport};

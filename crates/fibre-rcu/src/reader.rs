@@ -4,6 +4,8 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 
+use fibre_base::{CachePadded, WorkerId};
+
 use crate::domain::{Domain, DomainShared};
 use crate::sync::{fence, Arc, AtomicU64};
 
@@ -14,33 +16,26 @@ pub(crate) const OFFLINE: u64 = 0;
 /// [`OFFLINE`].
 ///
 /// Only its reader writes it (plain stores, never a read-modify-write);
-/// writers read it during grace periods. It fills whole cache lines so that
-/// two readers' reports never share a line: 128 bytes on x86-64 because
-/// Intel's adjacent-line prefetcher pairs 64-byte lines (and on aarch64,
-/// where several cores prefetch 128 bytes), 64 elsewhere.
-#[cfg_attr(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    repr(C, align(128))
-)]
-#[cfg_attr(
-    not(any(target_arch = "x86_64", target_arch = "aarch64")),
-    repr(C, align(64))
-)]
+/// writers read it during grace periods. It fills whole cache lines
+/// ([`CachePadded`]) so that two readers' reports never share a line.
 pub(crate) struct ReaderSlot {
-    observed: AtomicU64,
+    observed: CachePadded<AtomicU64>,
 }
 
 #[cfg(not(loom))]
-const _: () = {
-    assert!(std::mem::align_of::<ReaderSlot>() == crate::CACHE_LINE);
-    assert!(std::mem::size_of::<ReaderSlot>() == crate::CACHE_LINE);
-    assert!(std::mem::offset_of!(ReaderSlot, observed) == 0);
-};
+const _: () = assert!(
+    std::mem::align_of::<ReaderSlot>() == fibre_base::CACHE_LINE
+        && std::mem::size_of::<ReaderSlot>() == fibre_base::CACHE_LINE,
+    "a reader's quiescent-state slot must fill exactly one cache line: \
+     writers scan it while its reader stores to it, so a neighbour on the \
+     line would bounce with every report; if this fires, re-check \
+     ReaderSlot's padding"
+);
 
 impl ReaderSlot {
     pub(crate) fn new() -> Self {
         ReaderSlot {
-            observed: AtomicU64::new(OFFLINE),
+            observed: CachePadded::new(AtomicU64::new(OFFLINE)),
         }
     }
 
@@ -125,11 +120,22 @@ pub struct ReaderHandle {
     shared: Arc<DomainShared>,
     slot: Arc<ReaderSlot>,
     id: u64,
+    worker: Option<WorkerId>,
 }
 
 impl ReaderHandle {
-    pub(crate) fn new(shared: Arc<DomainShared>, slot: Arc<ReaderSlot>, id: u64) -> Self {
-        ReaderHandle { shared, slot, id }
+    pub(crate) fn new(
+        shared: Arc<DomainShared>,
+        slot: Arc<ReaderSlot>,
+        id: u64,
+        worker: Option<WorkerId>,
+    ) -> Self {
+        ReaderHandle {
+            shared,
+            slot,
+            id,
+            worker,
+        }
     }
 
     pub(crate) fn slot(&self) -> &ReaderSlot {
@@ -216,6 +222,12 @@ impl ReaderHandle {
     /// This reader's id (unique within its domain; used in stall reports).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// The worker this reader reads for, when registered with
+    /// [`Domain::register_worker`].
+    pub fn worker(&self) -> Option<WorkerId> {
+        self.worker
     }
 
     /// The domain the reader belongs to.

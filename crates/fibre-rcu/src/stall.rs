@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 pub struct StallReport {
     /// The reader's id, as [`ReaderHandle::id`](crate::ReaderHandle::id) gives it.
     pub reader_id: u64,
+    /// The worker the reader was registered for
+    /// ([`Domain::register_worker`](crate::Domain::register_worker)), if any.
+    pub worker: Option<fibre_base::WorkerId>,
     /// The name of the thread that registered the reader, or `reader-<id>`.
     pub reader_label: String,
     /// The last epoch the reader reported.

@@ -21,41 +21,16 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
 
+use fibre_base::{CachePadded, Clock, WorkerId, CACHE_LINE};
 use fibre_fib::shared::FibListener;
 use fibre_fib::{Errno, FibChange, FlowKeyV4, FlowKeyV6, Prefix, TableId, CACHE_CLASS_UNSHARED};
-use fibre_rcu::{CacheAligned, Domain, RcuCell, ReadGuard};
+use fibre_rcu::{Domain, RcuCell, ReadGuard};
 
 use crate::exceptions::{clamp_pmtu, Exception, ExceptionConfig, ExceptionTable, PmtuOutcome};
-use crate::refcount::HeldRoute;
+use crate::held::HeldRoute;
 use crate::route::{flags, Route};
 use crate::source::{flow_v4, flow_v6, NexthopKey, RouteDetails, RouteSource};
-
-/// The cache's clock: milliseconds, monotonic; a manual one for tests.
-#[derive(Debug, Clone)]
-pub enum Clock {
-    /// Milliseconds since the cache was made.
-    Monotonic(Instant),
-    /// Set by hand ([`Clock::manual`]).
-    Manual(Arc<AtomicU64>),
-}
-
-impl Clock {
-    /// A hand-set clock starting at 0 and the handle that sets it.
-    pub fn manual() -> (Clock, Arc<AtomicU64>) {
-        let t = Arc::new(AtomicU64::new(0));
-        (Clock::Manual(Arc::clone(&t)), t)
-    }
-
-    /// Now, in milliseconds.
-    pub fn now_ms(&self) -> u64 {
-        match self {
-            Clock::Monotonic(start) => start.elapsed().as_millis() as u64,
-            Clock::Manual(t) => t.load(Ordering::Relaxed),
-        }
-    }
-}
 
 /// One cache slot: owns one reference to the route it points to, or null.
 type Slot = AtomicPtr<Route>;
@@ -66,12 +41,14 @@ type Slot = AtomicPtr<Route>;
 pub struct NexthopCache {
     key: NexthopKey,
     /// Read by every lookup, written on invalidation only: its own line.
-    generation: CacheAligned<AtomicU64>,
-    input: CacheAligned<Slot>,
-    /// One output route for all cores: the kernel before per-CPU caches
-    /// (kept as the "before" of the udpflood experiment).
-    shared_output: CacheAligned<Slot>,
-    output: Box<[CacheAligned<Slot>]>,
+    generation: CachePadded<AtomicU64>,
+    input: CachePadded<Slot>,
+    /// One output route for all cores: the kernel before "ipv4: percpu
+    /// nh_rth_output cache" (Eric Dumazet, 2012), kept as the "before" of
+    /// fibre-bench's udpflood experiment.
+    #[cfg(feature = "baselines")]
+    shared_output: CachePadded<Slot>,
+    output: Box<[CachePadded<Slot>]>,
     exceptions: OnceLock<Mutex<ExceptionTable>>,
     /// False while the table is empty or absent, so that lookups on a
     /// nexthop without exceptions take no lock. Written under the table's
@@ -79,27 +56,46 @@ pub struct NexthopCache {
     has_exceptions: std::sync::atomic::AtomicBool,
 }
 
-// Each slot and the generation sit alone on a (prefetch-pair) line: a
-// core replacing its route never invalidates another core's slot.
+// Each slot and the generation sit alone on a line (a prefetch pair on
+// x86-64): a core replacing its route never invalidates another core's slot.
 const _: () = {
-    use fibre_rcu::CACHE_LINE;
     use std::mem::{offset_of, size_of};
-    assert!(size_of::<CacheAligned<Slot>>() == CACHE_LINE);
-    assert!(size_of::<CacheAligned<AtomicU64>>() == CACHE_LINE);
-    assert!(offset_of!(NexthopCache, generation) % CACHE_LINE == 0);
-    assert!(offset_of!(NexthopCache, input) % CACHE_LINE == 0);
-    assert!(offset_of!(NexthopCache, shared_output) % CACHE_LINE == 0);
+    assert!(
+        size_of::<CachePadded<Slot>>() == CACHE_LINE,
+        "a route-cache slot must fill exactly one cache line: if this fires, \
+         keep the slots in CachePadded"
+    );
+    assert!(
+        offset_of!(NexthopCache, generation) % CACHE_LINE == 0,
+        "NexthopCache::generation must start its own cache line: every lookup \
+         reads it, and no slot a core replaces may share it; if this fires, \
+         re-check the padding before generation"
+    );
+    assert!(
+        offset_of!(NexthopCache, input) % CACHE_LINE == 0,
+        "NexthopCache::input must start its own cache line: forwarding reads \
+         it while output routes are replaced; if this fires, re-check the \
+         padding before input"
+    );
 };
+#[cfg(feature = "baselines")]
+const _: () = assert!(
+    std::mem::offset_of!(NexthopCache, shared_output) % CACHE_LINE == 0,
+    "NexthopCache::shared_output must start its own cache line, so that the \
+     before measures the shared route's count, not false sharing with its \
+     neighbours; if this fires, re-check the padding before shared_output"
+);
 
 impl NexthopCache {
     fn new(key: NexthopKey, workers: usize) -> NexthopCache {
         NexthopCache {
             key,
-            generation: CacheAligned::new(AtomicU64::new(1)),
-            input: CacheAligned::new(AtomicPtr::new(std::ptr::null_mut())),
-            shared_output: CacheAligned::new(AtomicPtr::new(std::ptr::null_mut())),
+            generation: CachePadded::new(AtomicU64::new(1)),
+            input: CachePadded::new(AtomicPtr::new(std::ptr::null_mut())),
+            #[cfg(feature = "baselines")]
+            shared_output: CachePadded::new(AtomicPtr::new(std::ptr::null_mut())),
             output: (0..workers.max(1))
-                .map(|_| CacheAligned::new(AtomicPtr::new(std::ptr::null_mut())))
+                .map(|_| CachePadded::new(AtomicPtr::new(std::ptr::null_mut())))
                 .collect(),
             exceptions: OnceLock::new(),
             has_exceptions: std::sync::atomic::AtomicBool::new(false),
@@ -146,9 +142,9 @@ impl NexthopCache {
 
 impl Drop for NexthopCache {
     fn drop(&mut self) {
-        let slots = std::iter::once(&*self.input)
-            .chain(std::iter::once(&*self.shared_output))
-            .chain(self.output.iter().map(|s| &**s));
+        let slots = std::iter::once(&*self.input).chain(self.output.iter().map(|s| &**s));
+        #[cfg(feature = "baselines")]
+        let slots = slots.chain(std::iter::once(&*self.shared_output));
         for slot in slots {
             let p = slot.swap(std::ptr::null_mut(), Ordering::AcqRel);
             if !p.is_null() {
@@ -209,8 +205,10 @@ pub enum SlotKind {
     /// This worker's output route (workers beyond the count the cache was
     /// made for share slots, modulo that count: still correct, since slots
     /// are installed by compare-and-swap, but no longer per core).
-    PerCore(usize),
-    /// One output route shared by all workers (the "before").
+    PerCore(WorkerId),
+    /// One output route shared by all workers: the "before" of
+    /// fibre-bench's udpflood, built only with the `baselines` feature.
+    #[cfg(feature = "baselines")]
     SharedOutput,
 }
 
@@ -300,7 +298,7 @@ type NexthopMap =
 /// let key = FlowKeyV4 { dst: u32::from_be_bytes([10, 0, 0, 9]), ..Default::default() };
 /// {
 ///     let guard = reader.read();
-///     let first = cache.output_v4(&guard, SlotKind::PerCore(0), &key).unwrap();
+///     let first = cache.output_v4(&guard, SlotKind::PerCore(fibre_base::WorkerId::new(0)), &key).unwrap();
 ///     assert!(first.is_cached());
 ///     assert_eq!(first.src_addr(), Some("10.0.0.1".parse().unwrap()));
 ///     assert_eq!(first.mtu, 1500);
@@ -342,7 +340,7 @@ impl<S: RouteSource> RouteCache<S> {
             source,
             workers,
             ExceptionConfig::default(),
-            Clock::Monotonic(Instant::now()),
+            Clock::monotonic(),
         )
     }
 
@@ -415,8 +413,7 @@ impl<S: RouteSource> RouteCache<S> {
     }
 
     /// The output route for an IPv4 flow, from `slot` of its nexthop (or
-    /// from an exception for its destination). `slot` is a per-core or the
-    /// shared output slot: [`SlotKind::Input`] answers `Inval`, since the
+    /// from an exception for its destination). `slot` is an output slot: [`SlotKind::Input`] answers `Inval`, since the
     /// input slot holds the routes of [`RouteCache::input_v4`] (without a
     /// source of ours, and typed for the input path).
     ///
@@ -680,8 +677,9 @@ impl<S: RouteSource> RouteCache<S> {
     ) -> Result<RouteHandle<'a>, Errno> {
         let slot_ref: &Slot = match slot {
             SlotKind::Input => &nh.input,
+            #[cfg(feature = "baselines")]
             SlotKind::SharedOutput => &nh.shared_output,
-            SlotKind::PerCore(w) => &nh.output[w % nh.output.len()],
+            SlotKind::PerCore(w) => &nh.output[w.index() % nh.output.len()],
         };
         let current = slot_ref.load(Ordering::Acquire);
         let generation = nh.generation();
@@ -745,7 +743,7 @@ impl<S: RouteSource> RouteCache<S> {
     pub fn hold_output_v4(
         &self,
         guard: &ReadGuard<'_>,
-        worker: usize,
+        worker: WorkerId,
         key: &FlowKeyV4,
     ) -> Result<CachedDst, Errno> {
         let fwd = self.source.lookup_v4(guard, key)?;

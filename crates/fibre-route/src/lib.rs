@@ -1,4 +1,4 @@
-//! The route cache for fibre (issue 4): what the data path uses per packet
+//! The route cache for fibre: what the data path uses per packet
 //! after a FIB lookup, cached per nexthop and invalidated precisely.
 //!
 //! * [`Route`] / [`RouteData`]: the route object (the kernel's
@@ -13,8 +13,16 @@
 //!   [`RouteCache::invalidate_device`], [`RouteCache::invalidate_prefix`]).
 //! * [`exceptions`]: path MTU and redirect exceptions per nexthop, bounded
 //!   and expiring, and the `ip route get` `cache` line.
-//! * [`udpflood`] and [`refcnt`]: the experiments of the issue, as library
-//!   code (parameters in, rows out).
+//! * [`rcuref`]: the reference count itself, after the kernel's
+//!   `rcuref` (lib/rcuref.c).
+//!
+//! The experiments that measured these choices against their "befores"
+//! (per-core against shared output routes, the counter's own line against
+//! the read-mostly one) live in `fibre-bench` (`fibre bench udpflood`,
+//! `fibre bench refcnt`). The one before that has to live inside a struct of
+//! this crate, the shared output slot ([`SlotKind`]'s `SharedOutput`), is
+//! built only with the `baselines` feature, which only fibre-bench enables.
+//! The `testutils` feature adds `testbed`, the small FIB of the tests.
 //!
 //! ```
 //! use fibre_route::{HeldRoute, RouteData};
@@ -33,26 +41,20 @@ pub mod cache;
 #[cfg(not(loom))]
 pub mod exceptions;
 #[cfg(not(loom))]
-pub mod refcnt;
-#[cfg(not(loom))]
-mod refcount;
+mod held;
 #[cfg(not(loom))]
 pub mod route;
 #[cfg(not(loom))]
 pub mod source;
-#[cfg(not(loom))]
+#[cfg(all(not(loom), any(test, feature = "testutils")))]
 pub mod testbed;
-#[cfg(not(loom))]
-pub mod timing;
-#[cfg(not(loom))]
-pub mod udpflood;
 #[cfg(not(loom))]
 mod underlay;
 
 #[cfg(not(loom))]
-pub use cache::{CachedDst, Clock, NexthopCache, RouteCache, RouteHandle, SlotKind};
+pub use cache::{CachedDst, NexthopCache, RouteCache, RouteHandle, SlotKind};
 #[cfg(not(loom))]
-pub use refcount::HeldRoute;
+pub use held::HeldRoute;
 #[cfg(not(loom))]
 pub use route::{Route, RouteData};
 #[cfg(not(loom))]

@@ -19,23 +19,23 @@
 //!
 //! Everything the data path reads is on the first 64-byte line and never
 //! written after publication. The reference count, the only field that
-//! changes per packet, sits alone on its own line. On x86-64 that line
-//! starts at 128, not 64: the adjacent-line prefetcher fetches 128-byte
-//! pairs, so a counter at 64 still drags the read-mostly line with it
-//! (`fibre_route::refcnt` measures both placements).
+//! changes per packet, sits alone on its own line, as Tom Herbert's "net:
+//! Cache align dst refcnt" (commit 5635c10d976716) put `dst_entry.__refcnt`.
+//! Its own line is [`fibre_base::CACHE_LINE`] apart: on x86-64 that is 128,
+//! not 64, as the adjacent-line prefetcher fetches 128-byte pairs, so a
+//! counter at 64 still drags the read-mostly line with it (fibre-bench's
+//! `refcnt` experiment measures both placements).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::refcount::RefCount;
+use fibre_base::{CachePadded, CACHE_LINE};
 
-/// Where the reference count starts: 128 on x86-64 (adjacent-line
-/// prefetcher pairs lines), 64 elsewhere.
-#[cfg(target_arch = "x86_64")]
-pub const COUNTER_OFFSET: usize = 128;
-/// Where the reference count starts: 128 on x86-64 (adjacent-line
-/// prefetcher pairs lines), 64 elsewhere.
-#[cfg(not(target_arch = "x86_64"))]
-pub const COUNTER_OFFSET: usize = 64;
+use crate::rcuref::RefCount;
+
+/// Where the reference count starts: the first cache line
+/// ([`CACHE_LINE`]: 128 on x86-64, where the adjacent-line prefetcher
+/// pairs lines) after the read-mostly [`RouteData`].
+pub const COUNTER_OFFSET: usize = std::mem::size_of::<RouteData>().next_multiple_of(CACHE_LINE);
 
 /// Route flags (the kernel's `RTCF_*` / `DST_*` that matter here).
 pub mod flags {
@@ -91,7 +91,11 @@ pub struct RouteData {
 
 const _: () = {
     use std::mem::{offset_of, size_of};
-    assert!(size_of::<RouteData>() == 64);
+    assert!(
+        size_of::<RouteData>() == 64,
+        "RouteData must be exactly the one 64-byte line every packet reads: \
+         if this fires, a field was added; move it off the read-mostly line"
+    );
     assert!(offset_of!(RouteData, gateway) == 0);
     assert!(offset_of!(RouteData, src) == 16);
     assert!(offset_of!(RouteData, expires_ms) == 32);
@@ -199,14 +203,6 @@ fn kind_from_code(code: u8) -> fibre_fib::RouteType {
         .unwrap_or(fibre_fib::RouteType::Unspec)
 }
 
-/// The counter's own line.
-#[cfg_attr(target_arch = "x86_64", repr(C, align(128)))]
-#[cfg_attr(not(target_arch = "x86_64"), repr(C, align(64)))]
-#[derive(Debug)]
-pub(crate) struct CounterLine {
-    pub(crate) refs: RefCount,
-}
-
 /// A route: read-mostly data on line 0, the reference count alone on the
 /// line at [`COUNTER_OFFSET`]. Made and shared by
 /// [`HeldRoute`](crate::HeldRoute) and the caches.
@@ -214,24 +210,29 @@ pub(crate) struct CounterLine {
 #[derive(Debug)]
 pub struct Route {
     data: RouteData,
-    pub(crate) counter: CounterLine,
+    pub(crate) refs: CachePadded<RefCount>,
 }
 
 const _: () = {
-    use std::mem::{align_of, offset_of, size_of};
-    assert!(offset_of!(Route, data) == 0);
-    assert!(offset_of!(Route, counter) == COUNTER_OFFSET);
-    assert!(size_of::<Route>() == 2 * COUNTER_OFFSET);
-    assert!(align_of::<Route>() == COUNTER_OFFSET);
+    use std::mem::offset_of;
+    assert!(
+        offset_of!(Route, data) == 0,
+        "Route::data must open the route: readers load it from the route's \
+         first line"
+    );
+    assert!(
+        offset_of!(Route, refs) % CACHE_LINE == 0 && offset_of!(Route, refs) == COUNTER_OFFSET,
+        "Route::refs must start its own cache line: readers of the first line \
+         must not share it with the writers of the count; if this fires, \
+         re-check the padding before refs"
+    );
 };
 
 impl Route {
     pub(crate) fn new(data: RouteData) -> Route {
         Route {
             data,
-            counter: CounterLine {
-                refs: RefCount::new(),
-            },
+            refs: CachePadded::new(RefCount::new()),
         }
     }
 
@@ -243,7 +244,7 @@ impl Route {
 
     /// The number of held references now (for tests and diagnostics).
     pub fn ref_count(&self) -> i64 {
-        self.counter.refs.count()
+        self.refs.count()
     }
 }
 

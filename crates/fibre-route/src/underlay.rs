@@ -33,7 +33,7 @@ impl<S: RouteSource> UnderlayRoutes for RouteCache<S> {
         dst: IpAddr,
         src: Option<IpAddr>,
     ) -> Result<UnderlayRoute, RouteError> {
-        let slot = SlotKind::PerCore(worker.index());
+        let slot = SlotKind::PerCore(worker);
         // A tunnel resolves once per generation, on its control path: a
         // reader registered for this one read section is cheap enough.
         let mut reader = self.domain().register();

@@ -1,4 +1,4 @@
-//! The memory bound: a flood of 10 million distinct PMTU exceptions.
+//! The exception table's memory bound: a flood of 10 million distinct PMTU exceptions.
 
 #[test]
 fn exception_flood_of_ten_million_destinations_stays_under_its_bound() {

@@ -5,6 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
+use fibre_base::WorkerId;
 use fibre_fib::{Fib, FlowKeyV4, RouteOp};
 use fibre_route::exceptions::PmtuOutcome;
 use fibre_route::testbed::{fib, prefix, route_via};
@@ -41,7 +42,11 @@ fn the_cache_reads_the_published_fib_in_its_own_domain() {
     {
         let guard = reader.read();
         let route = cache
-            .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+            .output_v4(
+                &guard,
+                SlotKind::PerCore(WorkerId::new(0)),
+                &key([198, 51, 100, 7]),
+            )
             .unwrap();
         assert!(route.is_cached());
         assert_eq!(route.gateway_addr(), Some(IpAddr::from([10, 0, 0, 2])));
@@ -53,7 +58,11 @@ fn the_cache_reads_the_published_fib_in_its_own_domain() {
     {
         let guard = stranger.read();
         assert!(cache
-            .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+            .output_v4(
+                &guard,
+                SlotKind::PerCore(WorkerId::new(0)),
+                &key([198, 51, 100, 7])
+            )
             .is_err());
     }
     stranger.quiescent();
@@ -65,7 +74,11 @@ fn the_cache_reads_the_published_fib_in_its_own_domain() {
     }
     let guard = reader.read();
     let route = cache
-        .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+        .output_v4(
+            &guard,
+            SlotKind::PerCore(WorkerId::new(0)),
+            &key([198, 51, 100, 7]),
+        )
         .unwrap();
     assert_eq!(route.gateway_addr(), Some(IpAddr::from([10, 0, 0, 9])));
 }
@@ -86,10 +99,10 @@ fn a_route_change_stales_exactly_the_held_routes_it_affects() {
         let guard = reader.read();
         (
             cache
-                .hold_output_v4(&guard, 0, &key([198, 51, 100, 7]))
+                .hold_output_v4(&guard, WorkerId::new(0), &key([198, 51, 100, 7]))
                 .unwrap(),
             cache
-                .hold_output_v4(&guard, 0, &key([203, 0, 113, 7]))
+                .hold_output_v4(&guard, WorkerId::new(0), &key([203, 0, 113, 7]))
                 .unwrap(),
         )
     };
@@ -157,7 +170,7 @@ fn routes_through_one_gateway_keep_their_own_source_and_mtu() {
     let guard = reader.read();
     let get = |a: [u8; 4]| {
         let r = cache
-            .output_v4(&guard, SlotKind::PerCore(0), &key(a))
+            .output_v4(&guard, SlotKind::PerCore(WorkerId::new(0)), &key(a))
             .unwrap();
         (r.src_addr().unwrap(), r.mtu)
     };
@@ -188,7 +201,9 @@ fn an_ipv6_source_is_picked_per_destination_unless_the_route_names_one() {
             dst: u128::from(dst),
             ..Default::default()
         };
-        let route = cache.output_v6(&guard, SlotKind::PerCore(0), &key).unwrap();
+        let route = cache
+            .output_v6(&guard, SlotKind::PerCore(WorkerId::new(0)), &key)
+            .unwrap();
         cache
             .source_v6(&guard, &route, dst)
             .unwrap()
@@ -212,7 +227,11 @@ fn a_route_replaced_through_the_same_gateway_with_new_metrics_is_seen_at_once() 
         let m = {
             let guard = reader.read();
             let route = cache
-                .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+                .output_v4(
+                    &guard,
+                    SlotKind::PerCore(WorkerId::new(0)),
+                    &key([198, 51, 100, 7]),
+                )
                 .unwrap();
             route.mtu
         };
@@ -242,7 +261,7 @@ fn a_route_in_a_table_the_rules_visit_first_stales_more_specific_held_routes() {
     let held = {
         let guard = reader.read();
         cache
-            .hold_output_v4(&guard, 0, &key([198, 51, 100, 7]))
+            .hold_output_v4(&guard, WorkerId::new(0), &key([198, 51, 100, 7]))
             .unwrap()
     };
     reader.quiescent();
@@ -259,7 +278,11 @@ fn a_route_in_a_table_the_rules_visit_first_stales_more_specific_held_routes() {
     );
     let guard = reader.read();
     let route = cache
-        .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 7]))
+        .output_v4(
+            &guard,
+            SlotKind::PerCore(WorkerId::new(0)),
+            &key([198, 51, 100, 7]),
+        )
         .unwrap();
     assert_eq!(route.gateway_addr(), Some(IpAddr::from([10, 0, 0, 3])));
 }
@@ -274,12 +297,20 @@ fn a_flow_that_names_its_source_gets_it_and_does_not_lend_it() {
         ..key([198, 51, 100, 7])
     };
     let named = cache
-        .output_v4(&guard, SlotKind::PerCore(0), &from([10, 0, 1, 1]))
+        .output_v4(
+            &guard,
+            SlotKind::PerCore(WorkerId::new(0)),
+            &from([10, 0, 1, 1]),
+        )
         .unwrap();
     assert!(!named.is_cached());
     assert_eq!(named.src_addr(), Some(IpAddr::from([10, 0, 1, 1])));
     let plain = cache
-        .output_v4(&guard, SlotKind::PerCore(0), &key([198, 51, 100, 8]))
+        .output_v4(
+            &guard,
+            SlotKind::PerCore(WorkerId::new(0)),
+            &key([198, 51, 100, 8]),
+        )
         .unwrap();
     assert!(plain.is_cached());
     assert_eq!(plain.src_addr(), Some(IpAddr::from([10, 0, 0, 1])));
@@ -295,7 +326,7 @@ fn answers_of_different_types_through_one_device_are_different_routes() {
     let guard = reader.read();
     let kind = |a: [u8; 4]| {
         let r = cache
-            .output_v4(&guard, SlotKind::PerCore(0), &key(a))
+            .output_v4(&guard, SlotKind::PerCore(WorkerId::new(0)), &key(a))
             .unwrap();
         (r.kind(), r.gateway_addr())
     };
@@ -316,7 +347,11 @@ fn a_route_with_mtu_lock_ignores_path_mtu_reports() {
     let dst = Ipv4Addr::new(192, 0, 2, 7);
     assert_eq!(cache.update_pmtu_v4(&guard, dst, 1300), PmtuOutcome::Locked);
     let route = cache
-        .output_v4(&guard, SlotKind::PerCore(0), &key(dst.octets()))
+        .output_v4(
+            &guard,
+            SlotKind::PerCore(WorkerId::new(0)),
+            &key(dst.octets()),
+        )
         .unwrap();
     assert_eq!(route.mtu, 1400);
     assert_ne!(route.flags & fibre_route::route::flags::MTU_LOCKED, 0);

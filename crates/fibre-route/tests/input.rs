@@ -5,6 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use fibre_base::WorkerId;
 use fibre_fib::{Errno, Fib, FlowKeyV4, RouteGetRequest, RouteType};
 use fibre_route::exceptions::PmtuOutcome;
 use fibre_route::route::flags;
@@ -178,7 +179,9 @@ fn one_input_route_per_nexthop_for_every_link_and_source() {
         dst: u32::from(v4("198.51.100.7")),
         ..Default::default()
     };
-    let out = cache.output_v4(&guard, SlotKind::PerCore(0), &key).unwrap();
+    let out = cache
+        .output_v4(&guard, SlotKind::PerCore(WorkerId::new(0)), &key)
+        .unwrap();
     assert!(!std::ptr::eq(&*first, &*out));
     assert_eq!(out.src_addr(), Some(IpAddr::from([10, 0, 0, 1])));
     assert_eq!((first.src_addr(), out.flags & flags::INPUT), (None, 0));

@@ -2,6 +2,7 @@
 
 use std::net::IpAddr;
 
+use fibre_base::WorkerId;
 use fibre_fib::*;
 use fibre_rcu::Domain;
 use fibre_route::exceptions::PmtuOutcome;
@@ -65,7 +66,9 @@ fn ipv6_routes_are_cached_per_nexthop_and_apart_from_ipv4() {
         dst: v6("2001:db8:100::7"),
         ..Default::default()
     };
-    let r = cache.output_v6(&g, SlotKind::PerCore(0), &remote).unwrap();
+    let r = cache
+        .output_v6(&g, SlotKind::PerCore(WorkerId::new(0)), &remote)
+        .unwrap();
     assert!(r.is_cached());
     assert_eq!(r.gateway_addr(), Some("2001:db8::2".parse().unwrap()));
     // IPv6 picks the source per destination (the route names none).
@@ -85,10 +88,10 @@ fn ipv6_routes_are_cached_per_nexthop_and_apart_from_ipv4() {
         ..Default::default()
     };
     let a = cache
-        .output_v6(&g, SlotKind::PerCore(0), &on_link6)
+        .output_v6(&g, SlotKind::PerCore(WorkerId::new(0)), &on_link6)
         .unwrap();
     let b = cache
-        .output_v4(&g, SlotKind::PerCore(0), &on_link4)
+        .output_v4(&g, SlotKind::PerCore(WorkerId::new(0)), &on_link4)
         .unwrap();
     assert!(!std::ptr::eq(&*a, &*b));
     let src = cache.source_v6(&g, &a, "2001:db8::9".parse().unwrap());
@@ -113,7 +116,9 @@ fn ipv6_packet_too_big_is_floored_at_1280() {
         dst: v6("2001:db8:100::7"),
         ..Default::default()
     };
-    let r = cache.output_v6(&g, SlotKind::PerCore(0), &key).unwrap();
+    let r = cache
+        .output_v6(&g, SlotKind::PerCore(WorkerId::new(0)), &key)
+        .unwrap();
     assert_eq!(r.mtu, 1280);
     assert!(r.flags & flags::PMTU != 0);
     assert_eq!(

@@ -1,4 +1,5 @@
-//! `fibre bench synflood`: seed 004's experiment. Packet threads handle
+//! `fibre bench synflood`: the experiment of "net ipv6: convert fib6_table
+//! rwlock to a percpu lock" (Shaohua Li, 2017). Packet threads handle
 //! "SYN" packets from random IPv6 sources to a server: per packet an input
 //! route lookup (the SYN, received on the uplink) and an output route
 //! lookup (the SYN-ACK back to the source), on the RIPE NCC RIS IPv6 table
@@ -236,7 +237,7 @@ impl Experiment for SynfloodExperiment {
             }
         }
         // The writer with a core of its own (one packet thread fewer than
-        // cores), as on the seed's 56-CPU server where it is one thread of
+        // cores), as on that patch's 56-CPU server where it is one thread of
         // many: single updates (the grace period then waits for no
         // preempted packet thread) and the 100k/s replay.
         if ctx.threads > 1 {

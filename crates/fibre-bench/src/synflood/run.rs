@@ -10,6 +10,7 @@ use fibre_fib::{Command, LinkIndex};
 
 use super::setup::Syn;
 use super::strategy::{Strategy, WriteSide, BATCH};
+use crate::timing::thread_cpu_time;
 
 /// How the writer replays the updates during a run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,12 +81,6 @@ fn next_updates<'u>(updates: &'u [Command], cursor: &mut usize, n: usize) -> &'u
     slice
 }
 
-fn thread_cpu() -> Option<Duration> {
-    cpu_time::ThreadTime::try_now()
-        .ok()
-        .map(|t| t.as_duration())
-}
-
 struct ReaderSpan {
     packets: u64,
     start: Instant,
@@ -135,7 +130,7 @@ pub fn run_once(
                     let mut digest = 0u64;
                     let mut packets = 0u64;
                     barrier.wait();
-                    let cpu_start = thread_cpu();
+                    let cpu_start = thread_cpu_time();
                     let start = Instant::now();
                     'flood: loop {
                         for chunk in mine.chunks(BATCH) {
@@ -148,7 +143,7 @@ pub fn run_once(
                     }
                     let end = Instant::now();
                     std::hint::black_box(digest);
-                    let cpu = match (cpu_start, thread_cpu()) {
+                    let cpu = match (cpu_start, thread_cpu_time()) {
                         (Some(a), Some(b)) if b > a => b - a,
                         _ => end - start,
                     };
@@ -260,7 +255,7 @@ fn write_loop(
         errors: Vec::new(),
     };
     let start = Instant::now();
-    let cpu_start = thread_cpu();
+    let cpu_start = thread_cpu_time();
     let mut pacer = PublishPacer::new(PUBLISH_INTERVAL);
     while !stop.load(Ordering::Relaxed) && !updates.is_empty() {
         let (n, due_at) = match pace {
@@ -306,7 +301,7 @@ fn write_loop(
         }
     }
     run.wall = start.elapsed();
-    run.cpu = match (cpu_start, thread_cpu()) {
+    run.cpu = match (cpu_start, thread_cpu_time()) {
         (Some(a), Some(b)) if b > a => b - a,
         _ => run.wall,
     };

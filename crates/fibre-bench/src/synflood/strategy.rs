@@ -3,18 +3,19 @@
 //! protection around them differs.
 //!
 //! * `rwlock`: one reader/writer lock; each of a packet's two lookups
-//!   takes it for reading (the kernel's IPv6 FIB before seed 004, which
+//!   takes it for reading (the kernel's IPv6 FIB before it became RCU, which
 //!   takes a table's lock in every `fib6_table_lookup`).
 //! * `percpu-lock`: one cache-padded lock per reader thread; each lookup
-//!   takes its thread's lock, the writer takes them all (seed 004's patch).
+//!   takes its thread's lock, the writer takes them all (Shaohua Li's "net ipv6: convert
+//!   fib6_table rwlock to a percpu lock", 2017).
 //! * `rcu`: [`fibre_fib::shared`]: no lock; a batch of packets loads the
 //!   published FIB once and reports a quiescent state after it.
 
 use std::time::{Duration, Instant};
 
+use crate::protect::{PerCpuLock, Protected, RwLockProtected};
 use fibre_fib::shared::{BatchMode, FibReader, FibWriter, SharedFib};
 use fibre_fib::{Command, Errno, Fib, Forward6, LinkIndex};
-use fibre_rcu::protect::{PerCpuLock, Protected, RwLockProtected};
 
 /// A per-CPU-lock reader's slot (the type is not exported by name).
 type PerCpuReader = <PerCpuLock<Fib> as Protected<Fib>>::Reader;

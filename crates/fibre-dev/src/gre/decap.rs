@@ -47,9 +47,11 @@ pub struct Decapsulated {
     pub set_ce: bool,
 }
 
+/// A tunnel's outer header: anything but a short buffer is a bad outer
+/// header, whatever part of it was wrong.
 fn outer_error(e: Error) -> DropReason {
-    match e {
-        Error::Truncated => DropReason::Truncated,
+    match DropReason::from(e) {
+        DropReason::Truncated => DropReason::Truncated,
         _ => DropReason::BadOuterHeader,
     }
 }
@@ -112,9 +114,9 @@ pub fn decapsulate(policy: &RxPolicy, frame: &[u8]) -> Result<Decapsulated, Drop
     {
         return Err(DropReason::NotForTunnel);
     }
-    let packet = gre::Packet::new_checked(payload).map_err(|e| match e {
-        Error::BadVersion => DropReason::BadVersion,
-        Error::GreRoutingPresent => DropReason::RoutingPresent,
+    // The GRE header: version, routing bit or length (a short one).
+    let packet = gre::Packet::new_checked(payload).map_err(|e| match DropReason::from(e) {
+        reason @ (DropReason::BadVersion | DropReason::RoutingPresent) => reason,
         _ => DropReason::Truncated,
     })?;
     let repr = gre::Repr::parse(&packet).map_err(|_| DropReason::BadChecksum)?;

@@ -8,6 +8,8 @@ use std::cell::UnsafeCell;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use fibre_base::{CachePadded, CACHE_LINE};
+
 use crate::route::{UnderlayRoute, UnderlayRoutes};
 use crate::WorkerId;
 
@@ -23,17 +25,20 @@ struct Cached {
 }
 
 /// One worker's slot. `busy` guards `cached`: whoever swaps it from false
-/// to true has the slot to itself until it stores false again.
-#[repr(C, align(128))]
+/// to true has the slot to itself until it stores false again. Kept in a
+/// [`CachePadded`], so one worker's slot never shares a line with another's.
 #[derive(Debug)]
 struct Slot {
     busy: AtomicBool,
     cached: UnsafeCell<Cached>,
 }
 
-// 128, not 64: x86-64 prefetches cache lines in adjacent pairs.
-const _: () = assert!(core::mem::align_of::<Slot>() == 128);
-const _: () = assert!(core::mem::size_of::<Slot>() == 128);
+const _: () = assert!(
+    core::mem::align_of::<CachePadded<Slot>>() == CACHE_LINE
+        && core::mem::size_of::<CachePadded<Slot>>() % CACHE_LINE == 0,
+    "a worker's underlay route slot must fill cache lines of its own: if \
+     this fires, keep the slots in CachePadded"
+);
 
 // SAFETY: `cached` is only touched between a successful `busy` swap
 // false→true (Acquire) and the store of false (Release), so at most one
@@ -43,18 +48,20 @@ unsafe impl Sync for Slot {}
 /// Per-worker cached underlay routes to one destination.
 #[derive(Debug)]
 pub(crate) struct RouteCache {
-    slots: Box<[Slot]>,
+    slots: Box<[CachePadded<Slot>]>,
 }
 
 impl RouteCache {
     pub(crate) fn new(workers: usize) -> RouteCache {
         let slots = (0..workers.max(1))
-            .map(|_| Slot {
-                busy: AtomicBool::new(false),
-                cached: UnsafeCell::new(Cached {
-                    generation: None,
-                    route: None,
-                }),
+            .map(|_| {
+                CachePadded::new(Slot {
+                    busy: AtomicBool::new(false),
+                    cached: UnsafeCell::new(Cached {
+                        generation: None,
+                        route: None,
+                    }),
+                })
             })
             .collect();
         RouteCache { slots }

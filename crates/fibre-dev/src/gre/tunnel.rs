@@ -14,22 +14,25 @@
 //! packets of different workers interleave on the wire in any order, so a
 //! receiver with `iseq` may drop some of them as out of order, exactly as
 //! with Linux's lockless GRE. Whoever needs one global wire order must send
-//! through one worker (or use [`TxMode::Locked`], which serializes batches
-//! but still does not order the underlay's queues).
+//! through one worker (a locked transmit would serialize batches but still
+//! not order the underlay's queues).
 //!
-//! [`TxMode::Locked`] is the "before": a per-device mutex held for the
-//! whole batch, underlay hand-off included, as `HARD_TX_LOCK` was held
-//! around `ipgre_tunnel_xmit`; its sequence counter is a plain integer
-//! under that lock.
+//! `TxMode::Locked`, built only with the `baselines` feature (which only
+//! fibre-bench enables: it is the measured "before" of its `greflood`
+//! experiment, and a router never wants it), is a per-device mutex held for
+//! the whole batch, underlay hand-off included, as `HARD_TX_LOCK` was held
+//! around `ipgre_tunnel_xmit` before GRE became lockless (`NETIF_F_LLTX`);
+//! its sequence counter is a plain integer under that lock.
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use fibre_net::ethernet::{self, EtherType};
 use fibre_net::ip::Protocol;
 use fibre_net::{gre, ipv4, ipv6};
 
+use fibre_base::CachePadded;
 use fibre_fib::Family;
 
 use super::config::{GreConfig, Inheritable};
@@ -45,7 +48,9 @@ use crate::{DropReason, WorkerId};
 /// How a tunnel serializes transmitters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TxMode {
-    /// One lock per device around each batch (the "before").
+    /// One lock per device around each batch: the "before" of fibre-bench's
+    /// `greflood`, built only with the `baselines` feature.
+    #[cfg(feature = "baselines")]
     Locked,
     /// No lock: concurrent batches from any number of workers.
     Lltx,
@@ -61,13 +66,9 @@ pub(crate) const ECN_CE: u8 = 0b11;
 /// misconfiguration in practice).
 pub const MAX_NESTING: u8 = 4;
 
-/// A counter alone on its cache line pair, so the workers that bump it do
+/// A counter alone on its cache line(s), so the workers that bump it do
 /// not also evict each other's neighbouring data.
-#[repr(C, align(128))]
-#[derive(Debug, Default)]
-struct PaddedCounter(AtomicU32);
-
-const _: () = assert!(core::mem::size_of::<PaddedCounter>() == 128);
+type PaddedCounter = CachePadded<AtomicU32>;
 
 /// A GRE or ip6gre tunnel.
 #[derive(Debug)]
@@ -80,7 +81,8 @@ pub struct GreTunnel {
     routes: Arc<dyn UnderlayRoutes>,
     route_cache: RouteCache,
     /// `Locked` mode's device lock, guarding that mode's sequence counter.
-    tx_lock: Mutex<u32>,
+    #[cfg(feature = "baselines")]
+    tx_lock: std::sync::Mutex<u32>,
     oseq: PaddedCounter,
     /// Next sequence number expected on receipt (`iseq`); 0 = none seen.
     iseq_next: PaddedCounter,
@@ -143,7 +145,8 @@ impl GreTunnel {
             up: AtomicBool::new(true),
             routes,
             route_cache: RouteCache::new(workers),
-            tx_lock: Mutex::new(0),
+            #[cfg(feature = "baselines")]
+            tx_lock: std::sync::Mutex::new(0),
             oseq: PaddedCounter::default(),
             iseq_next: PaddedCounter::default(),
             stats: DeviceStats::new(workers),
@@ -205,6 +208,7 @@ impl GreTunnel {
     ) -> Option<u32> {
         match self.mode {
             TxMode::Lltx => self.transmit_with(registry, worker, batch, depth, None),
+            #[cfg(feature = "baselines")]
             TxMode::Locked => {
                 // Held across the underlay hand-off too, as HARD_TX_LOCK was.
                 let mut seq = self.tx_lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -295,7 +299,7 @@ impl GreTunnel {
                 *counter = counter.wrapping_add(survivors);
                 Some(first)
             }
-            (true, None) => Some(self.oseq.0.fetch_add(survivors, Ordering::Relaxed)),
+            (true, None) => Some(self.oseq.fetch_add(survivors, Ordering::Relaxed)),
         };
         // Pass 2: write the headers in front of each survivor.
         for p in batch.pending_mut() {
@@ -498,7 +502,7 @@ impl GreTunnel {
     }
 
     fn accept_seq(&self, seq: u32) -> bool {
-        let next = &self.iseq_next.0;
+        let next = &*self.iseq_next;
         let mut expected = next.load(Ordering::Acquire);
         loop {
             if expected != 0 && (seq.wrapping_sub(expected) as i32) < 0 {

@@ -1,4 +1,4 @@
-//! `fibre bench greflood`: T threads × N UDP frames of 200 bytes through
+//! The engine of `fibre bench greflood`: T threads × N UDP frames of 200 bytes through
 //! one GRE tunnel to a dummy underlay, for each transmit strategy, at every
 //! thread count from 1 to T.
 //!
@@ -8,7 +8,7 @@
 //! shared sequence counter) take back?
 //!
 //! ```
-//! use fibre_dev::greflood::{run, GreFloodParams, Strategy};
+//! use fibre_bench::greflood::engine::{run, GreFloodParams, Strategy};
 //! let result = run(&GreFloodParams { threads: 2, frames_per_thread: 2_000, batch: 32,
 //!                                    strategies: Strategy::ALL.to_vec(), repeats: 1 }).unwrap();
 //! assert_eq!(result.rows.len(), 4 * 2);
@@ -22,11 +22,15 @@ use std::time::{Duration, Instant};
 use fibre_net::ip::{Protocol, PseudoHeader};
 use fibre_net::{ipv4, udp};
 
-use crate::gre::{GreConfig, TxMode};
-use crate::route::{FixedRoutes, UnderlayRoute, UnderlayRoutes};
-use crate::{PacketBatch, PacketBuf, Registry, WorkerId};
+use fibre_dev::gre::{GreConfig, TxMode};
+use fibre_dev::route::{FixedRoutes, UnderlayRoute, UnderlayRoutes};
+use fibre_dev::{PacketBatch, PacketBuf, Registry, Verdict, WorkerId, MAX_WORKERS};
 
-/// Size of every inner frame (IPv4 + UDP + payload), as in the issue.
+use crate::figures::SummaryFigure;
+use crate::timing::thread_cpu_time;
+
+/// Size of every inner frame (IPv4 + UDP + payload), as in the lockless
+/// GRE transmit's measurement.
 pub const FRAME_LEN: usize = 200;
 
 /// The tunnel's remote: what [`Underlay::routes`] must resolve.
@@ -38,7 +42,7 @@ pub const REMOTE: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
 ///
 /// ```
 /// use std::net::IpAddr;
-/// use fibre_dev::greflood::{Underlay, REMOTE};
+/// use fibre_bench::greflood::engine::{Underlay, REMOTE};
 /// use fibre_dev::WorkerId;
 /// let fixed = Underlay::fixed();
 /// let route = fixed.routes.resolve(WorkerId::new(0), IpAddr::V4(REMOTE), None).unwrap();
@@ -194,19 +198,6 @@ pub struct GreFloodRow {
     pub cpu_seconds: f64,
 }
 
-/// One figure for a benchmark summary table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SummaryFigure {
-    /// The case, e.g. `greflood lltx 2 thread(s)`.
-    pub name: String,
-    /// The figure.
-    pub value: f64,
-    /// Its unit.
-    pub unit: &'static str,
-    /// The ratio to another figure, and that figure's name.
-    pub ratio_to: Option<(f64, String)>,
-}
-
 /// Every row of one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GreFloodResult {
@@ -251,7 +242,7 @@ impl GreFloodResult {
     /// itself). `fibre bench` maps each onto its `Measurement`.
     ///
     /// ```
-    /// use fibre_dev::greflood::{run, GreFloodParams, Strategy};
+    /// use fibre_bench::greflood::engine::{run, GreFloodParams, Strategy};
     /// let r = run(&GreFloodParams { threads: 1, frames_per_thread: 1_000, batch: 8,
     ///                               strategies: vec![Strategy::Locked, Strategy::Lltx], repeats: 1 }).unwrap();
     /// let figures = r.summary();
@@ -381,7 +372,7 @@ fn flood_timed(
     frames: u64,
     batch_len: usize,
 ) -> (u64, Duration) {
-    let cpu_start = cpu_time::ThreadTime::try_now().ok();
+    let cpu_start = thread_cpu_time();
     let template = frame();
     let mut batch = PacketBatch::with_capacity(batch_len);
     for _ in 0..batch_len {
@@ -398,18 +389,21 @@ fn flood_timed(
             let _ = p.rewind(FRAME_LEN);
         }
         for p in &mut batch.packets_mut()[n..] {
-            p.set_verdict(crate::Verdict::Sent);
+            p.set_verdict(Verdict::Sent);
         }
         registry.transmit(tunnel, worker, &mut batch);
         // Only the first n were loaded this round; the rest were marked
         // done above so the devices skip them.
         sent += batch.packets()[..n]
             .iter()
-            .filter(|p| p.verdict() == crate::Verdict::Sent)
+            .filter(|p| p.verdict() == Verdict::Sent)
             .count() as u64;
         left -= n as u64;
     }
-    let cpu = cpu_start.map_or(Duration::ZERO, |t| t.elapsed());
+    let cpu = match (cpu_start, thread_cpu_time()) {
+        (Some(a), Some(b)) if b >= a => b - a,
+        _ => Duration::ZERO,
+    };
     (sent, cpu)
 }
 
@@ -485,11 +479,10 @@ pub fn run_over(
     params: &GreFloodParams,
     underlay: &Underlay,
 ) -> Result<GreFloodResult, GreFloodError> {
-    if params.threads == 0 || params.threads > crate::MAX_WORKERS {
+    if params.threads == 0 || params.threads > MAX_WORKERS {
         return Err(GreFloodError::InvalidParameter(format!(
             "threads {}: give 1 to {}",
-            params.threads,
-            crate::MAX_WORKERS
+            params.threads, MAX_WORKERS
         )));
     }
     if params.frames_per_thread == 0 {

@@ -1,5 +1,6 @@
-//! Seed 004's patch: one lock per CPU; a reader takes only its own, a writer
-//! takes them all.
+//! The per-CPU lock of Shaohua Li's "net ipv6: convert fib6_table rwlock to
+//! a percpu lock" (net-next, August 2017; declined in favour of RCU): one
+//! lock per CPU; a reader takes only its own, a writer takes them all.
 
 use std::cell::UnsafeCell;
 use std::fmt;
@@ -7,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{PoisonError, RwLock, RwLockWriteGuard};
 
 use super::Protected;
-use crate::CacheAligned;
+use fibre_base::CachePadded;
 
 /// `T` guarded by one cache-padded lock per reader slot.
 ///
@@ -18,7 +19,7 @@ use crate::CacheAligned;
 /// they share a slot's lock in read mode.
 ///
 /// ```
-/// use fibre_rcu::protect::{PerCpuLock, Protected};
+/// use fibre_bench::protect::{PerCpuLock, Protected};
 /// let shared = PerCpuLock::with_slots(7, 2);
 /// let mut a = shared.reader();
 /// let mut b = shared.reader();
@@ -26,7 +27,7 @@ use crate::CacheAligned;
 /// assert_eq!(shared.read(&mut a, |v| *v) + shared.read(&mut b, |v| *v), 84);
 /// ```
 pub struct PerCpuLock<T> {
-    locks: Box<[CacheAligned<RwLock<()>>]>,
+    locks: Box<[CachePadded<RwLock<()>>]>,
     next_slot: AtomicUsize,
     value: UnsafeCell<T>,
 }
@@ -54,7 +55,7 @@ impl<T> PerCpuLock<T> {
     /// Protects `value` with `slots` locks (at least one).
     pub fn with_slots(value: T, slots: usize) -> Self {
         let locks = (0..slots.max(1))
-            .map(|_| CacheAligned::new(RwLock::new(())))
+            .map(|_| CachePadded::new(RwLock::new(())))
             .collect();
         PerCpuLock {
             locks,

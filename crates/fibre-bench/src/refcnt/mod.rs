@@ -1,12 +1,14 @@
-//! `fibre bench refcnt`: seed 002's experiment, run by
-//! [`fibre_route::refcnt`]: reader threads read a route's MTU and device
+//! `fibre bench refcnt`: the experiment of "net: Cache align dst refcnt"
+//! (Tom Herbert, commit 5635c10d976716), run by [`engine`]: reader threads read a route's MTU and device
 //! while other threads hold and release it, with the reference count on
 //! the read-mostly cache line (the before) or alone on its own line (the
 //! after). This module only maps its result onto the summary table.
 
 use serde_json::json;
 
-use fibre_route::refcnt::{run, RefcntParams};
+pub mod engine;
+
+use engine::{run, RefcntParams};
 
 use crate::experiment::{Context, Experiment};
 use crate::report::ExperimentReport;
@@ -27,7 +29,7 @@ impl Experiment for RefcntExperiment {
     }
 
     fn about(&self) -> &'static str {
-        "route readers beside reference-count writers: counter on the read-mostly line vs its own (seed 002)"
+        "route readers beside reference-count writers: counter on the read-mostly line vs its own (cache-aligned dst refcnt)"
     }
 
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {

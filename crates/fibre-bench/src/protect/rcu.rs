@@ -1,7 +1,7 @@
 //! The real one: lock-free readers over an [`RcuCell`].
 
 use super::Protected;
-use crate::{Domain, RcuCell, ReaderHandle};
+use fibre_rcu::{Domain, RcuCell, ReaderHandle};
 
 /// `T` in an [`RcuCell`] of its own [`Domain`]: a read is one acquire load
 /// of the published pointer; a write clones the current version, edits the
@@ -9,7 +9,7 @@ use crate::{Domain, RcuCell, ReaderHandle};
 /// every reader has reported a quiescent state.
 ///
 /// ```
-/// use fibre_rcu::protect::{Protected, Rcu};
+/// use fibre_bench::protect::{Protected, Rcu};
 /// let shared = Rcu::new(String::from("a"));
 /// let mut reader = shared.reader();
 /// shared.write(|s| s.push('b'));
@@ -33,7 +33,7 @@ impl<T> Rcu<T> {
     /// value and the domain's other cells).
     ///
     /// ```
-    /// use fibre_rcu::protect::{Protected, Rcu};
+    /// use fibre_bench::protect::{Protected, Rcu};
     /// use fibre_rcu::Domain;
     /// let domain = Domain::new();
     /// let shared = Rcu::in_domain(&domain, 3);

@@ -2,7 +2,7 @@
 //! 1..=N reader threads, optionally with a writer changing the data.
 //!
 //! ```text
-//! cargo run -p fibre-rcu --release --example protect_scaling -- [--threads N] [--millis MS] [--write-every-us US]
+//! cargo run -p fibre-bench --release --example protect_scaling -- [--threads N] [--millis MS] [--write-every-us US]
 //! ```
 //!
 //! No assertion on speed: the figures depend on the machine (and on what
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use fibre_rcu::protect::{PerCpuLock, Protected, Rcu, RwLockProtected};
+use fibre_bench::protect::{PerCpuLock, Protected, Rcu, RwLockProtected};
 
 /// Reads between two quiescent-state reports (RCU) — a packet batch.
 const BATCH: u64 = 32;

@@ -1,7 +1,9 @@
 //! Three ways to protect one shared `T` that many threads read and one
 //! thread occasionally changes, behind one trait so a benchmark can compare
-//! them on the same workload (seed 004: a reader/writer lock, a per-CPU lock,
-//! and RCU).
+//! them on the same workload: a reader/writer lock and a per-CPU lock, the
+//! "befores" of "net ipv6: convert fib6_table rwlock to a percpu lock"
+//! (Shaohua Li, 2017), written here over std, and RCU, a thin adapter over
+//! `fibre_rcu`'s public API (the answer the kernel took instead).
 
 mod per_cpu;
 mod rcu;
@@ -19,7 +21,7 @@ pub use rw_lock::RwLockProtected;
 /// strategies, the quiescent-state report for RCU).
 ///
 /// ```
-/// use fibre_rcu::protect::{PerCpuLock, Protected, Rcu, RwLockProtected};
+/// use fibre_bench::protect::{PerCpuLock, Protected, Rcu, RwLockProtected};
 ///
 /// fn sum_twice<P: Protected<Vec<u32>>>(shared: &P) -> u32 {
 ///     let mut reader = shared.reader();

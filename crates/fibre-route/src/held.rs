@@ -9,7 +9,8 @@
 //! hold costs the same under contention as alone (one locked add), only
 //! the cache line transfer differs.
 
-pub(crate) use crate::rcuref::RefCount;
+#[cfg(test)]
+use crate::rcuref::RefCount;
 use crate::route::{Route, RouteData};
 use std::ptr::NonNull;
 
@@ -84,7 +85,7 @@ impl Route {
     /// assert_eq!(second.ref_count(), 2);
     /// ```
     pub fn hold(&self) -> Option<HeldRoute> {
-        if !self.counter.refs.get() {
+        if !self.refs.get() {
             return None;
         }
         Some(HeldRoute {
@@ -97,7 +98,7 @@ impl Clone for HeldRoute {
     fn clone(&self) -> HeldRoute {
         // We own a reference, so the count is at least one and the hold
         // cannot be refused.
-        let took = self.counter.refs.get();
+        let took = self.refs.get();
         debug_assert!(took, "a held route's count dropped to zero");
         HeldRoute { route: self.route }
     }
@@ -106,7 +107,7 @@ impl Clone for HeldRoute {
 impl Drop for HeldRoute {
     fn drop(&mut self) {
         // SAFETY: we own one reference, so the route is alive here.
-        let last = unsafe { self.route.as_ref() }.counter.refs.put();
+        let last = unsafe { self.route.as_ref() }.refs.put();
         if last {
             // SAFETY: the last reference is gone. Every route is allocated
             // by `HeldRoute::new` with `Box`; borrowed references can no

@@ -1,14 +1,14 @@
-//! `cargo run --release -p fibre-route --example refcnt -- [THREADS] [READS]`
+//! `cargo run --release -p fibre-bench --example refcnt -- [THREADS] [READS]`
 fn main() {
     let mut args = std::env::args().skip(1);
-    let mut params = fibre_route::refcnt::RefcntParams::default();
+    let mut params = fibre_bench::refcnt::engine::RefcntParams::default();
     if let Some(t) = args.next() {
         params.threads = t.parse().unwrap_or_else(|_| usage());
     }
     if let Some(r) = args.next() {
         params.reads = r.parse().unwrap_or_else(|_| usage());
     }
-    match fibre_route::refcnt::run(&params) {
+    match fibre_bench::refcnt::engine::run(&params) {
         Ok(result) => print!("{}", result.render()),
         Err(e) => {
             eprintln!("refcnt: {e}");

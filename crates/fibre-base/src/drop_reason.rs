@@ -1,9 +1,17 @@
-//! Why a device dropped a packet: one counter per reason per worker.
+//! Why a packet was dropped: one taxonomy for every layer, one counter per
+//! reason per worker (the devices' `BatchCounts`/`DeviceStats` in
+//! fibre-dev keep an array indexed by [`DropReason::index`]).
+//!
+//! Modelled on Linux's `enum skb_drop_reason`
+//! (include/net/dropreason-core.h): each reason says what was wrong, not
+//! where, and names its kernel counterpart where there is one. Wire-format
+//! errors (`fibre_net::Error`) map onto it with `From` (in fibre-net, which
+//! depends on this crate).
 
 /// Why a packet was dropped. Every drop is counted under exactly one reason.
 ///
 /// ```
-/// use fibre_dev::DropReason;
+/// use fibre_base::DropReason;
 /// assert_eq!(DropReason::ALL.len(), DropReason::COUNT);
 /// assert_eq!(DropReason::ALL[DropReason::KeyMismatch.index()], DropReason::KeyMismatch);
 /// assert_eq!(DropReason::BadChecksum.name(), "bad_checksum");
@@ -11,9 +19,11 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DropReason {
     // --- receive side ---
-    /// Shorter than the headers it announces.
+    /// Shorter than the headers it announces (`SKB_DROP_REASON_PKT_TOO_SMALL`,
+    /// `SKB_DROP_REASON_HDR_TRUNC`).
     Truncated,
-    /// Outer IP header invalid (bad IHL, length or checksum, fragment).
+    /// A tunnel's outer IP header invalid (bad IHL, length or checksum,
+    /// fragment): `SKB_DROP_REASON_IP_INHDR` on the outer packet.
     BadOuterHeader,
     /// Outer protocol is not GRE, or the addresses are not this tunnel's.
     NotForTunnel,
@@ -21,7 +31,8 @@ pub enum DropReason {
     BadVersion,
     /// GRE routing bit set (RFC 1701 source routes).
     RoutingPresent,
-    /// GRE checksum present and wrong.
+    /// A checksum present and wrong (`SKB_DROP_REASON_IP_CSUM`,
+    /// `SKB_DROP_REASON_UDP_CSUM`, GRE's `csum`).
     BadChecksum,
     /// `icsum` configured and the packet carries no checksum.
     ChecksumMissing,
@@ -34,12 +45,14 @@ pub enum DropReason {
     /// Outer header marked Congestion Experienced over an inner packet that
     /// is not ECN-capable (RFC 6040: the mark cannot be passed on).
     EcnCeOnNotEct,
-    /// Payload protocol is not IPv4 or IPv6, or does not match its header.
+    /// Payload protocol is not IPv4 or IPv6, or does not match its header;
+    /// a message type not modelled (`SKB_DROP_REASON_UNHANDLED_PROTO`).
     UnknownProtocol,
     // --- transmit side ---
-    /// The device is administratively down.
+    /// The device is administratively down (`SKB_DROP_REASON_DEV_READY`).
     DeviceDown,
-    /// No underlay route to the tunnel's remote.
+    /// No route (a tunnel's underlay to its remote):
+    /// `SKB_DROP_REASON_IP_OUTNOROUTES`.
     NoRoute,
     /// The underlay route leads back into a tunnel beyond the nesting limit.
     TunnelLoop,
@@ -48,7 +61,8 @@ pub enum DropReason {
     /// `tx_errors`, and so does `ip -s link` here).
     UnderlayLoop,
     /// Larger than the path MTU and not fragmentable (DF set, or IPv6): the
-    /// caller should send ICMP "fragmentation needed"/"packet too big".
+    /// caller should send ICMP "fragmentation needed"/"packet too big"
+    /// (`SKB_DROP_REASON_PKT_TOO_BIG`).
     TooBig,
     /// Larger than the tunnel MTU with DF clear but carrying IPv4 options,
     /// which the fragmenter does not filter per fragment: dropped rather
@@ -58,8 +72,14 @@ pub enum DropReason {
     NoHeadroom,
     /// The worker id is beyond the device's worker count.
     InvalidWorker,
-    /// Not an IP packet (the device cannot tell what it carries).
+    /// Not an IP packet (the device cannot tell what it carries), or one
+    /// whose headers cannot be written as given.
     BadInnerPacket,
+    // --- any layer ---
+    /// An IP header field is invalid: a header length below the fixed
+    /// header, a total length below the headers, a malformed option, a
+    /// fragment ending past 65535 bytes (`SKB_DROP_REASON_IP_INHDR`).
+    BadIpHeader,
 }
 
 /// Which `ip -s link` column a reason adds to.
@@ -77,7 +97,7 @@ pub enum DropClass {
 
 impl DropReason {
     /// Number of reasons: the length of a per-reason counter array.
-    pub const COUNT: usize = 21;
+    pub const COUNT: usize = 22;
 
     /// Every reason, in index order.
     pub const ALL: [DropReason; DropReason::COUNT] = [
@@ -102,6 +122,7 @@ impl DropReason {
         DropReason::NoHeadroom,
         DropReason::InvalidWorker,
         DropReason::BadInnerPacket,
+        DropReason::BadIpHeader,
     ];
 
     /// Dense index in `0..COUNT`.
@@ -133,6 +154,7 @@ impl DropReason {
             DropReason::NoHeadroom => "no_headroom",
             DropReason::InvalidWorker => "invalid_worker",
             DropReason::BadInnerPacket => "bad_inner_packet",
+            DropReason::BadIpHeader => "bad_ip_header",
         }
     }
 
@@ -151,7 +173,8 @@ impl DropReason {
             | DropReason::KeyMismatch
             | DropReason::SeqMissing
             | DropReason::OutOfOrder
-            | DropReason::EcnCeOnNotEct => DropClass::RxErrors,
+            | DropReason::EcnCeOnNotEct
+            | DropReason::BadIpHeader => DropClass::RxErrors,
             DropReason::NotForTunnel | DropReason::UnknownProtocol => DropClass::RxDropped,
             DropReason::NoRoute
             | DropReason::TunnelLoop
@@ -166,7 +189,11 @@ impl DropReason {
     }
 }
 
-const _: () = assert!(DropReason::BadInnerPacket as usize + 1 == DropReason::COUNT);
+const _: () = assert!(
+    DropReason::BadIpHeader as usize + 1 == DropReason::COUNT,
+    "DropReason::COUNT must be one past the last reason: if this fires, \
+     a reason was added without updating COUNT and ALL"
+);
 
 #[cfg(test)]
 mod tests {

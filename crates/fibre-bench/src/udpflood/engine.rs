@@ -1,4 +1,4 @@
-//! `fibre bench udpflood`: the experiment of the per-CPU output route
+//! The engine of `fibre bench udpflood`: the experiment of the per-CPU output route
 //! cache (Eric Dumazet, "ipv4: percpu nh_rth_output cache", 2012:
 //! 24 x 1,000,000 frames to a dummy device, 5.24 s before, 2.06 s after,
 //! 6.60 s on linux-3.5).
@@ -23,16 +23,13 @@ use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use fibre_dev::greflood::SummaryFigure;
+use fibre_base::{DropReason, WorkerId};
 use fibre_dev::stats::{BatchCounts, DeviceStats};
-use fibre_dev::{DropReason, WorkerId};
-use fibre_fib::{Errno, Fib, FlowKeyV4, KernelError};
+use fibre_fib::{config, Errno, Fib, FlowKeyV4};
 use fibre_rcu::{Domain, RcuCell};
+use fibre_route::{HeldRoute, Route, RouteCache, RouteSource, SlotKind};
 
-use crate::cache::{RouteCache, SlotKind};
-use crate::refcount::HeldRoute;
-use crate::route::Route;
-use crate::source::RouteSource;
+use crate::figures::SummaryFigure;
 use crate::timing::run_threads;
 
 /// How a frame gets its route.
@@ -70,7 +67,7 @@ impl Strategy {
     /// The strategy named `name`.
     ///
     /// ```
-    /// use fibre_route::udpflood::Strategy;
+    /// use fibre_bench::udpflood::engine::Strategy;
     /// assert_eq!(Strategy::from_name("percpu"), Some(Strategy::PerCpu));
     /// assert_eq!(Strategy::from_name("nope"), None);
     /// ```
@@ -119,9 +116,9 @@ pub enum UdpFloodError {
     /// The payload does not fit a frame under the device MTU.
     #[error("a {0}-byte UDP payload does not fit a 1500-byte MTU")]
     PayloadTooLarge(usize),
-    /// The test FIB could not be built.
-    #[error("building the test FIB: {0}")]
-    Fib(#[from] KernelError),
+    /// The experiment's FIB could not be built.
+    #[error("building udpflood's FIB: {0}")]
+    Fib(String),
     /// A frame found no route.
     #[error("route lookup failed: {}", .0.message())]
     Lookup(Errno),
@@ -367,7 +364,7 @@ fn build_frame(buf: &mut [u8], route: &Route, key: &FlowKeyV4, payload: usize) -
     Some(total)
 }
 
-/// The flow of thread `t`: as in the seed's udpflood, every sender aims
+/// The flow of thread `t`: as in the percpu nh_rth_output measurement, every sender aims
 /// at one destination (one 3.5 cache entry, one nexthop); ports differ.
 fn flow(t: usize) -> FlowKeyV4 {
     FlowKeyV4 {
@@ -391,11 +388,12 @@ fn flood_one<S: RouteSource>(
 ) -> Result<UdpFloodRow, UdpFloodError> {
     let domain = cache.domain();
     let (times, results) = run_threads(threads, |t| -> Result<(), Errno> {
-        let mut reader = domain.register();
+        let worker = WorkerId::new(t as u32);
+        let mut reader = domain.register_worker(worker);
         let key = flow(t);
         let mut buf = [0u8; 1500];
         let mut counts = BatchCounts::default();
-        let worker = WorkerId::new(t as u32);
+        let own_slot = SlotKind::PerCore(worker);
         let mut sent = 0;
         while sent < params.frames {
             let n = BATCH.min(params.frames - sent);
@@ -404,12 +402,12 @@ fn flood_one<S: RouteSource>(
                 for _ in 0..n {
                     let len = match strategy {
                         Strategy::NoRef => {
-                            let route = cache.output_v4(&guard, SlotKind::PerCore(t), &key)?;
+                            let route = cache.output_v4(&guard, own_slot, &key)?;
                             build_frame(&mut buf, &route, &key, params.payload)
                         }
                         Strategy::PerCpu | Strategy::Shared => {
                             let slot = if strategy == Strategy::PerCpu {
-                                SlotKind::PerCore(t)
+                                own_slot
                             } else {
                                 SlotKind::SharedOutput
                             };
@@ -457,7 +455,7 @@ fn flood_one<S: RouteSource>(
 /// Runs every strategy at every thread count from 1 to `params.threads`.
 ///
 /// ```
-/// use fibre_route::udpflood::{run, Strategy, UdpFloodParams};
+/// use fibre_bench::udpflood::engine::{run, Strategy, UdpFloodParams};
 /// let result = run(&UdpFloodParams { threads: 2, frames: 2_000, ..Default::default() }).unwrap();
 /// let row = result.row(Strategy::PerCpu, 2).unwrap();
 /// assert_eq!((row.frames, row.transmitted), (4_000, 4_000));
@@ -473,7 +471,7 @@ pub fn run(params: &UdpFloodParams) -> Result<UdpFloodResult, UdpFloodError> {
     if 28 + params.payload > 1500 {
         return Err(UdpFloodError::PayloadTooLarge(params.payload));
     }
-    let fib: Fib = crate::testbed::fib()?;
+    let fib = fib()?;
     let domain = Domain::new();
     let cache = RouteCache::new(&domain, fib, params.threads);
     let mut rows = Vec::new();
@@ -498,5 +496,30 @@ pub fn run(params: &UdpFloodParams) -> Result<UdpFloodResult, UdpFloodError> {
 
 /// The source address frames of [`run`] carry (for checks).
 pub fn source_address() -> IpAddr {
-    IpAddr::from(crate::testbed::LOCAL_ADDR)
+    IpAddr::from(LOCAL_ADDR)
+}
+
+/// The address of `dummy0` in the experiment's FIB.
+const LOCAL_ADDR: [u8; 4] = [10, 0, 0, 1];
+
+/// The experiment's FIB: one device `dummy0` (MTU 1500) with 10.0.0.1/24,
+/// and 198.51.100.0/24 via 10.0.0.2, so every flow to 198.51.100.x shares
+/// one nexthop.
+///
+/// ```
+/// let fib = fibre_bench::udpflood::engine::fib().unwrap();
+/// let key = fibre_fib::FlowKeyV4 { dst: u32::from_be_bytes([198, 51, 100, 7]), ..Default::default() };
+/// let fwd = fib.lookup_output_v4(&key).unwrap();
+/// assert_eq!(fwd.gateway, u32::from_be_bytes([10, 0, 0, 2]));
+/// ```
+pub fn fib() -> Result<Fib, UdpFloodError> {
+    let text = "\
+link add dummy0 type dummy
+link set dummy0 up
+addr add 10.0.0.1/24 dev dummy0
+route add 198.51.100.0/24 via 10.0.0.2
+";
+    let (fib, _) = config::apply_str(&Fib::new(), "udpflood", text, false)
+        .map_err(|e| UdpFloodError::Fib(e.to_string()))?;
+    Ok(fib)
 }

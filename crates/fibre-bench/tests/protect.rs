@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 
-use fibre_rcu::protect::{PerCpuLock, Protected, Rcu, RwLockProtected};
+use fibre_bench::protect::{PerCpuLock, Protected, Rcu, RwLockProtected};
 
 /// Two fields the writer always changes together.
 #[derive(Clone, Debug, Default)]

@@ -1,4 +1,4 @@
-//! `fibre bench refcnt`: the false-sharing experiment of the route's
+//! The engine of `fibre bench refcnt`: the false-sharing experiment of the route's
 //! reference count. Reader threads read a route's MTU and device (what
 //! every packet reads); holder threads hold and release it (what every
 //! `dst_hold`/`dst_release` does). With the counter on the read-mostly
@@ -9,15 +9,15 @@
 //! * `next-line`: the counter alone at offset 64 (its own 64-byte line,
 //!   but in the same 128-byte pair the x86-64 adjacent-line prefetcher
 //!   fetches together).
-//! * `own-pair`: the counter at offset 128, as [`Route`](crate::Route)
-//!   has it on x86-64.
+//! * `own-pair`: the counter at offset 128, as [`fibre_route::Route`]
+//!   has it on x86-64 ([`fibre_base::CACHE_LINE`] there).
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use fibre_dev::greflood::SummaryFigure;
+use fibre_route::rcuref::RefCount;
 
-use crate::rcuref::RefCount;
+use crate::figures::SummaryFigure;
 use crate::timing::run_threads;
 
 /// Where the counter sits.
@@ -86,13 +86,23 @@ struct OwnPair {
     refs: RefCount,
 }
 
+// The three layouts are the experiment's subject, written out in bytes so
+// that they are the same on every target (not CACHE_LINE, which varies).
 const _: () = {
     use std::mem::{offset_of, size_of};
-    assert!(offset_of!(SameLine, refs) == 56);
-    assert!(offset_of!(NextLine, refs) == 64);
-    assert!(offset_of!(OwnPair, refs) == 128);
-    assert!(size_of::<SameLine>() == 128);
-    assert!(size_of::<NextLine>() == 128);
+    assert!(
+        offset_of!(SameLine, refs) == 56,
+        "same-line must put the counter on the readers' first 64-byte line"
+    );
+    assert!(
+        offset_of!(NextLine, refs) == 64,
+        "next-line must put the counter on the 64-byte line after the readers'"
+    );
+    assert!(
+        offset_of!(OwnPair, refs) == 128,
+        "own-pair must put the counter in the 128-byte pair after the readers'"
+    );
+    assert!(size_of::<SameLine>() == 128 && size_of::<NextLine>() == 128);
     assert!(size_of::<OwnPair>() == 256);
 };
 
@@ -349,7 +359,7 @@ fn measure<C: Counted>(object: &C, layout: Layout, threads: usize, reads: u64) -
 /// Runs every layout at every thread count from 1 to `params.threads`.
 ///
 /// ```
-/// use fibre_route::refcnt::{run, Layout, RefcntParams};
+/// use fibre_bench::refcnt::engine::{run, Layout, RefcntParams};
 /// let result = run(&RefcntParams { threads: 2, reads: 10_000 }).unwrap();
 /// assert_eq!(result.row(Layout::OwnPair, 2).unwrap().readers, 1);
 /// assert_eq!(Layout::OwnPair.counter_offset(), 128);

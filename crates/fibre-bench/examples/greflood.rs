@@ -1,9 +1,9 @@
 //! Locked versus lockless transmit through one GRE tunnel.
 //!
-//! `cargo run --release -p fibre-dev --example greflood -- [THREADS] [FRAMES_PER_THREAD] [BATCH] [REPEATS]`
+//! `cargo run --release -p fibre-bench --example greflood -- [THREADS] [FRAMES_PER_THREAD] [BATCH] [REPEATS]`
 //! (defaults 2, 2000000, 32, 5).
 
-use fibre_dev::greflood::{run, GreFloodParams};
+use fibre_bench::greflood::engine::{run, GreFloodParams};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

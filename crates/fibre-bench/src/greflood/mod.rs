@@ -1,5 +1,5 @@
-//! `fibre bench greflood`: seed 001's experiment, run by
-//! [`fibre_dev::greflood`]: threads send 200-byte UDP frames through one
+//! `fibre bench greflood`: the experiment of "ip_gre: lockless xmit" (Eric
+//! Dumazet, 2010), run by [`engine`]: threads send 200-byte UDP frames through one
 //! GRE tunnel to a dummy underlay, with the tunnel's transmit `locked` (a
 //! per-device lock: the before) or lockless (`lltx`: the after), each with
 //! and without output sequence numbers (`oseq`). The tunnel resolves its
@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use fibre_dev::greflood::{run_over, GreFloodParams, Underlay};
+pub mod engine;
+
+use engine::{run_over, GreFloodParams, Underlay};
 use fibre_fib::{config, Fib};
 use fibre_route::RouteCache;
 
@@ -34,7 +36,7 @@ impl Experiment for GrefloodExperiment {
     }
 
     fn about(&self) -> &'static str {
-        "UDP frames through one GRE tunnel: locked vs lockless transmit, with and without oseq (seed 001)"
+        "UDP frames through one GRE tunnel: locked vs lockless transmit, with and without oseq (ip_gre lockless xmit, 2010)"
     }
 
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
@@ -78,7 +80,8 @@ impl Experiment for GrefloodExperiment {
 ///
 /// ```
 /// use std::net::IpAddr;
-/// use fibre_dev::{greflood::REMOTE, WorkerId};
+/// use fibre_bench::greflood::engine::REMOTE;
+/// use fibre_dev::WorkerId;
 /// let underlay = fibre_bench::greflood::underlay(2).unwrap();
 /// let route = underlay.routes.resolve(WorkerId::new(1), IpAddr::V4(REMOTE), None).unwrap();
 /// assert_eq!((route.oif, route.mtu), (underlay.oif, 1500));

@@ -1,5 +1,6 @@
-//! `fibre bench udpflood`: seed 000's experiment, run by
-//! [`fibre_route::udpflood`]: threads send UDP frames whose output route
+//! `fibre bench udpflood`: the experiment of "ipv4: percpu nh_rth_output
+//! cache" (Eric Dumazet, 2012), run by [`engine`]: threads send UDP frames
+//! whose output route
 //! comes from a linux-3.5-like global cache, one shared cached route per
 //! nexthop (the before), per-core cached routes (the after) or a borrowed
 //! route with no reference count. This module only maps its result onto
@@ -7,7 +8,9 @@
 
 use serde_json::json;
 
-use fibre_route::udpflood::{run, UdpFloodParams};
+pub mod engine;
+
+use engine::{run, UdpFloodParams};
 
 use crate::experiment::{Context, Experiment};
 use crate::report::ExperimentReport;
@@ -28,7 +31,7 @@ impl Experiment for UdpfloodExperiment {
     }
 
     fn about(&self) -> &'static str {
-        "UDP frames with a cached output route: global cache, shared, per-core, borrowed (seed 000)"
+        "UDP frames with a cached output route: global cache, shared, per-core, borrowed (percpu nh_rth_output, 2012)"
     }
 
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
