@@ -638,6 +638,39 @@ mod tests {
     }
 
     #[test]
+    fn carrier_flags_follow_a_peer_coming_up_for_the_first_time() {
+        let mut fib = Fib::new();
+        let text =
+            "link add va type veth peer name vb\nlink set va up\naddr add 10.0.0.1/24 dev va\n";
+        for statement in crate::config::parse_str("t", text).statements {
+            fib.apply(&statement.command).unwrap();
+        }
+        let subnet_linkdown = |fib: &Fib| {
+            fib.routes(Family::V4, Some(TABLE_MAIN))
+                .iter()
+                .find(|r| r.dst.to_string() == "10.0.0.0/24")
+                .map(|r| r.nexthops[0].flags.linkdown)
+        };
+        // va is up without carrier: its subnet route is LINKDOWN until vb,
+        // never up before, comes up and gives va carrier.
+        assert_eq!(subnet_linkdown(&fib), Some(true));
+        let set = |fib: &mut Fib, name: &str, up: bool| {
+            fib.apply(&Command::LinkSet {
+                name: name.into(),
+                up: Some(up),
+                mtu: None,
+            })
+            .unwrap()
+        };
+        set(&mut fib, "vb", true);
+        assert_eq!(subnet_linkdown(&fib), Some(false));
+        set(&mut fib, "vb", false);
+        assert_eq!(subnet_linkdown(&fib), Some(true));
+        set(&mut fib, "vb", true);
+        assert_eq!(subnet_linkdown(&fib), Some(false));
+    }
+
+    #[test]
     fn link_local_is_eui64() {
         let ll = link_local_of([0x5e, 0x5d, 0x17, 0x8b, 0x44, 0x41]);
         // Kernel-checked: MAC 5e:5d:17:8b:44:41 gave fe80::5c5d:17ff:fe8b:4441.
