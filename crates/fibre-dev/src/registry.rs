@@ -1,5 +1,6 @@
 //! Devices indexed by ifindex: an array of slots, not a web of pointers.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::device::{CountingDevice, Device, Port};
@@ -70,6 +71,10 @@ pub struct RxReport {
 #[derive(Debug)]
 pub struct Registry {
     devices: Vec<Option<Device>>,
+    /// The ifindex of each device by name: every add checks the name is
+    /// free, so a registry built from a FIB of many links would otherwise
+    /// walk the devices once per device.
+    names: HashMap<String, u32>,
     workers: usize,
 }
 
@@ -82,6 +87,7 @@ impl Registry {
     pub fn new(workers: usize) -> Registry {
         Registry {
             devices: Vec::new(),
+            names: HashMap::new(),
             workers: workers.clamp(1, crate::MAX_WORKERS),
         }
     }
@@ -109,6 +115,7 @@ impl Registry {
 
     fn insert(&mut self, device: Device) {
         let at = device.index() as usize;
+        self.names.insert(device.name().to_string(), device.index());
         if self.devices.len() <= at {
             self.devices.resize_with(at + 1, || None);
         }
@@ -205,7 +212,7 @@ impl Registry {
 
     /// The device named `name`.
     pub fn by_name(&self, name: &str) -> Option<&Device> {
-        self.iter().find(|d| d.name() == name)
+        self.get(*self.names.get(name)?)
     }
 
     /// Every device, by ifindex.

@@ -80,6 +80,16 @@ impl Default for FibSettings {
 pub struct Fib {
     /// Links by index.
     pub(crate) links: BTreeMap<LinkIndex, Link>,
+    /// The index of each link by name, kept by `link_add` and `link_del`:
+    /// a name is looked up by every command naming a device, so it is
+    /// hashed as the kernel's `dev_get_by_name` hashes it (`dev_name_hash`)
+    /// rather than found by a walk of the links.
+    pub(crate) link_names: HashMap<String, LinkIndex>,
+    /// The links that have ever been up. Until a link first comes up no
+    /// path through it can be dead or marked linkdown (a route through a
+    /// down link is refused, except a host-scope one, which carries
+    /// neither flag), so its first `up` need not visit every route.
+    pub(crate) been_up: HashSet<LinkIndex>,
     /// The last ifindex handed out (the kernel allocates cyclically upwards).
     pub(crate) last_ifindex: LinkIndex,
     /// IPv4 addresses per link, in the kernel's `ifa_list` order.
@@ -172,6 +182,8 @@ impl Fib {
         );
         Fib {
             links,
+            link_names: HashMap::from([("lo".to_string(), 1)]),
+            been_up: HashSet::new(),
             last_ifindex: 1,
             addrs_v4: BTreeMap::new(),
             addrs_v6: BTreeMap::new(),
@@ -263,7 +275,7 @@ impl Fib {
 
     /// The link with this name.
     pub fn link_by_name(&self, name: &str) -> Option<&Link> {
-        self.links.values().find(|l| l.name == name)
+        self.links.get(self.link_names.get(name)?)
     }
 
     /// The link with this index.

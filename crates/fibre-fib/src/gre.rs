@@ -8,6 +8,7 @@
 //! ...` (see [`crate::config`]); `fibre-dev` builds its tunnel device from
 //! the same [`GreSpec`].
 
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 
 use crate::command::RouteGetRequest;
@@ -405,29 +406,20 @@ impl GreSpec {
     ///      remote 10.0.0.1 of g2 leaves through g1 (route 10.0.0.1); the tunnels would loop"));
     /// ```
     pub fn check_against(&self, name: &str, router: &Fib) -> Result<(), TunnelError> {
-        if let Some(local) = self.local {
-            let ours = router
-                .addresses(Some(self.kind.family()))
-                .iter()
-                .any(|a| a.local == local);
-            if !ours {
-                return Err(TunnelError::LocalNotOnRouter {
-                    name: name.to_string(),
-                    local,
-                });
-            }
+        if let Some(local) = self.local.filter(|_| !self.local_is_ours(router)) {
+            return Err(TunnelError::LocalNotOnRouter {
+                name: name.to_string(),
+                local,
+            });
         }
         // Each step adds a tunnel not seen before (a repeat ends the walk),
-        // so there are at most as many steps as tunnels, this one included
-        // even when the router does not hold it yet: the bound is only
-        // reached by a chain that ends on a real link anyway.
-        let tunnels = router
-            .links()
-            .filter(|link| matches!(link.kind, LinkKind::Gre(_)))
-            .count();
+        // so the walk ends after at most as many steps as there are
+        // tunnels, this one included even when the router does not hold
+        // it yet.
         let mut hops: Vec<UnderlayHop> = Vec::new();
+        let mut seen: HashSet<&str> = HashSet::new();
         let (mut tunnel, mut spec) = (name, self);
-        for _ in 0..=tunnels {
+        loop {
             let Some(hop) = spec.underlay_hop(tunnel, name, router) else {
                 return Ok(());
             };
@@ -441,7 +433,8 @@ impl GreSpec {
                 hops.push(hop);
                 return Err(TunnelError::UnderlayCycle { hops });
             }
-            if hop.via == tunnel || hops.iter().any(|seen| seen.tunnel == hop.via) {
+            seen.insert(tunnel);
+            if seen.contains(hop.via.as_str()) {
                 // A loop among the tunnels further on, which does not
                 // come back here: it is refused on those tunnels.
                 return Ok(());
@@ -457,7 +450,15 @@ impl GreSpec {
             hops.push(hop);
             (tunnel, spec) = (next, next_spec);
         }
-        Ok(())
+    }
+
+    /// Whether `local`, when given, is one of `router`'s addresses of the
+    /// tunnel's family (one hash probe: the router keeps its addresses
+    /// hashed, as the kernel's `inet_addr_lst`).
+    fn local_is_ours(&self, router: &Fib) -> bool {
+        self.local.is_none_or(|local| {
+            Family::of(&local) == self.kind.family() && router.local_addrs.contains(&local)
+        })
     }
 
     /// Where the route to this tunnel's remote (from its `local`) leaves
@@ -481,6 +482,136 @@ impl GreSpec {
             via,
         })
     }
+}
+
+/// The GRE tunnel `name` of `router`, if it has one.
+pub(crate) fn tunnel_of<'a>(router: &'a Fib, name: &str) -> Option<&'a GreSpec> {
+    match &router.link_by_name(name)?.kind {
+        LinkKind::Gre(spec) => Some(spec),
+        _ => None,
+    }
+}
+
+/// Whether `router`'s tunnel `name` has a `local` that is not one of its
+/// addresses: the [`TunnelError::LocalNotOnRouter`] of
+/// [`GreSpec::check_against`].
+pub(crate) fn local_refused(router: &Fib, name: &str) -> bool {
+    tunnel_of(router, name).is_some_and(|spec| !spec.local_is_ours(router))
+}
+
+/// Whether [`GreSpec::check_against`] of `router`'s tunnel `round[0]`
+/// finds its underlay going round exactly through the tunnels `round`, in
+/// that order, back to `round[0]`: [`TunnelError::UnderlayLoop`] for one
+/// tunnel, [`TunnelError::UnderlayCycle`] with these tunnels for more. It
+/// follows at most `round.len()` routes, where the check of a tunnel
+/// nested in a long chain follows them all.
+pub(crate) fn goes_round(router: &Fib, round: &[String]) -> bool {
+    let Some(first) = round.first() else {
+        return false;
+    };
+    let Some(mut spec) = tunnel_of(router, first) else {
+        return false;
+    };
+    if !spec.local_is_ours(router) {
+        return false;
+    }
+    for (step, tunnel) in round.iter().enumerate() {
+        let next = &round[(step + 1) % round.len()];
+        match spec.underlay_hop(tunnel, first, router) {
+            Some(hop) if hop.via == *next => {}
+            _ => return false,
+        }
+        if step + 1 < round.len() {
+            match tunnel_of(router, next) {
+                Some(next_spec) => spec = next_spec,
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// What [`GreSpec::check_against`] finds wrong with each tunnel of
+/// `router`, in link order, with a loop through several tunnels reported
+/// once, by its tunnel of least name (as the others would report it
+/// starting elsewhere), and not at all when that tunnel's own `local` is
+/// refused instead.
+///
+/// The same verdicts as checking each tunnel on its own, found in time
+/// linear in the tunnels: the route to each tunnel's remote is looked up
+/// once, which gives every tunnel at most one next tunnel; a tunnel's
+/// underlay goes round back to it exactly when it is on a cycle of that
+/// graph, which one walk over the graph marks for all of them.
+pub(crate) fn tunnel_errors(router: &Fib) -> Vec<TunnelError> {
+    let tunnels: Vec<(&str, &GreSpec)> = router
+        .links()
+        .filter_map(|link| match &link.kind {
+            LinkKind::Gre(spec) => Some((link.name.as_str(), spec)),
+            _ => None,
+        })
+        .collect();
+    let position: HashMap<&str, usize> = tunnels
+        .iter()
+        .enumerate()
+        .map(|(at, (name, _))| (*name, at))
+        .collect();
+    let hops: Vec<Option<(usize, UnderlayHop)>> = tunnels
+        .iter()
+        .map(|(name, spec)| {
+            let hop = spec.underlay_hop(name, name, router)?;
+            Some((*position.get(hop.via.as_str())?, hop))
+        })
+        .collect();
+    let next = |at: usize| hops[at].as_ref().map(|(next, _)| *next);
+    // The tunnel of least name of each cycle, as `leads[at]`.
+    let mut leads = vec![false; tunnels.len()];
+    let mut on_path: Vec<Option<usize>> = vec![None; tunnels.len()];
+    let mut done = vec![false; tunnels.len()];
+    for start in 0..tunnels.len() {
+        let mut path = Vec::new();
+        let mut at = Some(start);
+        while let Some(here) = at.filter(|&here| !done[here] && on_path[here].is_none()) {
+            on_path[here] = Some(path.len());
+            path.push(here);
+            at = next(here);
+        }
+        if let Some(from) = at.and_then(|here| on_path[here]) {
+            let cycle = &path[from..];
+            if let Some(&least) = cycle.iter().min_by_key(|&&member| tunnels[member].0) {
+                leads[least] = true;
+            }
+        }
+        for here in path {
+            on_path[here] = None;
+            done[here] = true;
+        }
+    }
+    let mut errors = Vec::new();
+    for (at, (name, spec)) in tunnels.iter().enumerate() {
+        if let Some(local) = spec.local.filter(|_| !spec.local_is_ours(router)) {
+            errors.push(TunnelError::LocalNotOnRouter {
+                name: name.to_string(),
+                local,
+            });
+        } else if leads[at] && next(at) == Some(at) {
+            errors.push(TunnelError::UnderlayLoop {
+                name: name.to_string(),
+                remote: spec.remote,
+            });
+        } else if leads[at] {
+            let mut round = Vec::new();
+            let mut here = at;
+            while let Some((after, hop)) = &hops[here] {
+                round.push(hop.clone());
+                here = *after;
+                if here == at {
+                    break;
+                }
+            }
+            errors.push(TunnelError::UnderlayCycle { hops: round });
+        }
+    }
+    errors
 }
 
 #[cfg(test)]

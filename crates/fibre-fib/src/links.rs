@@ -153,6 +153,7 @@ impl Fib {
                 return Err(KernelError::new(Errno::Exist));
             }
             let peer_index = self.allocate_ifindex();
+            self.link_names.insert(peer.clone(), peer_index);
             self.links.insert(
                 peer_index,
                 Link {
@@ -166,6 +167,7 @@ impl Fib {
             );
         }
         let index = self.allocate_ifindex();
+        self.link_names.insert(name.to_string(), index);
         self.links.insert(
             index,
             Link {
@@ -239,7 +241,10 @@ impl Fib {
             // Unregister: every remaining route through it goes, local ones too.
             self.remove_addresses_of(index);
             self.flush_routes_of_dev(index, true);
-            self.links.remove(&index);
+            if let Some(link) = self.links.remove(&index) {
+                self.link_names.remove(&link.name);
+            }
+            self.been_up.remove(&index);
         }
         Ok(())
     }
@@ -256,16 +261,25 @@ impl Fib {
         }
     }
 
-    /// Updates every link's carrier; returns the links that gained it.
-    fn refresh_carrier(&mut self) -> Vec<LinkIndex> {
-        let indexes: Vec<LinkIndex> = self.links.keys().copied().collect();
+    /// Updates the carrier of the link `index` and of its veth peer, the
+    /// only links whose carrier its up or down can change ([`Fib::carrier_of`]);
+    /// returns those that gained it, in index order.
+    fn refresh_carrier(&mut self, index: LinkIndex) -> Vec<LinkIndex> {
+        let mut affected = vec![index];
+        if let LinkKind::Veth { peer } = &self.links[&index].kind {
+            affected.extend(self.link_by_name(peer).map(|p| p.index));
+        }
+        affected.sort_unstable();
         let mut gained = Vec::new();
-        for index in indexes {
+        for index in affected {
             let carrier = self.carrier_of(index);
             let link = self.links.get_mut(&index).expect("listed");
             if link.carrier != carrier {
                 link.carrier = carrier;
-                self.set_linkdown_flags(index, !carrier);
+                // A link never up has no path that could carry the flag.
+                if self.been_up.contains(&index) {
+                    self.set_linkdown_flags(index, !carrier);
+                }
                 if carrier {
                     gained.push(index);
                 }
@@ -276,7 +290,10 @@ impl Fib {
 
     fn link_up(&mut self, index: LinkIndex) {
         self.links.get_mut(&index).expect("caller resolved").up = true;
-        let gained = self.refresh_carrier();
+        // Until it is marked, the link counts as never up: its own paths
+        // are left alone (see `Fib::been_up`).
+        let first_up = !self.been_up.contains(&index);
+        let gained = self.refresh_carrier(index);
         // NETDEV_CHANGE on a veth peer already up: addrconf now sees the
         // link ready and configures it.
         for other in gained.into_iter().filter(|&i| i != index) {
@@ -284,8 +301,12 @@ impl Fib {
                 self.ipv6_link_ready(other);
             }
         }
-        // fib_sync_up: multipath nexthops through this link come alive again.
-        self.revive_nexthops_of_dev(index);
+        // fib_sync_up: multipath nexthops through this link come alive
+        // again (none is dead before its first up).
+        if !first_up {
+            self.revive_nexthops_of_dev(index);
+        }
+        self.been_up.insert(index);
         let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
         if is_loopback {
             // inetdev/addrconf give lo its addresses when it first comes up.
@@ -370,7 +391,7 @@ impl Fib {
         self.links.get_mut(&index).expect("caller resolved").up = false;
         // Carrier lost by a peer leaves its IPv6 configuration alone
         // (NETDEV_CHANGE without link_ready only marks routes linkdown).
-        let _ = self.refresh_carrier();
+        let _ = self.refresh_carrier(index);
         // addrconf_ifdown: IPv6 addresses go (keep_addr_on_down = 0), lo keeps ::1.
         let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
         if !is_loopback {
@@ -614,6 +635,39 @@ mod tests {
         set_mtu(&mut fib, 65507).unwrap();
         let g1 = fib.link_by_name("g1").unwrap();
         assert!(g1.up && g1.carrier, "a tunnel has carrier once up");
+    }
+
+    #[test]
+    fn carrier_flags_follow_a_peer_coming_up_for_the_first_time() {
+        let mut fib = Fib::new();
+        let text =
+            "link add va type veth peer name vb\nlink set va up\naddr add 10.0.0.1/24 dev va\n";
+        for statement in crate::config::parse_str("t", text).statements {
+            fib.apply(&statement.command).unwrap();
+        }
+        let subnet_linkdown = |fib: &Fib| {
+            fib.routes(Family::V4, Some(TABLE_MAIN))
+                .iter()
+                .find(|r| r.dst.to_string() == "10.0.0.0/24")
+                .map(|r| r.nexthops[0].flags.linkdown)
+        };
+        // va is up without carrier: its subnet route is LINKDOWN until vb,
+        // never up before, comes up and gives va carrier.
+        assert_eq!(subnet_linkdown(&fib), Some(true));
+        let set = |fib: &mut Fib, name: &str, up: bool| {
+            fib.apply(&Command::LinkSet {
+                name: name.into(),
+                up: Some(up),
+                mtu: None,
+            })
+            .unwrap()
+        };
+        set(&mut fib, "vb", true);
+        assert_eq!(subnet_linkdown(&fib), Some(false));
+        set(&mut fib, "vb", false);
+        assert_eq!(subnet_linkdown(&fib), Some(true));
+        set(&mut fib, "vb", true);
+        assert_eq!(subnet_linkdown(&fib), Some(false));
     }
 
     #[test]

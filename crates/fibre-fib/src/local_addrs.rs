@@ -19,11 +19,37 @@ type Counts<K> = HashMap<K, u32, BuildHasherDefault<KeyHasher>>;
 pub(crate) struct LocalAddrs {
     v4: Counts<u32>,
     v6: Counts<u128>,
+    /// Each address added or removed since [`LocalAddrs::take_journal`],
+    /// while a journal is kept (see [`LocalAddrs::keep_journal`]).
+    journal: Option<Vec<IpAddr>>,
 }
 
 impl LocalAddrs {
+    /// From now on, notes each address added or removed, for
+    /// [`LocalAddrs::take_journal`]: what a replay that re-checks only
+    /// what changed asks after each command.
+    pub fn keep_journal(&mut self) {
+        self.journal.get_or_insert_with(Vec::new);
+    }
+
+    /// The addresses added or removed since the last call (repeats
+    /// included), forgotten now; none when no journal is kept.
+    pub fn take_journal(&mut self) -> Vec<IpAddr> {
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn note(&mut self, addr: &IpAddr) {
+        if let Some(journal) = &mut self.journal {
+            journal.push(*addr);
+        }
+    }
+
     /// One more link holds `addr`.
     pub fn added(&mut self, addr: &IpAddr) {
+        self.note(addr);
         match addr {
             IpAddr::V4(a) => *self.v4.entry(u32::from(*a)).or_default() += 1,
             IpAddr::V6(a) => *self.v6.entry(u128::from(*a)).or_default() += 1,
@@ -32,6 +58,7 @@ impl LocalAddrs {
 
     /// One link fewer holds `addr`.
     pub fn removed(&mut self, addr: &IpAddr) {
+        self.note(addr);
         fn drop_one<K: std::hash::Hash + Eq>(counts: &mut Counts<K>, key: K) {
             if let std::collections::hash_map::Entry::Occupied(mut e) = counts.entry(key) {
                 *e.get_mut() -= 1;
@@ -81,5 +108,23 @@ mod tests {
         assert!(!local.contains(&a));
         local.removed(&a); // not held: nothing happens
         assert!(!local.contains(&a));
+    }
+
+    #[test]
+    fn the_journal_lists_changes_only_while_kept() {
+        let mut local = LocalAddrs::default();
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "2001:db8::1".parse().unwrap();
+        local.added(&a);
+        assert!(local.take_journal().is_empty(), "no journal kept yet");
+        local.keep_journal();
+        local.added(&b);
+        local.removed(&a);
+        assert_eq!(local.take_journal(), [b, a]);
+        assert!(local.take_journal().is_empty(), "taken");
+        let copy = local.clone();
+        local.removed(&b);
+        assert_eq!(local.take_journal(), [b]);
+        assert!(!copy.contains(&a) && copy.contains(&b));
     }
 }

@@ -15,12 +15,13 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::error::{ConfigError, Diagnostic};
+use super::tunnels::{blame, tunnel_faults};
 use super::{parse_str, parse_words, tokenize, Statement};
 use crate::lines::{LineError, LineReader};
-use crate::{Command, Fib, LinkKind, TunnelError};
+use crate::Fib;
 
 pub use crate::lines::MAX_LINE_BYTES;
 
@@ -430,166 +431,4 @@ fn apply_statements(
         }
     }
     Ok((next, diagnostics))
-}
-
-/// What a tunnel refusal is about, stable across the states a file goes
-/// through: which check fails for which tunnel, or which tunnels form a
-/// loop (listed from the least name, whichever tunnel found it).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum FaultKey {
-    Local(String),
-    Loop(String),
-    Cycle(Vec<String>),
-}
-
-impl FaultKey {
-    fn of(err: &TunnelError) -> FaultKey {
-        match err {
-            TunnelError::LocalNotOnRouter { name, .. } => FaultKey::Local(name.clone()),
-            TunnelError::UnderlayLoop { name, .. } => FaultKey::Loop(name.clone()),
-            TunnelError::UnderlayCycle { .. } => {
-                let mut members: Vec<String> =
-                    err.tunnels().into_iter().map(str::to_string).collect();
-                let least = (0..members.len()).min_by_key(|&i| &members[i]).unwrap_or(0);
-                members.rotate_left(least);
-                FaultKey::Cycle(members)
-            }
-        }
-    }
-
-    /// The tunnel whose check finds this fault.
-    fn tunnel(&self) -> &str {
-        match self {
-            FaultKey::Local(name) | FaultKey::Loop(name) => name,
-            FaultKey::Cycle(members) => members.first().map_or("", String::as_str),
-        }
-    }
-
-    /// Whether the fault is present in `fib`.
-    fn holds(&self, fib: &Fib) -> bool {
-        tunnel_fault(fib, self.tunnel()).is_some_and(|(key, _)| key == *self)
-    }
-}
-
-/// The tunnel `name`'s fault in `fib`, if it is a GRE tunnel there that
-/// does not fit.
-fn tunnel_fault(fib: &Fib, name: &str) -> Option<(FaultKey, TunnelError)> {
-    let LinkKind::Gre(spec) = &fib.link_by_name(name)?.kind else {
-        return None;
-    };
-    let err = spec.check_against(name, fib).err()?;
-    Some((FaultKey::of(&err), err))
-}
-
-/// Every GRE tunnel of `fib` that does not fit it. A loop through several
-/// tunnels is found from each of them; it is kept once, as its least
-/// tunnel finds it, so the message goes round from there.
-fn tunnel_faults(fib: &Fib) -> BTreeMap<FaultKey, TunnelError> {
-    fib.links()
-        .filter_map(|link| tunnel_fault(fib, &link.name))
-        .filter(|(key, err)| err.tunnels().first() == Some(&key.tunnel()))
-        .collect()
-}
-
-/// Places each of `faults` (found in the FIB the file built) on the
-/// statement after which it holds to the end of the file: the line a user
-/// must change. The file is applied again from `fib`, statement by
-/// statement, and the faults are checked after each one; re-running the
-/// check is exact where tracking which statement last touched the routes
-/// and addresses involved would not be (a loop may come from deleting a
-/// more specific route, a link going down, a rule, an address taken
-/// away), and it costs a second pass only when a file is refused. A fault
-/// that held already before the file is left alone.
-fn blame(
-    fib: &Fib,
-    name: &str,
-    statements: &[Statement],
-    skipped_lines: &BTreeSet<usize>,
-    faults: BTreeMap<FaultKey, TunnelError>,
-) -> Vec<Diagnostic> {
-    let applied: Vec<&Statement> = statements
-        .iter()
-        .filter(|statement| !skipped_lines.contains(&statement.line))
-        .collect();
-    let mut state = fib.clone();
-    // For each fault: None while it does not hold, Some(None) while it has
-    // held since before the file, Some(Some(i)) since `applied[i]`.
-    let mut since: Vec<Option<Option<usize>>> = faults
-        .keys()
-        .map(|key| key.holds(&state).then_some(None))
-        .collect();
-    for (i, statement) in applied.iter().enumerate() {
-        // A refused command is checked like the others: the state after
-        // it is what the next statement sees.
-        let _ = state.apply(&statement.command);
-        for (key, held) in faults.keys().zip(since.iter_mut()) {
-            match (key.holds(&state), *held) {
-                (true, None) => *held = Some(Some(i)),
-                (true, Some(_)) => {}
-                (false, _) => *held = None,
-            }
-        }
-    }
-    let added = last_tunnel_adds(&applied);
-    let mut refused: Vec<Diagnostic> = faults
-        .into_iter()
-        .zip(since)
-        .filter_map(|((_, err), held)| {
-            let line = match held {
-                Some(Some(i)) => applied[i].line,
-                Some(None) => return None,
-                // The scan ends in the state the faults were found in, so
-                // a fault holds at its end and this cannot happen; were it
-                // to, the file is still refused, on its last line.
-                None => applied.last().map_or(1, |statement| statement.line),
-            };
-            Some(Diagnostic {
-                file: name.to_string(),
-                line,
-                message: format!("{err}{}", tunnel_lines(&err, line, &added)),
-            })
-        })
-        .collect();
-    refused.sort_by_key(|d| d.line);
-    refused
-}
-
-/// The line of each tunnel's last `link add` among `applied`.
-fn last_tunnel_adds<'a>(applied: &[&'a Statement]) -> BTreeMap<&'a str, usize> {
-    applied
-        .iter()
-        .filter_map(|statement| match &statement.command {
-            Command::LinkAdd {
-                name,
-                kind: LinkKind::Gre(_),
-                ..
-            } => Some((name.as_str(), statement.line)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// ` [after this line; g1 is added at line 4, g2 at line 5]`: where the
-/// tunnels of a refusal placed on `line` come from (in the same file, so
-/// its name, often a long path, is not repeated), unless that is the one
-/// tunnel's own `link add` line.
-fn tunnel_lines(err: &TunnelError, line: usize, added: &BTreeMap<&str, usize>) -> String {
-    let tunnels = err.tunnels();
-    if let [only] = tunnels.as_slice() {
-        if added.get(only) == Some(&line) {
-            return String::new();
-        }
-    }
-    let places: Vec<String> = tunnels
-        .iter()
-        .enumerate()
-        .map(|(i, tunnel)| {
-            let verb = if i == 0 { " is added at " } else { " at " };
-            match added.get(tunnel) {
-                Some(add) => format!("{tunnel}{verb}line {add}"),
-                None => format!("{tunnel} from before this file"),
-            }
-        })
-        .collect();
-    format!(" [after this line; {}]", places.join(", "))
 }

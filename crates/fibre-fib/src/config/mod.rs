@@ -36,6 +36,7 @@ mod link;
 mod load;
 mod route;
 mod rule;
+mod tunnels;
 mod values;
 mod words;
 
