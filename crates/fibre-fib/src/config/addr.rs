@@ -58,7 +58,7 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<AddressSpec, ParseErro
                     invalid_argument("scope", expected, token, "invalid scope value.")
                 })?);
             }
-            "dev" => dev = Some(words.ifname("dev")?.to_string()),
+            "dev" => dev = Some(words.device("dev")?.to_string()),
             "label" => {
                 let token = words.value("label", "a label")?;
                 label = Some(token.to_string());

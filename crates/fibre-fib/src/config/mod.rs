@@ -15,8 +15,9 @@
 //! Each line is one command of `ip link`, `ip addr`, `ip route` or
 //! `ip rule` (objects and verbs may be abbreviated as iproute2 allows:
 //! `ro a`, `ru del`, `a add`, `l set`); `-4`/`-6` at the start of a line
-//! sets the family, otherwise the addresses do. `#` at the start of a word
-//! begins a comment. iproute2's defaults are applied while parsing (see
+//! sets the family, otherwise the addresses do. A `#` anywhere begins a
+//! comment and a `\` at the end of a line continues it, as in `ip -batch`.
+//! iproute2's defaults are applied while parsing (see
 //! the grammar modules), so a [`Command`] is exactly the request `ip` would
 //! send the kernel.
 //!
@@ -34,7 +35,7 @@ mod link;
 mod load;
 mod route;
 mod rule;
-mod values;
+pub(crate) mod values;
 mod words;
 
 #[cfg(test)]
@@ -94,9 +95,12 @@ pub struct Parsed {
 /// ```
 pub fn parse_str(name: &str, text: &str) -> Parsed {
     let mut parsed = Parsed::default();
-    for (index, line) in text.lines().enumerate() {
-        let number = index + 1;
-        let result = tokenize(line).and_then(|words| parse_words(&words));
+    for logical in lexer::logical_lines(text) {
+        let number = logical.line;
+        let result = logical
+            .text
+            .and_then(|line| tokenize(&line))
+            .and_then(|words| parse_words(&words));
         match result {
             Ok(commands) => parsed
                 .statements
@@ -138,6 +142,8 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
     let Some((object, rest)) = rest.split_first() else {
         return Ok(Vec::new());
     };
+    // `ip` resolves the object before it looks for a verb.
+    let object_kind = find_object(object)?;
     let Some((verb, rest)) = rest.split_first() else {
         return Err(ParseError::new(
             object,
@@ -146,7 +152,7 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
         ));
     };
     let mut words = Words::new(rest, family);
-    match find_object(object)? {
+    match object_kind {
         Object::Link => match find(verb, &["add", "set", "change", "delete"]) {
             Some("add") => link::parse_add(&mut words),
             Some("set" | "change") => Ok(vec![link::parse_set(&mut words)?]),

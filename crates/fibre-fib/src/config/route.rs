@@ -79,7 +79,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 path_given = true;
             }
             "dev" | "oif" => {
-                path.dev = Some(words.ifname(word)?.to_string());
+                path.dev = Some(words.device(word)?.to_string());
                 path_given = true;
             }
             "onlink" => {
@@ -302,7 +302,7 @@ fn nexthops(words: &mut Words<'_>) -> Result<Vec<NexthopSpec>, ParseError> {
                 }
                 "dev" => {
                     words.next();
-                    path.dev = Some(words.ifname("dev")?.to_string());
+                    path.dev = Some(words.device("dev")?.to_string());
                 }
                 "weight" => {
                     words.next();
