@@ -654,6 +654,13 @@ impl Fib {
             if index == 0 {
                 self.check_prefsrc_v6(route.prefsrc)?;
             }
+            if spec.multipath && nexthop.gateway.is_none() {
+                // ip6_route_multipath_add: !rt6_qualify_for_ecmp(rt).
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Device only routes can not be added for IPv6 using the multipath API",
+                ));
+            }
             let repeats = route
                 .nexthops
                 .iter()

@@ -259,3 +259,292 @@ fn a_long_token_is_shown_once_and_cut() {
         "{e}"
     );
 }
+
+// ---- route lines ----
+
+/// `route add DST` and `n` nexthops `via 2001:db8::2`, `::3`, ...
+fn v6_multipath(dst: &str, n: u32) -> String {
+    let mut line = format!("route add {dst}");
+    for i in 2..n + 2 {
+        line += &format!(" nexthop via 2001:db8::{i:x}");
+    }
+    line + "\n"
+}
+
+#[test]
+fn ipv6_multipath_fits_iproute2_s_4096_byte_request() {
+    // ip: 144 paths are sent; 145 make a request past 4096 bytes; at 147
+    // the nexthops alone overflow parse_nexthops' buffer.
+    let fib = accepted(&v6_multipath("2001:db8:50::/64", 144));
+    let route = fib
+        .routes(Family::V6, Some(TABLE_MAIN))
+        .into_iter()
+        .find(|r| r.dst.to_string() == "2001:db8:50::/64")
+        .unwrap()
+        .clone();
+    assert_eq!(route.nexthops.len(), 144);
+    let e = refused(&v6_multipath("2001:db8:50::/64", 145));
+    assert!(
+        e.contains("(addattr_l ERROR: message exceeded bound of 4096)"),
+        "{e}"
+    );
+    let e = refused(&v6_multipath("2001:db8:50::/64", 147));
+    assert!(
+        e.contains("(rta_addattr_l: Error! max allowed bound 4096 exceeded)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn ipv4_multipath_is_bounded_by_the_word_limit() {
+    // ip: 169 paths of `nexthop via A` fit in 511 words; 170 do not.
+    let line = |n: u32| {
+        let mut line = "route add 10.50.0.0/16".to_string();
+        for i in 0..n {
+            line += &format!(" nexthop via 10.0.0.{}", i % 250 + 2);
+        }
+        line + "\n"
+    };
+    accepted(&line(169));
+    let e = refused(&line(170));
+    assert!(e.contains("(Too many arguments to command)"), "{e}");
+}
+
+#[test]
+fn tos_on_an_ipv6_route_is_refused() {
+    // kernel: Error: Invalid dsfield (tos): option not available for IPv6.
+    let e = refused("route add 2001:db8:5::/64 dev d0 tos 0x10\n");
+    assert!(
+        e.contains("(Error: Invalid dsfield (tos): option not available for IPv6.)"),
+        "{e}"
+    );
+    // tos 0 is no tos.
+    accepted("route add 2001:db8:6::/64 dev d0 tos 0\n");
+}
+
+#[test]
+fn device_only_ipv6_multipath_paths_are_refused() {
+    // kernel: Error: Device only routes can not be added for IPv6 using the multipath API.
+    for line in [
+        "route add 2001:db8:7::/64 nexthop dev d0 nexthop dev v0\n",
+        "route add 2001:db8:8::/64 nexthop via 2001:db8::2 dev d0 nexthop dev v0\n",
+    ] {
+        let e = refused(line);
+        assert!(
+            e.contains(
+                "Error: Device only routes can not be added for IPv6 using the multipath API."
+            ),
+            "{line}: {e}"
+        );
+    }
+}
+
+#[test]
+fn ipv6_host_bits_are_masked() {
+    // kernel: `route add 2001:db8:a::1/64 dev d0` installs 2001:db8:a::/64;
+    // /255.255.0.0 is /16.
+    let fib =
+        accepted("route add 2001:db8:a::1/64 dev d0\nroute add 2001:db8:d::/255.255.0.0 dev d0\n");
+    assert!(main_route(&fib, Family::V6, "2001:db8:a::/64").is_some());
+    assert!(main_route(&fib, Family::V6, "2001::/16").is_some());
+    // IPv4 keeps refusing them: Error: Invalid prefix for given prefix length.
+    let e = refused("route add 10.1.2.3/16 dev d0\n");
+    assert!(
+        e.contains("(Error: Invalid prefix for given prefix length.)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn route_types_are_abbreviated_as_rtnl_rtntype_a2n_takes_them() {
+    // ip: blackh/bl blackhole, u/un unreachable, uni unicast, a anycast,
+    // brd broadcast, proh prohibit; +6 is RTN_BLACKHOLE.
+    let fib = accepted(
+        "route add blackh 50.0.0.0/8\nroute add u 52.0.0.0/8\nroute add un 54.0.0.0/8\n\
+         route add uni 55.0.0.0/8 dev d0\nroute add proh 57.0.0.0/8\nroute add +6 73.0.0.0/8\n",
+    );
+    for (dst, kind) in [
+        ("50.0.0.0/8", "blackhole"),
+        ("52.0.0.0/8", "unreachable"),
+        ("54.0.0.0/8", "unreachable"),
+        ("55.0.0.0/8", "unicast"),
+        ("57.0.0.0/8", "prohibit"),
+        ("73.0.0.0/8", "blackhole"),
+    ] {
+        let route = main_route(&fib, Family::V4, dst).unwrap_or_else(|| panic!("{dst}"));
+        assert!(route.starts_with(kind), "{route}");
+    }
+    let fib = accepted("route add a 56.0.0.0/8 dev d0\nroute add brd 59.0.0.0/8 dev d0\n");
+    let local = show(&fib, Family::V4, TABLE_LOCAL);
+    assert!(
+        local.iter().any(|r| r.starts_with("anycast 56.0.0.0/8")),
+        "{local:?}"
+    );
+    assert!(
+        local.iter().any(|r| r.starts_with("broadcast 59.0.0.0/8")),
+        "{local:?}"
+    );
+    // `thr` is no type (throw is matched whole): Error: any valid prefix is expected rather than "thr".
+    let e = refused("route add thr 58.0.0.0/8\n");
+    assert!(
+        e.contains("(Error: any valid prefix is expected rather than \"thr\".)"),
+        "{e}"
+    );
+    // `p` is priority before it is prohibit: Error: argument "53.0.0.0/8" is wrong: "metric" value is invalid
+    let e = refused("route add p 53.0.0.0/8\n");
+    assert!(
+        e.contains("(Error: argument \"53.0.0.0/8\" is wrong: \"metric\" value is invalid)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn route_keywords_are_abbreviated_in_iproute_modify_s_order() {
+    // ip: m metric, t table, pro protocol, pri priority, d dsfield.
+    let fib = accepted(
+        "route add 64.0.0.0/8 dev d0 m 5\nroute add 66.0.0.0/8 dev d0 pro static\n\
+         route add 67.0.0.0/8 dev d0 pri 7\nroute add 68.0.0.0/8 dev d0 d 0x10\n\
+         route add 65.0.0.0/8 dev d0 t 100\n",
+    );
+    assert!(main_route(&fib, Family::V4, "64.0.0.0/8")
+        .unwrap()
+        .ends_with("metric 5"));
+    assert!(main_route(&fib, Family::V4, "66.0.0.0/8")
+        .unwrap()
+        .contains("proto static"));
+    assert!(main_route(&fib, Family::V4, "67.0.0.0/8")
+        .unwrap()
+        .ends_with("metric 7"));
+    assert!(fib
+        .routes(Family::V4, Some(TABLE_MAIN))
+        .iter()
+        .any(|r| r.dst.to_string() == "68.0.0.0/8" && r.tos == 0x10));
+    assert_eq!(show(&fib, Family::V4, 100).len(), 1);
+}
+
+#[test]
+fn a_second_via_is_refused() {
+    // ip: Error: argument "via" is wrong: use nexthop syntax to specify multiple via
+    let e = refused("route add 90.0.0.0/8 via 10.0.0.2 via 10.0.0.3\n");
+    assert!(
+        e.contains(
+            "(Error: argument \"via\" is wrong: use nexthop syntax to specify multiple via)"
+        ),
+        "{e}"
+    );
+}
+
+// ---- address lines ----
+
+/// The IPv4 addresses as `LOCAL/LEN`.
+fn v4_addresses(fib: &Fib) -> Vec<String> {
+    fib.addresses(Some(Family::V4))
+        .iter()
+        .map(|a| format!("{}/{}", a.local, a.prefix_len))
+        .collect()
+}
+
+#[test]
+fn ipv6_loopback_is_refused_off_the_loopback_device() {
+    // kernel: Error: ipv6: Cannot assign loopback address on this device.
+    for line in ["addr add ::1/128 dev d0\n", "addr add ::1/64 dev v0\n"] {
+        let e = refused(line);
+        assert!(
+            e.contains("Error: ipv6: Cannot assign loopback address on this device."),
+            "{line}: {e}"
+        );
+    }
+    // IPv4 loopback addresses go anywhere.
+    accepted("addr add 127.0.0.2/8 dev d0\n");
+}
+
+#[test]
+fn an_ipv4_label_longer_than_15_bytes_fails_the_policy() {
+    // kernel: Error: Attribute failed policy validation.
+    let e = refused("addr add 10.0.5.1/24 dev d0 label d0:abcdefghijklm\n");
+    assert!(
+        e.contains("(Error: Attribute failed policy validation.)"),
+        "{e}"
+    );
+    accepted("addr add 10.0.6.1/24 dev d0 label d0:abcdefghijkl\n");
+    // IPv6 has no label attribute and ignores it.
+    accepted("addr add 2001:db8:44::1/64 dev d0 label d0:abcdefghijklmnopq\n");
+}
+
+#[test]
+fn lifetimes_are_checked_as_ip_checks_them() {
+    accepted(
+        "addr add 10.0.9.1/24 dev d0 valid_lft forever preferred_lft forever\n\
+         addr add 10.0.12.1/24 dev d0 preferred_lft 100\n\
+         addr add 10.0.13.1/24 dev d0 valid_lft 0x10 preferred_lft 010\n\
+         addr add 10.0.19.1/24 dev d0 preferred_lft 0\n\
+         addr add 10.0.41.1/24 dev d0 preferr 100\n",
+    );
+    for (line, message) in [
+        (
+            "addr add 10.0.10.1/24 dev d0 valid_lft 100 preferred_lft 200\n",
+            "(preferred_lft is greater than valid_lft)",
+        ),
+        // preferred_lft stays forever
+        (
+            "addr add 10.0.11.1/24 dev d0 valid_lft 100\n",
+            "(preferred_lft is greater than valid_lft)",
+        ),
+        // `pre` is preference (the metric), so preferred_lft is forever
+        (
+            "addr add 10.0.40.1/24 dev d0 v 100 pre 5\n",
+            "(preferred_lft is greater than valid_lft)",
+        ),
+        (
+            "addr add 10.0.17.1/24 dev d0 valid_lft 0\n",
+            "(valid_lft is zero)",
+        ),
+        (
+            "addr add 10.0.15.1/24 dev d0 valid_lft 4294967296\n",
+            "(Error: argument \"4294967296\" is wrong: valid_lft value)",
+        ),
+        (
+            "addr add 10.0.18.1/24 dev d0 valid_lft -1\n",
+            "(Error: argument \"-1\" is wrong: valid_lft value)",
+        ),
+    ] {
+        let e = refused(line);
+        assert!(e.contains(message), "{line}: {e}");
+    }
+}
+
+#[test]
+fn a_second_broadcast_is_a_duplicate() {
+    // ip: Error: duplicate "broadcast": "+" is the second value.
+    let e = refused("addr add 10.0.43.1/24 brd 10.0.43.255 dev d0 b +\n");
+    assert!(
+        e.contains("(Error: duplicate \"broadcast\": \"+\" is the second value.)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn addr_del_without_a_length_deletes_the_address_whatever_its_length() {
+    // ip: wildcard deletion (no IFA_ADDRESS); the kernel deletes 10.0.0.1/24.
+    let fib = accepted("addr del 10.0.0.1 dev d0\n");
+    assert!(!v4_addresses(&fib).contains(&"10.0.0.1/24".to_string()));
+    // With a length it must match: Error: ipv4: Address not found.
+    let e = refused("addr del 10.0.0.1/32 dev d0\n");
+    assert!(e.contains("Error: ipv4: Address not found."), "{e}");
+    // A label must match too.
+    let e =
+        refused("addr add 10.0.50.1/24 dev d0 label d0:x\naddr del 10.0.50.1 dev d0 label d0:y\n");
+    assert!(e.contains("Error: ipv4: Address not found."), "{e}");
+    accepted("addr del 10.0.0.1/24 dev d0 label d0\n");
+    // IPv6 without a length is /128: Error: ipv6: address not found.
+    let e = refused("addr del 2001:db8::1 dev d0\n");
+    assert!(e.contains("Error: ipv6: address not found."), "{e}");
+}
+
+#[test]
+fn read_only_address_flags_are_taken() {
+    // ip warns (`secondary option is not mutable from userspace`) and sends the address.
+    accepted(
+        "addr add 10.0.60.1/24 dev d0 secondary\naddr add 2001:db8:60::1/64 dev d0 permanent\n",
+    );
+}

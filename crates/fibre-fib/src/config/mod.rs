@@ -166,7 +166,12 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
                 Some(_) => AddrOp::Del,
                 None => return Err(bad_verb("addr", "add, replace or del", verb)),
             };
-            let spec = addr::parse_addr(&mut words)?;
+            let (spec, wildcard) = addr::parse_addr(&mut words)?;
+            let op = if op == AddrOp::Del && wildcard {
+                AddrOp::DelAnyLength
+            } else {
+                op
+            };
             Ok(vec![Command::Addr { op, spec }])
         }
         Object::Route => {
@@ -241,7 +246,7 @@ fn find(word: &str, verbs: &[&'static str]) -> Option<&'static str> {
     verbs
         .iter()
         .copied()
-        .find(|verb| !word.is_empty() && verb.starts_with(word))
+        .find(|verb| words::abbreviates(word, verb))
 }
 
 /// `ip route`'s verbs in `do_iproute`'s order (`a` is add, `r` replace).

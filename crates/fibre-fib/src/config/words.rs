@@ -191,8 +191,11 @@ impl<'a> Words<'a> {
         }
     }
 
-    /// A route destination: `default`/`any`/`all` or a prefix without host
-    /// bits (refused with the kernel's message otherwise).
+    /// A route destination: `default`/`any`/`all` or a prefix. An IPv4
+    /// prefix with host bits is refused with the kernel's message
+    /// (`fib_table_insert`: "Invalid prefix for given prefix length"); an
+    /// IPv6 one is masked, as `ip6_route_info_create` does
+    /// (`ipv6_addr_prefix`), and `fib6_locate` matches by the prefix bits.
     pub(crate) fn prefix_from(
         &mut self,
         keyword: &str,
@@ -203,6 +206,9 @@ impl<'a> Words<'a> {
         }
         let (addr, len) = self.addr_len_from(keyword, token)?;
         let len = len.unwrap_or(Family::of(&addr).bits());
+        if Family::of(&addr) == Family::V6 {
+            return Ok(PrefixWord::Prefix(Prefix::containing(addr, len)));
+        }
         Prefix::new(addr, len)
             .map(PrefixWord::Prefix)
             .map_err(|err| {
@@ -235,6 +241,18 @@ impl<'a> Words<'a> {
     pub(crate) fn final_family(&self) -> Family {
         self.family.unwrap_or(Family::V4)
     }
+}
+
+/// iproute2's `matches(word, full)`: `word` is a non-empty prefix of `full`.
+pub(crate) fn abbreviates(word: &str, full: &str) -> bool {
+    !word.is_empty() && full.starts_with(word)
+}
+
+/// A refusal worded like iproute2's `duparg()`: a keyword given twice.
+pub(crate) fn duplicate_argument(keyword: &str, token: &str) -> ParseError {
+    ParseError::new(keyword, &format!("one \"{keyword}\""), Some(token)).with_system_message(
+        format!("Error: duplicate \"{keyword}\": \"{token}\" is the second value."),
+    )
 }
 
 /// A refusal worded like iproute2's `invarg()`:
