@@ -9,7 +9,9 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use super::error::ParseError;
 use super::values;
-use super::words::{abbreviates, duplicate_argument, invalid_argument, unknown_word, Words};
+use super::words::{
+    duplicate_argument, invalid_argument, keyword_in, unknown_word, Spelling, Words,
+};
 use crate::command::AddressSpec;
 use crate::types::{Family, Scope};
 
@@ -41,34 +43,24 @@ const LABEL_MAX_BYTES: usize = 15;
 /// an abbreviation is taken (`matches`) and the keyword fibre reads it as:
 /// `b` is broadcast, `m`/`p`/`pre` metric, `v` valid_lft, `preferr`
 /// preferred_lft.
-const ADDR_KEYWORDS: &[(&str, bool, &str)] = &[
-    ("peer", false, "peer"),
-    ("remote", false, "peer"),
-    ("broadcast", true, "broadcast"),
-    ("brd", false, "broadcast"),
-    ("anycast", false, "anycast"),
-    ("scope", false, "scope"),
-    ("dev", false, "dev"),
-    ("label", false, "label"),
-    ("metric", true, "metric"),
-    ("priority", true, "metric"),
-    ("preference", true, "metric"),
-    ("valid_lft", true, "valid_lft"),
-    ("preferred_lft", true, "preferred_lft"),
-];
-
-fn addr_keyword(word: &str) -> Option<&'static str> {
-    ADDR_KEYWORDS
-        .iter()
-        .find(|(full, abbreviated, _)| {
-            if *abbreviated {
-                abbreviates(word, full)
-            } else {
-                word == *full
-            }
-        })
-        .map(|(_, _, keyword)| *keyword)
-}
+const ADDR_KEYWORDS: &[(&str, Spelling, &str)] = {
+    use Spelling::*;
+    &[
+        ("peer", Exact, "peer"),
+        ("remote", Exact, "peer"),
+        ("broadcast", Abbreviated, "broadcast"),
+        ("brd", Exact, "broadcast"),
+        ("anycast", Exact, "anycast"),
+        ("scope", Exact, "scope"),
+        ("dev", Exact, "dev"),
+        ("label", Exact, "label"),
+        ("metric", Abbreviated, "metric"),
+        ("priority", Abbreviated, "metric"),
+        ("preference", Abbreviated, "metric"),
+        ("valid_lft", Abbreviated, "valid_lft"),
+        ("preferred_lft", Abbreviated, "preferred_lft"),
+    ]
+};
 
 /// `valid_lft`/`preferred_lft` as `set_lifetime` reads them: `forever` or
 /// a `get_u32` number (base 0).
@@ -107,7 +99,7 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
     let mut valid_lft = None;
     let mut preferred_lft = None;
     while let Some(word) = words.next() {
-        match addr_keyword(word).unwrap_or(word) {
+        match keyword_in(ADDR_KEYWORDS, word).unwrap_or(word) {
             "peer" => {
                 let token = words.value(word, "a peer address")?;
                 if peer.is_some() {

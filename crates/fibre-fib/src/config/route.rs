@@ -12,7 +12,10 @@
 use std::net::IpAddr;
 
 use super::error::ParseError;
-use super::words::{abbreviates, invalid_argument, unknown_word, PrefixWord, Words, INCOMPLETE};
+use super::words::{
+    abbreviates, invalid_argument, keyword_in, unknown_word, PrefixWord, Spelling, Words,
+    INCOMPLETE,
+};
 use crate::command::{NexthopSpec, RouteOp, RouteSpec};
 use crate::types::*;
 
@@ -45,14 +48,6 @@ const UNSUPPORTED: &[&str] = &[
     "from",
     "pervasive",
 ];
-
-/// How `iproute_modify` tells a keyword: exactly (`strcmp`) or by any
-/// non-empty abbreviation (`matches`).
-#[derive(Clone, Copy)]
-enum Spelling {
-    Exact,
-    Abbreviated,
-}
 
 /// `iproute_modify`'s keywords in the order it tries them, so that an
 /// abbreviation resolves as ip resolves it (`m` is metric, `p` priority,
@@ -106,13 +101,7 @@ const ROUTE_KEYWORDS: &[(&str, Spelling, &str)] = {
 /// The keyword `word` is to `iproute_modify`, if any (else it is a route
 /// type or the destination).
 fn route_keyword(word: &str) -> Option<&'static str> {
-    ROUTE_KEYWORDS
-        .iter()
-        .find(|(full, spelling, _)| match spelling {
-            Spelling::Exact => word == *full,
-            Spelling::Abbreviated => abbreviates(word, full),
-        })
-        .map(|(_, _, keyword)| *keyword)
+    keyword_in(ROUTE_KEYWORDS, word)
 }
 
 /// A route type as `rtnl_rtntype_a2n` reads it: `local`, `nat` and `throw`

@@ -248,6 +248,30 @@ pub(crate) fn abbreviates(word: &str, full: &str) -> bool {
     !word.is_empty() && full.starts_with(word)
 }
 
+/// How an iproute2 parser tells a keyword: exactly (`strcmp`) or by any
+/// non-empty abbreviation (`matches`).
+#[derive(Clone, Copy)]
+pub(crate) enum Spelling {
+    Exact,
+    Abbreviated,
+}
+
+/// The keyword `word` stands for in `table`: the first entry, in the
+/// parser's own order, that it spells (so an abbreviation resolves as ip
+/// resolves it); each entry is (full word, spelling, keyword fibre reads).
+pub(crate) fn keyword_in(
+    table: &[(&str, Spelling, &'static str)],
+    word: &str,
+) -> Option<&'static str> {
+    table
+        .iter()
+        .find(|(full, spelling, _)| match spelling {
+            Spelling::Exact => word == *full,
+            Spelling::Abbreviated => abbreviates(word, full),
+        })
+        .map(|(_, _, keyword)| *keyword)
+}
+
 /// A refusal worded like iproute2's `duparg()`: a keyword given twice.
 pub(crate) fn duplicate_argument(keyword: &str, token: &str) -> ParseError {
     ParseError::new(keyword, &format!("one \"{keyword}\""), Some(token)).with_system_message(
