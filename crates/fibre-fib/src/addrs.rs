@@ -107,6 +107,10 @@ impl Fib {
             (AddrOp::DelAnyLength, Family::V4) => self.addr_del_v4(index, spec, false),
             (AddrOp::Del | AddrOp::DelAnyLength, Family::V6) => self.addr_del_v6(index, spec),
             (op, Family::V4) => {
+                if self.ipv4_off.contains(&index) {
+                    // rtm_to_ifaddr: no in_device on the link.
+                    return Err(KernelError::new(Errno::NoBufs));
+                }
                 let addr = self.address_from_spec(index, spec);
                 // IPv4 is the same address only with the same prefix and peer
                 // (inet_insert_ifa); IPv6 by its local address alone (ipv6_add_addr).

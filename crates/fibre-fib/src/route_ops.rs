@@ -284,7 +284,11 @@ impl Fib {
             return Err(KernelError::with_extack(Errno::Inval, "Invalid scope"));
         }
         let requested = requested_paths(spec, devs);
-        for (nh, _) in &requested {
+        for (nh, dev) in &requested {
+            if dev.is_some_and(|d| self.ipv4_off.contains(&d)) {
+                // fib_check_nh: no in_device on the link.
+                return Err(KernelError::new(Errno::NoDev));
+            }
             if let Some(IpAddr::V6(_)) = nh.gateway {
                 // IPv6 gateways for IPv4 routes (RFC 5549) are out of this model.
                 return Err(KernelError::new(Errno::Inval));
@@ -1118,8 +1122,14 @@ impl Fib {
     /// Every IPv6 route through a link goes (IPv6 turned off on it); multipath
     /// routes lose that path.
     pub(crate) fn flush_routes_of_dev_v6(&mut self, index: LinkIndex) {
+        self.flush_family_routes_of_dev(index, Family::V6);
+    }
+
+    /// Every route of `family` through a link goes (that family turned off
+    /// on it, local routes included); multipath routes lose that path.
+    pub(crate) fn flush_family_routes_of_dev(&mut self, index: LinkIndex, family: Family) {
         self.retain_routes(|r| {
-            if r.family() != Family::V6 || !r.nexthops.iter().any(|n| n.dev == Some(index)) {
+            if r.family() != family || !r.nexthops.iter().any(|n| n.dev == Some(index)) {
                 return true;
             }
             r.nexthops.retain(|n| n.dev != Some(index));

@@ -548,3 +548,58 @@ fn read_only_address_flags_are_taken() {
         "addr add 10.0.60.1/24 dev d0 secondary\naddr add 2001:db8:60::1/64 dev d0 permanent\n",
     );
 }
+
+// ---- link lines ----
+
+#[test]
+fn ifb_takes_mtu_0_and_loses_ipv4_and_ipv6() {
+    // kernel: `link set d0 mtu 0` is taken; d0's addresses and every route
+    // through it go; IPv4 stays off (addr add: No buffer space available,
+    // route add: No such device) until the MTU is 68 or more again.
+    let text = "route add 1.0.0.0/8 dev d0\nroute add 2.0.0.0/8 via 10.0.0.2\nlink set d0 mtu 0\n";
+    let fib = accepted(text);
+    assert_eq!(fib.link_by_name("d0").unwrap().mtu, 0);
+    assert!(!v4_addresses(&fib).contains(&"10.0.0.1/24".to_string()));
+    assert!(fib
+        .addresses(Some(Family::V6))
+        .iter()
+        .all(|a| a.local.to_string() != "2001:db8::1"));
+    assert!(!has_v4(&fib, "1.0.0.0/8") && !has_v4(&fib, "2.0.0.0/8"));
+    assert!(show(&fib, Family::V4, TABLE_LOCAL)
+        .iter()
+        .all(|r| !r.contains("dev d0")));
+    let e = refused(&format!("{text}route add 3.0.0.0/8 dev d0\n"));
+    assert!(e.contains("RTNETLINK answers: No such device"), "{e}");
+    let e = refused(&format!("{text}addr add 10.0.0.9/24 dev d0\n"));
+    assert!(
+        e.contains("RTNETLINK answers: No buffer space available"),
+        "{e}"
+    );
+    let fib = accepted(&format!(
+        "{text}link set d0 mtu 1500\nroute add 4.0.0.0/8 dev d0\naddr add 10.0.0.9/24 dev d0\n"
+    ));
+    assert!(has_v4(&fib, "4.0.0.0/8"));
+    // A link made with MTU 0 keeps its IPv4 (it never changed below 68).
+    accepted("link add n1 mtu 0 type ifb\nlink set n1 up\naddr add 10.5.0.1/24 dev n1\n");
+}
+
+#[test]
+fn link_mtu_is_an_int() {
+    // ip: mtu -1 reaches the kernel: Error: mtu less than device minimum.
+    let e = refused("link set d0 mtu -1\n");
+    assert!(e.contains("Error: mtu less than device minimum."), "{e}");
+    // ip: Error: argument "2147483648" is wrong: Invalid "mtu" value
+    let e = refused("link set d0 mtu 2147483648\n");
+    assert!(
+        e.contains("(Error: argument \"2147483648\" is wrong: Invalid \"mtu\" value)"),
+        "{e}"
+    );
+    // ifb has no maximum; veth stops at 65535.
+    accepted("link set d0 mtu 2147483647\nlink set v0 mtu 65535\nlink add x2 mtu 010 type ifb\n");
+    // ip: Error: duplicate "mtu": "1400" is the second value.
+    let e = refused("link set d0 mtu 1500 mtu 1400\n");
+    assert!(
+        e.contains("(Error: duplicate \"mtu\": \"1400\" is the second value.)"),
+        "{e}"
+    );
+}

@@ -88,6 +88,21 @@ pub(crate) fn number_u32(token: &str) -> Option<u32> {
     strtoul_whole(token, 0).and_then(|value| u32::try_from(value).ok())
 }
 
+/// A signed number as `get_integer` reads it (`strtol` with base 0,
+/// within `int`): `link ... mtu -1` gets through to the kernel.
+pub(crate) fn number_i32(token: &str) -> Option<i32> {
+    let unsigned = token.trim_start_matches(is_c_space);
+    let (negative, magnitude) = match unsigned.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, unsigned.strip_prefix('+').unwrap_or(unsigned)),
+    };
+    if magnitude.starts_with(|c: char| c == '+' || c == '-' || is_c_space(c)) {
+        return None;
+    }
+    let value = i64::try_from(strtoul_whole(magnitude, 0)?).ok()?;
+    i32::try_from(if negative { -value } else { value }).ok()
+}
+
 /// A number of at most `max` as iproute2's name tables read one when the
 /// word is no name (`rtnl_rtprot_a2n`, `rtnl_rtscope_a2n`,
 /// `rtnl_rtntype_a2n`: `strtoul(arg, &end, 0)`, `res > 255` refused).
