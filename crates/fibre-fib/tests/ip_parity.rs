@@ -603,3 +603,45 @@ fn link_mtu_is_an_int() {
         "{e}"
     );
 }
+
+#[test]
+fn link_names_are_refused_by_ip_or_by_the_kernel_as_each_does() {
+    for (line, message) in [
+        ("link set a:b up\n", "Cannot find device \"a:b\""),
+        (
+            "link add a/b type ifb\n",
+            "Error: argument \"a/b\" is wrong: \"dev\" not a valid ifname",
+        ),
+        (
+            "link add name abcdefghijklmnop type ifb\n",
+            "Error: argument \"abcdefghijklmnop\" is wrong: \"name\" not a valid ifname",
+        ),
+        (
+            "link add abcdefghijklmnop type ifb\n",
+            "Error: Attribute failed policy validation.",
+        ),
+        (
+            "link del abcdefghijklmnopq\n",
+            "Cannot find device \"abcdefghijklmnopq\"",
+        ),
+        (
+            "link add vv type veth peer name a:b\n",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        (
+            "link add .. type ifb\n",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        (
+            "link add dev \"a b\" type ifb\n",
+            "Error: argument \"a b\" is wrong: \"dev\" not a valid ifname",
+        ),
+        (
+            "route add 92.0.0.0/8 dev \"d0 \"\n",
+            "Cannot find device \"d0 \"",
+        ),
+    ] {
+        let e = refused(line);
+        assert!(e.contains(message), "{line}: {e}");
+    }
+}

@@ -5,7 +5,7 @@
 use super::error::ParseError;
 use super::gre::parse_gre;
 use super::words::{
-    duplicate_argument, ifname_from, invalid_argument, unknown_word, Words, INCOMPLETE,
+    duplicate_argument, invalid_argument, link_name, unknown_word, NameUse, Words, INCOMPLETE,
 };
 use crate::command::Command;
 use crate::gre::GreKind;
@@ -33,9 +33,9 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
             }
             other => {
                 let token = if other == "name" || other == "dev" {
-                    words.ifname(other)?
+                    words.link_name(other, NameUse::Create)?
                 } else if name.is_none() {
-                    ifname_from("link add", other)?
+                    link_name("dev", other, NameUse::Create)?
                 } else {
                     return Err(garbage(other));
                 };
@@ -104,9 +104,9 @@ fn kind_value(words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
             let peer = match words.peek() {
                 Some("name") | Some("dev") => {
                     let keyword = words.next().unwrap_or("name");
-                    words.ifname(keyword)?
+                    words.link_name(keyword, NameUse::Create)?
                 }
-                _ => words.ifname("peer")?,
+                _ => words.link_name("peer", NameUse::Create)?,
             };
             Ok(LinkKind::Veth {
                 peer: peer.to_string(),
@@ -153,9 +153,9 @@ fn device_name(words: &mut Words<'_>, command: &str) -> Result<String, ParseErro
     match words.peek() {
         Some("dev") | Some("name") => {
             let keyword = words.next().unwrap_or("dev");
-            Ok(words.ifname(keyword)?.to_string())
+            Ok(words.link_name(keyword, NameUse::Find)?.to_string())
         }
-        Some(_) => Ok(words.ifname(command)?.to_string()),
+        Some(_) => Ok(words.link_name(command, NameUse::Find)?.to_string()),
         None => Err(ParseError::new(command, "a device name", None)
             .with_system_message("Not enough information: \"dev\" argument is required.")),
     }

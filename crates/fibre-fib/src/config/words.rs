@@ -70,6 +70,16 @@ impl<'a> Words<'a> {
         })
     }
 
+    /// The name argument of a link command (see [`link_name`]).
+    pub(crate) fn link_name(
+        &mut self,
+        keyword: &str,
+        usage: NameUse,
+    ) -> Result<&'a str, ParseError> {
+        let token = self.value(keyword, IFNAME_WANTED)?;
+        link_name(keyword, token, usage)
+    }
+
     /// A device name argument.
     pub(crate) fn ifname(&mut self, keyword: &str) -> Result<&'a str, ParseError> {
         let token = self.value(keyword, IFNAME_WANTED)?;
@@ -297,6 +307,50 @@ pub(crate) fn unknown_word(command: &str, expected: &str, token: &str) -> ParseE
 }
 
 const IFNAME_WANTED: &str = "a device name of 1 to 15 bytes without '/' or ':'";
+
+/// What a link command does with a name: make a device of it, or find one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameUse {
+    Create,
+    Find,
+}
+
+/// `token` as the name of a link command, refused where `ip` refuses it
+/// and otherwise where the kernel does: `iplink_parse` checks a bare or
+/// `dev` name with `check_altifname` (not empty, no `/` or blank) and a
+/// `name` with `check_ifname` (also under IFNAMSIZ); then a new name fails
+/// the kernel's `IFLA_IFNAME` policy when 16 bytes or longer and
+/// `dev_valid_name` (`:`, `.`, `..`: EINVAL), and a name to find is not
+/// found (`ll_name_to_index`).
+pub(crate) fn link_name<'t>(
+    keyword: &str,
+    token: &'t str,
+    usage: NameUse,
+) -> Result<&'t str, ParseError> {
+    let ip_word = if keyword == "name" { "name" } else { "dev" };
+    let refuse = |message: String| {
+        Err(ParseError::new(keyword, IFNAME_WANTED, Some(token)).with_system_message(message))
+    };
+    let c_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r');
+    if token.is_empty()
+        || token.contains(|c: char| c == '/' || c_space(c))
+        || (ip_word == "name" && token.len() >= 16)
+    {
+        return refuse(format!(
+            "Error: argument \"{token}\" is wrong: \"{ip_word}\" not a valid ifname"
+        ));
+    }
+    if values::valid_ifname(token) {
+        return Ok(token);
+    }
+    match usage {
+        NameUse::Find => refuse(format!("Cannot find device \"{token}\"")),
+        NameUse::Create if token.len() >= 16 => {
+            refuse("Error: Attribute failed policy validation.".to_string())
+        }
+        NameUse::Create => refuse("RTNETLINK answers: Invalid argument".to_string()),
+    }
+}
 
 /// `token` as a device name.
 pub(crate) fn ifname_from<'t>(keyword: &str, token: &'t str) -> Result<&'t str, ParseError> {
