@@ -154,6 +154,13 @@ impl Fib {
     pub(crate) fn route_apply(&mut self, op: RouteOp, spec: &RouteSpec) -> Result<(), KernelError> {
         let mut spec = spec.clone();
         spec.table = effective_table(spec.table);
+        for nh in &mut spec.nexthops {
+            // rtm_to_fib_config, fib_get_nhs: an IPv4 gateway of 0.0.0.0 sets
+            // no gateway family, so the path has no gateway.
+            if nh.gateway == Some(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)) {
+                nh.gateway = None;
+            }
+        }
         match (op, spec.dst.family()) {
             (RouteOp::Del, Family::V4) => self.route_del_v4(&spec),
             (RouteOp::Del, Family::V6) => self.route_del_v6(&spec),
@@ -400,9 +407,11 @@ impl Fib {
                     "Invalid flags for nexthop - PERVASIVE and ONLINK can not be set",
                 ));
             }
+            // fib_check_nh_nongw: no device is a bare ENODEV
+            // (inetdev_by_index finds nothing), a down one is refused.
             let (dev, link) = self.up_nexthop_link(
                 dev,
-                || KernelError::with_extack(Errno::NoDev, "Device for nexthop is not up"),
+                || KernelError::new(Errno::NoDev),
                 "Device for nexthop is not up",
             )?;
             return Ok(live_nexthop(None, dev, nh.weight, false, !link.carrier));

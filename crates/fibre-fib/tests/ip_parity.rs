@@ -645,3 +645,38 @@ fn link_names_are_refused_by_ip_or_by_the_kernel_as_each_does() {
         assert!(e.contains(message), "{line}: {e}");
     }
 }
+
+#[test]
+fn via_0_0_0_0_is_no_gateway() {
+    // kernel: `via 0.0.0.0 dev d0` is a route on d0 without a gateway, of
+    // the scope ip chose for a gateway (global); without a device it is
+    // RTNETLINK answers: No such device.
+    let fib = accepted(
+        "route add 60.0.0.0/8 via 0.0.0.0 dev d0\n\
+         route add 62.0.0.0/8 nexthop via 0.0.0.0 dev d0 nexthop via 10.0.0.2\n",
+    );
+    let route = main_route(&fib, Family::V4, "60.0.0.0/8").unwrap();
+    assert_eq!(
+        route,
+        "unicast 60.0.0.0/8 dev d0 proto boot scope global metric 0"
+    );
+    let route = main_route(&fib, Family::V4, "62.0.0.0/8").unwrap();
+    assert_eq!(
+        route,
+        "unicast 62.0.0.0/8 dev d0 via 10.0.0.2 dev d0 proto boot scope global metric 0"
+    );
+    // So is a route with no path at all.
+    for line in [
+        "route add 61.0.0.0/8 via 0.0.0.0\n",
+        "route add 61.0.0.0/8\n",
+    ] {
+        let e = refused(line);
+        assert!(
+            e.ends_with("t.conf:1: RTNETLINK answers: No such device\nnothing applied (1 error)"),
+            "{line}: {e}"
+        );
+    }
+    // IPv6: Error: Invalid gateway address.
+    let e = refused("route add 2001:db8:b::/64 via :: dev d0\n");
+    assert!(e.contains("Error: Invalid gateway address."), "{e}");
+}
