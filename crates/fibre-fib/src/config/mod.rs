@@ -63,6 +63,20 @@ pub fn parse_table_id(token: &str) -> Option<crate::types::TableId> {
     values::table_id(token)
 }
 
+/// The name iproute2 prints for a dsfield (`rtnl_dsfield_n2a`), from its
+/// shipped `rt_dsfield` file: `CS1` for 0x20, `EF` for 0xb8.
+///
+/// ```
+/// assert_eq!(fibre_fib::config::dsfield_name(0x20), Some("CS1"));
+/// assert_eq!(fibre_fib::config::dsfield_name(0x10), None);
+/// ```
+pub fn dsfield_name(tos: u8) -> Option<&'static str> {
+    values::DSFIELD_NAMES
+        .iter()
+        .find(|(value, _)| *value == tos)
+        .map(|(_, name)| *name)
+}
+
 /// One command of a configuration and the line it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statement {
