@@ -103,9 +103,14 @@ impl Fib {
             return Err(KernelError::new(Errno::Inval));
         }
         match (op, family) {
-            (AddrOp::Del, Family::V4) => self.addr_del_v4(index, spec),
-            (AddrOp::Del, Family::V6) => self.addr_del_v6(index, spec),
+            (AddrOp::Del, Family::V4) => self.addr_del_v4(index, spec, true),
+            (AddrOp::DelAnyLength, Family::V4) => self.addr_del_v4(index, spec, false),
+            (AddrOp::Del | AddrOp::DelAnyLength, Family::V6) => self.addr_del_v6(index, spec),
             (op, Family::V4) => {
+                if self.ipv4_off.contains(&index) {
+                    // rtm_to_ifaddr: no in_device on the link.
+                    return Err(KernelError::new(Errno::NoBufs));
+                }
                 let addr = self.address_from_spec(index, spec);
                 // IPv4 is the same address only with the same prefix and peer
                 // (inet_insert_ifa); IPv6 by its local address alone (ipv6_add_addr).
@@ -118,6 +123,16 @@ impl Fib {
                 self.addr_insert_v4(index, addr)
             }
             (op, Family::V6) => {
+                let is_loopback_link = self
+                    .link(index)
+                    .is_some_and(|l| matches!(l.kind, LinkKind::Loopback));
+                if spec.local.is_loopback() && !is_loopback_link {
+                    // ipv6_add_addr: ::1 only on a loopback device.
+                    return Err(KernelError::with_extack(
+                        Errno::AddrNotAvail,
+                        "ipv6: Cannot assign loopback address on this device",
+                    ));
+                }
                 if !self.ipv6_enabled(index) {
                     // No inet6_dev on a link whose MTU is under 1280.
                     return Err(KernelError::new(Errno::Inval));
@@ -280,12 +295,27 @@ impl Fib {
         }
     }
 
-    fn addr_del_v4(&mut self, index: LinkIndex, spec: &AddressSpec) -> Result<(), KernelError> {
+    /// `inet_rtm_deladdr`: the first address with the local address and,
+    /// when given, the label; with `IFA_ADDRESS` (`by_length`) also the
+    /// length and peer.
+    fn addr_del_v4(
+        &mut self,
+        index: LinkIndex,
+        spec: &AddressSpec,
+        by_length: bool,
+    ) -> Result<(), KernelError> {
         let list = self.addrs_v4.get(&index).cloned().unwrap_or_default();
+        // An address added without a label carries the device's name.
+        let dev_name = self.link(index).map(|l| l.name.clone()).unwrap_or_default();
         let found = list.iter().position(|a| {
             a.local == spec.local
-                && a.prefix_len == spec.prefix_len
-                && (spec.peer.is_none() || a.peer == spec.peer)
+                && spec
+                    .label
+                    .as_ref()
+                    .is_none_or(|wanted| a.label.as_deref().unwrap_or(&dev_name) == wanted.as_str())
+                && (!by_length
+                    || a.prefix_len == spec.prefix_len
+                        && (spec.peer.is_none() || a.peer == spec.peer))
         });
         let Some(pos) = found else {
             return Err(KernelError::with_extack(
@@ -459,7 +489,11 @@ impl Fib {
             .iter()
             .position(|a| a.local == spec.local && a.prefix_len == spec.prefix_len)
         else {
-            return Err(KernelError::new(Errno::AddrNotAvail));
+            // inet6_addr_del: NL_SET_ERR_MSG_MOD(extack, "address not found").
+            return Err(KernelError::with_extack(
+                Errno::AddrNotAvail,
+                "ipv6: address not found",
+            ));
         };
         let victim = list[pos].clone();
         self.addrs_v6

@@ -66,6 +66,12 @@ pub enum AddrOp {
     Replace,
     /// RTM_DELADDR.
     Del,
+    /// RTM_DELADDR without `IFA_ADDRESS`: iproute2's wildcard deletion of
+    /// an IPv4 address written without a length (`addr del 10.0.0.1 dev
+    /// d0`). The kernel (`inet_rtm_deladdr`) deletes the first address with
+    /// that local address, whatever its length (and label, if one is
+    /// given); `spec.prefix_len` is not compared.
+    DelAnyLength,
 }
 
 /// An address request (`addr add 10.0.0.1/24 dev eth0 ...`).

@@ -122,6 +122,10 @@ pub struct Fib {
     /// (and both copies of a left-right pair, which apply the same
     /// commands in the same order, hand out the same ones).
     pub(crate) cache_classes: HashMap<(Option<IpAddr>, Option<u32>, bool), u16>,
+    /// Links whose MTU was changed below 68: the kernel destroyed their
+    /// IPv4 state (`inetdev_event`, NETDEV_CHANGEMTU) until the MTU is
+    /// changed back to 68 or more.
+    pub(crate) ipv4_off: std::collections::BTreeSet<LinkIndex>,
 }
 
 /// Identifies one path of one IPv4 route.
@@ -181,6 +185,7 @@ impl Fib {
             },
         );
         Fib {
+            ipv4_off: Default::default(),
             links,
             link_names: HashMap::from([("lo".to_string(), 1)]),
             been_up: HashSet::new(),

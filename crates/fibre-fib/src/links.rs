@@ -40,6 +40,8 @@ use crate::types::*;
 
 /// IPV6_MIN_MTU: below it the kernel turns IPv6 off on a link.
 const IPV6_MIN_MTU: u32 = 1280;
+/// `inetdev_valid_mtu`: below 68 the kernel turns IPv4 off on a link.
+const IPV4_MIN_MTU: u32 = 68;
 
 /// IFNAMSIZ - 1: the longest name the kernel takes.
 const MAX_NAME_LEN: usize = 15;
@@ -85,13 +87,15 @@ fn check_name(name: &str) -> Result<(), KernelError> {
 }
 
 fn check_mtu(kind: &LinkKind, mtu: u32) -> Result<(), KernelError> {
-    // dev_validate_mtu: ETH_MIN_MTU 68 for ether-like devices, lo from 0.
+    // dev_validate_mtu: ETH_MIN_MTU 68 for veth, 0 for lo, dummy and ifb
+    // (whose max_mtu 0 means no maximum). The MTU is an int there: past
+    // INT_MAX it is negative, less than any minimum.
     let (min, max) = match kind {
-        LinkKind::Loopback => (0, u32::MAX),
+        LinkKind::Loopback | LinkKind::Dummy | LinkKind::Ifb => (0, i32::MAX as u32),
         LinkKind::Gre(spec) => (GreSpec::MIN_MTU, spec.max_mtu()),
         _ => (68, 65535),
     };
-    if mtu < min {
+    if mtu < min || mtu > i32::MAX as u32 {
         return Err(KernelError::with_extack(
             Errno::Inval,
             "mtu less than device minimum",
@@ -207,6 +211,15 @@ impl Fib {
             check_mtu(&self.links[&index].kind, mtu)?;
             let had_ipv6 = self.ipv6_enabled(index);
             self.links.get_mut(&index).expect("resolved").mtu = mtu;
+            // NETDEV_CHANGEMTU: IPv4 goes under 68 (inetdev_destroy) and
+            // comes back, without addresses, at 68 or more (inetdev_init).
+            if mtu < IPV4_MIN_MTU {
+                if self.ipv4_off.insert(index) {
+                    self.ipv4_off_link(index);
+                }
+            } else {
+                self.ipv4_off.remove(&index);
+            }
             // NETDEV_CHANGEMTU: IPv6 goes under 1280 and comes back above it.
             match (had_ipv6, self.ipv6_enabled(index)) {
                 (true, false) => self.ipv6_off(index),
@@ -387,6 +400,22 @@ impl Fib {
         self.flush_routes_of_dev_v6(index);
     }
 
+    /// `inetdev_destroy`: the link's IPv4 addresses go, and with the last
+    /// one every IPv4 route through it (`fib_disable_ip` with force: local
+    /// and broadcast routes too; a multipath route loses that path).
+    fn ipv4_off_link(&mut self, index: LinkIndex) {
+        let v4 = self.addrs_v4.remove(&index).unwrap_or_default();
+        for a in &v4 {
+            self.local_addrs.removed(&a.local);
+        }
+        for a in &v4 {
+            if !self.is_local_address(&a.local) {
+                self.flush_routes_with_prefsrc(&a.local);
+            }
+        }
+        self.flush_family_routes_of_dev(index, Family::V4);
+    }
+
     fn link_down(&mut self, index: LinkIndex) {
         self.links.get_mut(&index).expect("caller resolved").up = false;
         // Carrier lost by a peer leaves its IPv6 configuration alone
@@ -548,11 +577,13 @@ mod tests {
             })
             .unwrap_err();
         assert_eq!(missing.to_string(), "Cannot find device \"zz\"");
+        // ifb takes any MTU from 0; -1 (u32::MAX on the wire) is an int
+        // below it.
         let small = fib
             .apply(&Command::LinkSet {
                 name: "a".into(),
                 up: None,
-                mtu: Some(10),
+                mtu: Some(u32::MAX),
             })
             .unwrap_err();
         assert_eq!(small.to_string(), "Error: mtu less than device minimum.");

@@ -154,6 +154,13 @@ impl Fib {
     pub(crate) fn route_apply(&mut self, op: RouteOp, spec: &RouteSpec) -> Result<(), KernelError> {
         let mut spec = spec.clone();
         spec.table = effective_table(spec.table);
+        for nh in &mut spec.nexthops {
+            // rtm_to_fib_config, fib_get_nhs: an IPv4 gateway of 0.0.0.0 sets
+            // no gateway family, so the path has no gateway.
+            if nh.gateway == Some(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)) {
+                nh.gateway = None;
+            }
+        }
         match (op, spec.dst.family()) {
             (RouteOp::Del, Family::V4) => self.route_del_v4(&spec),
             (RouteOp::Del, Family::V6) => self.route_del_v6(&spec),
@@ -284,7 +291,11 @@ impl Fib {
             return Err(KernelError::with_extack(Errno::Inval, "Invalid scope"));
         }
         let requested = requested_paths(spec, devs);
-        for (nh, _) in &requested {
+        for (nh, dev) in &requested {
+            if dev.is_some_and(|d| self.ipv4_off.contains(&d)) {
+                // fib_check_nh: no in_device on the link.
+                return Err(KernelError::new(Errno::NoDev));
+            }
             if let Some(IpAddr::V6(_)) = nh.gateway {
                 // IPv6 gateways for IPv4 routes (RFC 5549) are out of this model.
                 return Err(KernelError::new(Errno::Inval));
@@ -396,9 +407,11 @@ impl Fib {
                     "Invalid flags for nexthop - PERVASIVE and ONLINK can not be set",
                 ));
             }
+            // fib_check_nh_nongw: no device is a bare ENODEV
+            // (inetdev_by_index finds nothing), a down one is refused.
             let (dev, link) = self.up_nexthop_link(
                 dev,
-                || KernelError::with_extack(Errno::NoDev, "Device for nexthop is not up"),
+                || KernelError::new(Errno::NoDev),
                 "Device for nexthop is not up",
             )?;
             return Ok(live_nexthop(None, dev, nh.weight, false, !link.carrier));
@@ -653,6 +666,13 @@ impl Fib {
             let nexthop = self.check_nexthop_v6(nh, *dev, spec)?;
             if index == 0 {
                 self.check_prefsrc_v6(route.prefsrc)?;
+            }
+            if spec.multipath && nexthop.gateway.is_none() {
+                // ip6_route_multipath_add: !rt6_qualify_for_ecmp(rt).
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Device only routes can not be added for IPv6 using the multipath API",
+                ));
             }
             let repeats = route
                 .nexthops
@@ -1111,8 +1131,14 @@ impl Fib {
     /// Every IPv6 route through a link goes (IPv6 turned off on it); multipath
     /// routes lose that path.
     pub(crate) fn flush_routes_of_dev_v6(&mut self, index: LinkIndex) {
+        self.flush_family_routes_of_dev(index, Family::V6);
+    }
+
+    /// Every route of `family` through a link goes (that family turned off
+    /// on it, local routes included); multipath routes lose that path.
+    pub(crate) fn flush_family_routes_of_dev(&mut self, index: LinkIndex, family: Family) {
         self.retain_routes(|r| {
-            if r.family() != Family::V6 || !r.nexthops.iter().any(|n| n.dev == Some(index)) {
+            if r.family() != family || !r.nexthops.iter().any(|n| n.dev == Some(index)) {
                 return true;
             }
             r.nexthops.retain(|n| n.dev != Some(index));

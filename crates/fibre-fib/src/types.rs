@@ -250,7 +250,25 @@ impl RouteType {
         }
     }
 
-    /// Parses iproute2's keyword.
+    /// The type of an `RTN_*` number, where fibre models it (`RTN_NAT` and
+    /// `RTN_XRESOLVE` it does not).
+    pub fn from_number(n: u8) -> Option<RouteType> {
+        Some(match n {
+            0 => RouteType::Unspec,
+            1 => RouteType::Unicast,
+            2 => RouteType::Local,
+            3 => RouteType::Broadcast,
+            4 => RouteType::Anycast,
+            5 => RouteType::Multicast,
+            6 => RouteType::Blackhole,
+            7 => RouteType::Unreachable,
+            8 => RouteType::Prohibit,
+            9 => RouteType::Throw,
+            _ => return None,
+        })
+    }
+
+    /// Parses iproute2's keyword, written out in full.
     pub fn from_name(s: &str) -> Option<RouteType> {
         Some(match s {
             "unicast" => RouteType::Unicast,
@@ -295,15 +313,17 @@ impl Scope {
         }
     }
 
-    /// Parses a name (`global`/`universe`, `site`, `link`, `host`, `nowhere`) or a number.
+    /// Parses a scope as `rtnl_rtscope_a2n` does: a name of iproute2's
+    /// shipped `rt_scopes` file (`global`, `site`, `link`, `host`,
+    /// `nowhere`; not `universe`) or a number up to 255 (`strtoul` base 0).
     pub fn from_name(s: &str) -> Option<Scope> {
         Some(match s {
-            "global" | "universe" => Scope::UNIVERSE,
+            "global" => Scope::UNIVERSE,
             "site" => Scope::SITE,
             "link" => Scope::LINK,
             "host" => Scope::HOST,
             "nowhere" => Scope::NOWHERE,
-            n => Scope(n.parse().ok()?),
+            n => Scope(crate::config::values::number_at_most(n, 255)? as u8),
         })
     }
 }
@@ -327,7 +347,6 @@ const PROTOCOL_NAMES: &[(u8, &str)] = &[
     (14, "xorp"),
     (15, "ntk"),
     (16, "dhcp"),
-    (17, "mrouted"),
     (18, "keepalived"),
     (42, "babel"),
     (99, "openr"),
@@ -357,13 +376,14 @@ impl Protocol {
             .unwrap_or_else(|| self.0.to_string())
     }
 
-    /// Parses a name or a number.
+    /// Parses a protocol as `rtnl_rtprot_a2n` does: a name of iproute2
+    /// 6.1's table or a number up to 255 (`strtoul` base 0).
     pub fn from_name(s: &str) -> Option<Protocol> {
         PROTOCOL_NAMES
             .iter()
             .find(|(_, name)| *name == s)
             .map(|(n, _)| Protocol(*n))
-            .or_else(|| s.parse().ok().map(Protocol))
+            .or_else(|| crate::config::values::number_at_most(s, 255).map(|n| Protocol(n as u8)))
     }
 }
 

@@ -1,19 +1,78 @@
 //! `addr add|replace|del ADDR/LEN ... dev NAME` (iproute2's
-//! `ipaddr_modify`). Keywords about IPv6 address lifetimes and DAD
-//! (`nodad`, `valid_lft`, `preferred_lft`, `home`, `optimistic`, ...) do not
-//! apply to a FIB and are read and ignored.
+//! `ipaddr_modify`). Lifetimes (`valid_lft`, `preferred_lft`) are read and
+//! checked as ip checks them, then dropped: a FIB has no clock, so every
+//! address is permanent. Flags about DAD and temporary addresses (`nodad`,
+//! `home`, `optimistic`, ...) do not apply to a FIB and are read and
+//! ignored.
 
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::error::ParseError;
-use super::words::{invalid_argument, unknown_word, Words};
+use super::values;
+use super::words::{
+    duplicate_argument, invalid_argument, keyword_in, unknown_word, Spelling, Words,
+};
 use crate::command::AddressSpec;
 use crate::types::{Family, Scope};
 
-/// Flags iproute2 accepts that change nothing here.
-const IGNORED_FLAGS: &[&str] = &["nodad", "home", "optimistic", "mngtmpaddr", "autojoin"];
-/// Keywords with one argument that change nothing here.
-const IGNORED_WITH_VALUE: &[&str] = &["valid_lft", "preferred_lft"];
+/// Flags iproute2 accepts that change nothing here: the ones it sets
+/// (`ifa_flag_data`, matched whole) and the read-only ones it only warns
+/// about (`Warning: secondary option is not mutable from userspace`).
+const IGNORED_FLAGS: &[&str] = &[
+    "nodad",
+    "home",
+    "optimistic",
+    "mngtmpaddr",
+    "autojoin",
+    "secondary",
+    "temporary",
+    "dadfailed",
+    "deprecated",
+    "tentative",
+    "permanent",
+    "stable-privacy",
+];
+
+/// `INFINITY_LIFE_TIME`: a lifetime of `forever`.
+const FOREVER: u32 = u32::MAX;
+
+/// The kernel's bound on `IFA_LABEL` (`ifa_ipv4_policy`: IFNAMSIZ - 1).
+const LABEL_MAX_BYTES: usize = 15;
+
+/// `ipaddr_modify`'s keywords in the order it tries them, each with whether
+/// an abbreviation is taken (`matches`) and the keyword fibre reads it as:
+/// `b` is broadcast, `m`/`p`/`pre` metric, `v` valid_lft, `preferr`
+/// preferred_lft.
+const ADDR_KEYWORDS: &[(&str, Spelling, &str)] = {
+    use Spelling::*;
+    &[
+        ("peer", Exact, "peer"),
+        ("remote", Exact, "peer"),
+        ("broadcast", Abbreviated, "broadcast"),
+        ("brd", Exact, "broadcast"),
+        ("anycast", Exact, "anycast"),
+        ("scope", Exact, "scope"),
+        ("dev", Exact, "dev"),
+        ("label", Exact, "label"),
+        ("metric", Abbreviated, "metric"),
+        ("priority", Abbreviated, "metric"),
+        ("preference", Abbreviated, "metric"),
+        ("valid_lft", Abbreviated, "valid_lft"),
+        ("preferred_lft", Abbreviated, "preferred_lft"),
+    ]
+};
+
+/// `valid_lft`/`preferred_lft` as `set_lifetime` reads them: `forever` or
+/// a `get_u32` number (base 0).
+fn lifetime(words: &mut Words<'_>, keyword: &str) -> Result<u32, ParseError> {
+    let expected = "forever or a number of seconds from 0 to 4294967295";
+    let token = words.value(keyword, expected)?;
+    if token == "forever" {
+        return Ok(FOREVER);
+    }
+    values::number_u32(token)
+        .ok_or_else(|| invalid_argument(keyword, expected, token, &format!("{keyword} value")))
+}
 
 /// How `broadcast` was written.
 enum Broadcast {
@@ -24,8 +83,11 @@ enum Broadcast {
     AllZeros,
 }
 
-/// The address request of the words after the verb.
-pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<AddressSpec, ParseError> {
+/// The address request of the words after the verb, and whether it is
+/// iproute2's wildcard deletion: an IPv4 `addr del` without a length sends
+/// no `IFA_ADDRESS`, so the kernel deletes the first address with that
+/// local address whatever its length (`inet_rtm_deladdr`).
+pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), ParseError> {
     let mut local: Option<(IpAddr, Option<u8>)> = None;
     let mut peer: Option<(IpAddr, Option<u8>)> = None;
     let mut broadcast = None;
@@ -34,14 +96,22 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<AddressSpec, ParseErro
     let mut label = None;
     let mut noprefixroute = false;
     let mut metric = None;
+    let mut valid_lft = None;
+    let mut preferred_lft = None;
     while let Some(word) = words.next() {
-        match word {
-            "peer" | "remote" => {
+        match keyword_in(ADDR_KEYWORDS, word).unwrap_or(word) {
+            "peer" => {
                 let token = words.value(word, "a peer address")?;
+                if peer.is_some() {
+                    return Err(duplicate_argument("peer", token));
+                }
                 peer = Some(words.addr_len_from(word, token)?);
             }
-            "broadcast" | "brd" => {
+            "broadcast" => {
                 let token = words.value(word, "an IPv4 address, + or -")?;
+                if broadcast.is_some() {
+                    return Err(duplicate_argument("broadcast", token));
+                }
                 broadcast = Some(match token {
                     "+" => Broadcast::AllOnes,
                     "-" => Broadcast::AllZeros,
@@ -58,17 +128,26 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<AddressSpec, ParseErro
                     invalid_argument("scope", expected, token, "invalid scope value.")
                 })?);
             }
-            "dev" => dev = Some(words.ifname("dev")?.to_string()),
+            "dev" => dev = Some(words.device("dev")?.to_string()),
             "label" => {
                 let token = words.value("label", "a label")?;
                 label = Some(token.to_string());
             }
             "noprefixroute" => noprefixroute = true,
-            "metric" | "priority" | "preference" => metric = Some(words.number(word, "metric")?),
-            w if IGNORED_FLAGS.contains(&w) => {}
-            w if IGNORED_WITH_VALUE.contains(&w) => {
-                words.value(w, "a lifetime")?;
+            "metric" => metric = Some(words.number(word, "metric")?),
+            "valid_lft" => {
+                if valid_lft.is_some() {
+                    return Err(duplicate_argument("valid_lft", word));
+                }
+                valid_lft = Some(lifetime(words, "valid_lft")?);
             }
+            "preferred_lft" => {
+                if preferred_lft.is_some() {
+                    return Err(duplicate_argument("preferred_lft", word));
+                }
+                preferred_lft = Some(lifetime(words, "preferred_lft")?);
+            }
+            w if IGNORED_FLAGS.contains(&w) => {}
             "anycast" | "proto" | "protocol" => {
                 return Err(unknown_word(
                     "addr",
@@ -107,6 +186,37 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<AddressSpec, ParseErro
         return Err(ParseError::new("addr", "dev NAME", None)
             .with_system_message("Not enough information: \"dev\" argument is required."));
     };
+    if let Some(label) = &label {
+        if label.len() > LABEL_MAX_BYTES && Family::of(&local_addr) == Family::V4 {
+            // IPv6 has no IFA_LABEL in its policy and ignores it.
+            return Err(ParseError::new(
+                "label",
+                &format!("a label of at most {LABEL_MAX_BYTES} bytes"),
+                Some(label),
+            )
+            .with_system_message("Error: Attribute failed policy validation."));
+        }
+    }
+    if valid_lft.is_some() || preferred_lft.is_some() {
+        // ipaddr_modify, after the device is known.
+        let valid = valid_lft.unwrap_or(FOREVER);
+        let preferred = preferred_lft.unwrap_or(FOREVER);
+        if valid == 0 {
+            return Err(
+                ParseError::new("valid_lft", "a lifetime above 0", Some("0"))
+                    .with_system_message("valid_lft is zero"),
+            );
+        }
+        if valid < preferred {
+            return Err(ParseError::new(
+                "preferred_lft",
+                &format!("a preferred lifetime of at most the valid one ({valid})"),
+                Some(&preferred.to_string()),
+            )
+            .with_system_message("preferred_lft is greater than valid_lft"));
+        }
+    }
+    let wildcard = local_len.is_none() && peer.is_none() && Family::of(&local_addr) == Family::V4;
     let bits = Family::of(&local_addr).bits();
     let prefix_len = peer.and_then(|(_, len)| len).or(local_len).unwrap_or(bits);
     let broadcast = match broadcast {
@@ -117,17 +227,20 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<AddressSpec, ParseErro
         Some(Broadcast::Given(a)) => Some(a),
         Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
     };
-    Ok(AddressSpec {
-        dev,
-        local: local_addr,
-        prefix_len,
-        peer: peer.map(|(a, _)| a),
-        broadcast,
-        scope,
-        noprefixroute,
-        metric,
-        label,
-    })
+    Ok((
+        AddressSpec {
+            dev,
+            local: local_addr,
+            prefix_len,
+            peer: peer.map(|(a, _)| a),
+            broadcast,
+            scope,
+            noprefixroute,
+            metric,
+            label,
+        },
+        wildcard,
+    ))
 }
 
 /// `brd +`/`brd -`: iproute2 fills it only for prefixes of /30 or shorter.

@@ -45,18 +45,89 @@ impl ParseError {
     }
 }
 
+/// How many characters of a token a message shows; a longer token is cut
+/// there and its length in bytes is said instead.
+pub const SHOWN_TOKEN_CHARS: usize = 64;
+
+/// `text` as a message shows it: control and invisible characters escaped
+/// as Rust's `escape_debug` writes them (`\t`, `\0`, `\u{1b}`, `\u{a0}`), so a
+/// refused token cannot hide or rewrite what the terminal shows, and no
+/// more than [`SHOWN_TOKEN_CHARS`] characters of it.
+fn shown(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == SHOWN_TOKEN_CHARS {
+            out.push_str("...");
+            break;
+        }
+        let plain = c == '"' || c == '\\' || c == '\'' || c.escape_debug().len() == 1;
+        if plain && (c == ' ' || !c.is_whitespace()) {
+            out.push(c);
+        } else if c.escape_debug().len() > 1 {
+            out.extend(c.escape_debug());
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        }
+    }
+    out
+}
+
+/// The note after a shown token that was cut: how long it really was.
+fn length_note(text: &str) -> String {
+    if text.chars().count() > SHOWN_TOKEN_CHARS {
+        format!(
+            " ({} bytes, the first {SHOWN_TOKEN_CHARS} characters shown)",
+            text.len()
+        )
+    } else {
+        String::new()
+    }
+}
+
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "\"{}\": expected {}, ", self.keyword, self.expected)?;
+        write!(
+            f,
+            "\"{}\"{}: expected {}, ",
+            shown(&self.keyword),
+            length_note(&self.keyword),
+            self.expected
+        )?;
         match &self.got {
-            Some(token) => write!(f, "got \"{token}\"")?,
+            Some(token) => write!(f, "got \"{}\"{}", shown(token), length_note(token))?,
             None => write!(f, "got end of line")?,
         }
         if let Some(message) = &self.system_message {
-            write!(f, " ({message})")?;
+            // The system's message quotes the same token: shown the same way,
+            // so a long token is not echoed in full a second time.
+            let mut message = message.clone();
+            for raw in [self.got.as_deref(), Some(self.keyword.as_str())]
+                .into_iter()
+                .flatten()
+            {
+                if !raw.is_empty() && shown(raw) != raw {
+                    message = message.replace(raw, &shown(raw));
+                }
+            }
+            write!(f, " ({})", shown_message(&message))?;
         }
         Ok(())
     }
+}
+
+/// A system message with its control characters escaped (it may quote
+/// tokens the replacement above did not catch, such as a joined address).
+fn shown_message(message: &str) -> String {
+    message
+        .chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_debug().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 impl std::error::Error for ParseError {}
@@ -148,6 +219,28 @@ mod tests {
         assert!(e
             .to_string()
             .ends_with("(Error: Invalid prefix for given prefix length.)"));
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        let e = ParseError::new("dev", "a device name", Some("ev\u{1b}[2Jil\u{a0}\u{0}"));
+        assert_eq!(
+            e.to_string(),
+            "\"dev\": expected a device name, got \"ev\\u{1b}[2Jil\\u{a0}\\0\""
+        );
+    }
+
+    #[test]
+    fn a_long_token_is_cut_once_and_its_length_said() {
+        let token = "x".repeat(100_000);
+        let e = ParseError::new("metric", "a number", Some(&token))
+            .with_system_message(format!("Error: argument \"{token}\" is wrong"));
+        let text = e.to_string();
+        let cut = format!("{}...", "x".repeat(SHOWN_TOKEN_CHARS));
+        assert_eq!(
+            text,
+            format!("\"metric\": expected a number, got \"{cut}\" (100000 bytes, the first 64 characters shown) (Error: argument \"{cut}\" is wrong)")
+        );
     }
 
     #[test]

@@ -4,7 +4,9 @@
 
 use super::error::ParseError;
 use super::gre::parse_gre;
-use super::words::{ifname_from, invalid_argument, unknown_word, Words, INCOMPLETE};
+use super::words::{
+    duplicate_argument, invalid_argument, link_name, unknown_word, NameUse, Words, INCOMPLETE,
+};
 use crate::command::Command;
 use crate::gre::GreKind;
 use crate::types::LinkKind;
@@ -22,7 +24,7 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
     let mut kind = None;
     while let Some(word) = words.next() {
         match word {
-            "mtu" => mtu = Some(mtu_value(words)?),
+            "mtu" => mtu = Some(mtu_value(words, mtu)?),
             "up" => up = Some(true),
             "down" => up = Some(false),
             "type" => {
@@ -31,9 +33,9 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
             }
             other => {
                 let token = if other == "name" || other == "dev" {
-                    words.ifname(other)?
+                    words.link_name(other, NameUse::Create)?
                 } else if name.is_none() {
-                    ifname_from("link add", other)?
+                    link_name("dev", other, NameUse::Create)?
                 } else {
                     return Err(garbage(other));
                 };
@@ -102,9 +104,9 @@ fn kind_value(words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
             let peer = match words.peek() {
                 Some("name") | Some("dev") => {
                     let keyword = words.next().unwrap_or("name");
-                    words.ifname(keyword)?
+                    words.link_name(keyword, NameUse::Create)?
                 }
-                _ => words.ifname("peer")?,
+                _ => words.link_name("peer", NameUse::Create)?,
             };
             Ok(LinkKind::Veth {
                 peer: peer.to_string(),
@@ -125,7 +127,7 @@ pub(crate) fn parse_set(words: &mut Words<'_>) -> Result<Command, ParseError> {
         match word {
             "up" => up = Some(true),
             "down" => up = Some(false),
-            "mtu" => mtu = Some(mtu_value(words)?),
+            "mtu" => mtu = Some(mtu_value(words, mtu)?),
             other => return Err(garbage(other)),
         }
         changed = true;
@@ -151,18 +153,26 @@ fn device_name(words: &mut Words<'_>, command: &str) -> Result<String, ParseErro
     match words.peek() {
         Some("dev") | Some("name") => {
             let keyword = words.next().unwrap_or("dev");
-            Ok(words.ifname(keyword)?.to_string())
+            Ok(words.link_name(keyword, NameUse::Find)?.to_string())
         }
-        Some(_) => Ok(words.ifname(command)?.to_string()),
+        Some(_) => Ok(words.link_name(command, NameUse::Find)?.to_string()),
         None => Err(ParseError::new(command, "a device name", None)
             .with_system_message("Not enough information: \"dev\" argument is required.")),
     }
 }
 
-fn mtu_value(words: &mut Words<'_>) -> Result<u32, ParseError> {
-    let expected = "an MTU from 0 to 4294967295";
+/// `mtu N`, read as `iplink_parse` reads it (`get_integer`, base 0); a
+/// negative number goes to the kernel as the u32 it is on the wire
+/// (where `dev_validate_mtu` reads it back as a negative int), and a
+/// second `mtu` is refused (`duparg`).
+fn mtu_value(words: &mut Words<'_>, mtu: Option<u32>) -> Result<u32, ParseError> {
+    let expected = "an MTU from -2147483648 to 2147483647";
     let token = words.value("mtu", expected)?;
-    super::values::number_u32(token)
+    if mtu.is_some() {
+        return Err(duplicate_argument("mtu", token));
+    }
+    super::values::number_i32(token)
+        .map(|value| value as u32)
         .ok_or_else(|| invalid_argument("mtu", expected, token, "Invalid \"mtu\" value"))
 }
 

@@ -15,8 +15,9 @@
 //! Each line is one command of `ip link`, `ip addr`, `ip route` or
 //! `ip rule` (objects and verbs may be abbreviated as iproute2 allows:
 //! `ro a`, `ru del`, `a add`, `l set`); `-4`/`-6` at the start of a line
-//! sets the family, otherwise the addresses do. `#` at the start of a word
-//! begins a comment. iproute2's defaults are applied while parsing (see
+//! sets the family, otherwise the addresses do. A `#` anywhere begins a
+//! comment and a `\` at the end of a line continues it, as in `ip -batch`.
+//! iproute2's defaults are applied while parsing (see
 //! the grammar modules), so a [`Command`] is exactly the request `ip` would
 //! send the kernel.
 //!
@@ -37,7 +38,7 @@ mod load;
 mod route;
 mod rule;
 mod tunnels;
-mod values;
+pub(crate) mod values;
 mod words;
 
 #[cfg(test)]
@@ -66,6 +67,20 @@ use words::Words;
 /// ```
 pub fn parse_table_id(token: &str) -> Option<crate::types::TableId> {
     values::table_id(token)
+}
+
+/// The name iproute2 prints for a dsfield (`rtnl_dsfield_n2a`), from its
+/// shipped `rt_dsfield` file: `CS1` for 0x20, `EF` for 0xb8.
+///
+/// ```
+/// assert_eq!(fibre_fib::config::dsfield_name(0x20), Some("CS1"));
+/// assert_eq!(fibre_fib::config::dsfield_name(0x10), None);
+/// ```
+pub fn dsfield_name(tos: u8) -> Option<&'static str> {
+    values::DSFIELD_NAMES
+        .iter()
+        .find(|(value, _)| *value == tos)
+        .map(|(_, name)| *name)
 }
 
 /// One command of a configuration and the line it came from.
@@ -100,9 +115,12 @@ pub struct Parsed {
 /// ```
 pub fn parse_str(name: &str, text: &str) -> Parsed {
     let mut parsed = Parsed::default();
-    for (index, line) in text.lines().enumerate() {
-        let number = index + 1;
-        let result = tokenize(line).and_then(|words| parse_words(&words));
+    for logical in lexer::logical_lines(text) {
+        let number = logical.line;
+        let result = logical
+            .text
+            .and_then(|line| tokenize(&line))
+            .and_then(|words| parse_words(&words));
         match result {
             Ok(commands) => parsed
                 .statements
@@ -144,6 +162,8 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
     let Some((object, rest)) = rest.split_first() else {
         return Ok(Vec::new());
     };
+    // `ip` resolves the object before it looks for a verb.
+    let object_kind = find_object(object)?;
     let Some((verb, rest)) = rest.split_first() else {
         return Err(ParseError::new(
             object,
@@ -152,7 +172,7 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
         ));
     };
     let mut words = Words::new(rest, family);
-    match find_object(object)? {
+    match object_kind {
         Object::Link => match find(verb, &["add", "set", "change", "delete"]) {
             Some("add") => link::parse_add(&mut words),
             Some("set" | "change") => Ok(vec![link::parse_set(&mut words)?]),
@@ -166,7 +186,12 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
                 Some(_) => AddrOp::Del,
                 None => return Err(bad_verb("addr", "add, replace or del", verb)),
             };
-            let spec = addr::parse_addr(&mut words)?;
+            let (spec, wildcard) = addr::parse_addr(&mut words)?;
+            let op = if op == AddrOp::Del && wildcard {
+                AddrOp::DelAnyLength
+            } else {
+                op
+            };
             Ok(vec![Command::Addr { op, spec }])
         }
         Object::Route => {
@@ -241,7 +266,7 @@ fn find(word: &str, verbs: &[&'static str]) -> Option<&'static str> {
     verbs
         .iter()
         .copied()
-        .find(|verb| !word.is_empty() && verb.starts_with(word))
+        .find(|verb| words::abbreviates(word, verb))
 }
 
 /// `ip route`'s verbs in `do_iproute`'s order (`a` is add, `r` replace).

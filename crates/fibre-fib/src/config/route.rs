@@ -12,7 +12,10 @@
 use std::net::IpAddr;
 
 use super::error::ParseError;
-use super::words::{invalid_argument, unknown_word, PrefixWord, Words, INCOMPLETE};
+use super::words::{
+    abbreviates, invalid_argument, keyword_in, unknown_word, PrefixWord, Spelling, Words,
+    INCOMPLETE,
+};
 use crate::command::{NexthopSpec, RouteOp, RouteSpec};
 use crate::types::*;
 
@@ -46,6 +49,94 @@ const UNSUPPORTED: &[&str] = &[
     "pervasive",
 ];
 
+/// `iproute_modify`'s keywords in the order it tries them, so that an
+/// abbreviation resolves as ip resolves it (`m` is metric, `p` priority,
+/// `pro` protocol, `t` table, `d` dsfield); each with the keyword fibre
+/// reads it as.
+const ROUTE_KEYWORDS: &[(&str, Spelling, &str)] = {
+    use Spelling::*;
+    &[
+        ("src", Exact, "src"),
+        ("as", Exact, "as"),
+        ("via", Exact, "via"),
+        ("from", Exact, "from"),
+        ("tos", Exact, "tos"),
+        ("dsfield", Abbreviated, "dsfield"),
+        ("expires", Exact, "expires"),
+        ("metric", Abbreviated, "metric"),
+        ("priority", Abbreviated, "priority"),
+        ("preference", Exact, "preference"),
+        ("scope", Exact, "scope"),
+        ("mtu", Exact, "mtu"),
+        ("hoplimit", Exact, "hoplimit"),
+        ("advmss", Exact, "advmss"),
+        ("reordering", Abbreviated, "reordering"),
+        ("rtt", Exact, "rtt"),
+        ("rto_min", Exact, "rto_min"),
+        ("window", Abbreviated, "window"),
+        ("cwnd", Abbreviated, "cwnd"),
+        ("initcwnd", Abbreviated, "initcwnd"),
+        ("initrwnd", Abbreviated, "initrwnd"),
+        ("features", Abbreviated, "features"),
+        ("quickack", Abbreviated, "quickack"),
+        ("congctl", Abbreviated, "congctl"),
+        ("rttvar", Abbreviated, "rttvar"),
+        ("ssthresh", Abbreviated, "ssthresh"),
+        ("realms", Abbreviated, "realms"),
+        ("onlink", Exact, "onlink"),
+        ("nexthop", Exact, "nexthop"),
+        ("nhid", Exact, "nhid"),
+        ("protocol", Abbreviated, "protocol"),
+        ("table", Abbreviated, "table"),
+        ("vrf", Abbreviated, "vrf"),
+        ("dev", Exact, "dev"),
+        ("oif", Exact, "oif"),
+        ("pref", Abbreviated, "pref"),
+        ("encap", Exact, "encap"),
+        ("ttl-propagate", Exact, "ttl-propagate"),
+        ("fastopen_no_cookie", Abbreviated, "fastopen_no_cookie"),
+    ]
+};
+
+/// The keyword `word` is to `iproute_modify`, if any (else it is a route
+/// type or the destination).
+fn route_keyword(word: &str) -> Option<&'static str> {
+    keyword_in(ROUTE_KEYWORDS, word)
+}
+
+/// A route type as `rtnl_rtntype_a2n` reads it: `local`, `nat` and `throw`
+/// in full, `brd`, any abbreviation of the others in its order (`b` is
+/// broadcast, `bl` blackhole, `u` unreachable, `uni` unicast, `a`
+/// anycast), else an `RTN_*` number. `Some(Err(word))` for a type fibre
+/// does not model (nat, xresolve).
+fn route_type(word: &str) -> Option<Result<RouteType, &str>> {
+    use RouteType::*;
+    let abbreviated: &[(&str, Option<RouteType>)] = &[
+        ("broadcast", Some(Broadcast)),
+        ("anycast", Some(Anycast)),
+        ("multicast", Some(Multicast)),
+        ("prohibit", Some(Prohibit)),
+        ("unreachable", Some(Unreachable)),
+        ("blackhole", Some(Blackhole)),
+        ("xresolve", None),
+        ("unicast", Some(Unicast)),
+    ];
+    let kind = match word {
+        "local" => Some(Local),
+        "nat" => None,
+        "brd" => Some(Broadcast),
+        _ => match abbreviated.iter().find(|(full, _)| abbreviates(word, full)) {
+            Some((_, kind)) => *kind,
+            None if word == "throw" => Some(Throw),
+            None => {
+                let number = super::values::number_at_most(word, 255)?;
+                RouteType::from_number(number as u8)
+            }
+        },
+    };
+    Some(kind.ok_or(word))
+}
+
 const ROUTE_WORDS: &str = "a prefix, \"default\", a route type or one of via, dev, src, metric, \
                            table, proto, scope, mtu, tos, onlink, nexthop";
 
@@ -59,6 +150,8 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     let mut scope = None;
     let mut metric = None;
     let mut prefsrc = None;
+    // The bytes of the request iproute2 builds, up to the nexthops.
+    let mut request = RequestSize::default();
     let mut mtu = None;
     let mut mtu_lock = false;
     let mut tos = 0u8;
@@ -72,14 +165,26 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     let mut multipath: Option<Vec<NexthopSpec>> = None;
 
     while let Some(word) = words.next() {
-        match word {
-            "src" => prefsrc = Some(words.address("src")?),
+        match route_keyword(word).unwrap_or(word) {
+            "src" => {
+                let src = words.address("src")?;
+                request.attribute(address_bytes(&src));
+                prefsrc = Some(src);
+            }
             "via" => {
+                if path.gateway.is_some() {
+                    return Err(invalid_argument(
+                        "via",
+                        "one via (several paths are nexthop clauses)",
+                        word,
+                        "use nexthop syntax to specify multiple via",
+                    ));
+                }
                 path.gateway = Some(gateway(words)?);
                 path_given = true;
             }
             "dev" | "oif" => {
-                path.dev = Some(words.ifname(word)?.to_string());
+                path.dev = Some(words.device(word)?.to_string());
                 path_given = true;
             }
             "onlink" => {
@@ -87,24 +192,41 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 path_given = true;
             }
             "tos" | "dsfield" => tos = words.dsfield(word)?,
-            "metric" | "priority" | "preference" => metric = Some(words.number(word, "metric")?),
-            "table" => table = Some(words.table(word)?),
+            "metric" | "priority" | "preference" => {
+                metric = Some(words.number(word, "metric")?);
+                request.attribute(4);
+            }
+            "table" => {
+                let id = words.table(word)?;
+                if id >= 256 {
+                    // Only a table past 255 needs RTA_TABLE.
+                    request.attribute(4);
+                }
+                table = Some(id);
+            }
             "proto" | "protocol" => protocol = Some(protocol_value(words, word)?),
             "scope" => scope = Some(scope_value(words)?),
             "mtu" => {
                 let (value, lock) = mtu_value(words)?;
                 mtu = Some(value);
+                request.metrics += 8;
                 mtu_lock = lock;
             }
             "nexthop" => {
-                multipath = Some(nexthops(words)?);
+                if mtu_lock {
+                    request.metrics += 8;
+                }
+                if request.metrics > 0 {
+                    request.attribute(request.metrics);
+                }
+                multipath = Some(nexthops(words, request.bytes)?);
                 break;
             }
             w if UNSUPPORTED.contains(&w) => {
                 return Err(unknown_word(
                     "route",
-                    "a keyword fibre supports (it does not model this one)",
-                    w,
+                    &format!("a keyword fibre supports (it does not model \"{w}\")"),
+                    word,
                 ))
             }
             other => {
@@ -113,13 +235,23 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 if token == "to" {
                     token = words.value("to", "a route type or a prefix")?;
                 }
+                // iproute_modify tries a type only on a word that does not
+                // start with a digit.
                 if !token.starts_with(|c: char| c.is_ascii_digit()) {
-                    if let Some(t) = RouteType::from_name(token) {
-                        kind = Some(t);
-                        keyword = token;
-                        token = words.value(token, "a prefix or \"default\"")?;
-                    } else if token == "nat" {
-                        return Err(unknown_word("route", "a route type fibre supports", token));
+                    match route_type(token) {
+                        Some(Ok(t)) => {
+                            kind = Some(t);
+                            keyword = token;
+                            token = words.value(token, "a prefix or \"default\"")?;
+                        }
+                        Some(Err(unmodelled)) => {
+                            return Err(unknown_word(
+                                "route",
+                                "a route type fibre supports",
+                                unmodelled,
+                            ))
+                        }
+                        None => {}
                     }
                 }
                 if dst.is_some() {
@@ -129,7 +261,18 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                         )),
                     );
                 }
-                dst = Some(words.prefix_from(keyword, token)?);
+                let family_known = words.family.is_some();
+                let prefix = words.prefix_from(keyword, token)?;
+                request.attribute(match prefix {
+                    PrefixWord::Prefix(p) => address_bytes(&p.addr()),
+                    // get_addr_1: "default" has the family's length when the
+                    // family is known by then; "any" and "all" have none.
+                    PrefixWord::Default if token == "default" && family_known => {
+                        words.family.map_or(0, |f| usize::from(f.bits() / 8))
+                    }
+                    PrefixWord::Default => 0,
+                });
+                dst = Some(prefix);
             }
         }
     }
@@ -152,6 +295,15 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         PrefixWord::Default => Prefix::default_route(family),
         PrefixWord::Prefix(p) => p,
     };
+    if family == Family::V6 && tos != 0 {
+        // rtm_to_fib6_config refuses a dsfield on IPv6 routes.
+        return Err(
+            ParseError::new("tos", "no tos on an IPv6 route", Some(&format!("{tos:#x}")))
+                .with_system_message(
+                    "Error: Invalid dsfield (tos): option not available for IPv6.",
+                ),
+        );
+    }
     if family == Family::V4 && tos & 0x3 != 0 {
         return Err(ParseError::new(
             "tos",
@@ -279,8 +431,14 @@ fn mtu_value(words: &mut Words<'_>) -> Result<(u32, bool), ParseError> {
 
 /// `nexthop NH [nexthop NH]...`, where NH is `[via [FAMILY] ADDR] [dev D]
 /// [weight W] [onlink]`; the first `nexthop` is already read.
-fn nexthops(words: &mut Words<'_>) -> Result<Vec<NexthopSpec>, ParseError> {
+///
+/// `request_bytes` is the size of the request before the nexthops: with
+/// them it must fit iproute2's 4096-byte buffer (`parse_nexthops`).
+fn nexthops(words: &mut Words<'_>, request_bytes: usize) -> Result<Vec<NexthopSpec>, ParseError> {
     let mut paths = Vec::new();
+    // RTA_MULTIPATH's length: its header, then per path a `struct
+    // rtnexthop` (8 bytes) and its gateway attribute.
+    let mut multipath_len = 4;
     loop {
         if words.peek().is_none() {
             return Err(
@@ -294,15 +452,35 @@ fn nexthops(words: &mut Words<'_>) -> Result<Vec<NexthopSpec>, ParseError> {
             weight: 1,
             onlink: false,
         };
+        multipath_len += 8;
         while let Some(word) = words.peek() {
             match word {
                 "via" => {
                     words.next();
-                    path.gateway = Some(gateway(words)?);
+                    let gw = gateway(words)?;
+                    // RTA_GATEWAY, or RTA_VIA (two bytes of family more)
+                    // for a gateway of the other family.
+                    let same_family = words.family == Some(Family::of(&gw));
+                    let attribute =
+                        align4(4 + address_bytes(&gw) + if same_family { 0 } else { 2 });
+                    if multipath_len + attribute > IPROUTE2_BUFFER {
+                        return Err(ParseError::new(
+                            "nexthop",
+                            &format!(
+                                "fewer nexthops (iproute2 builds them in {IPROUTE2_BUFFER} bytes)"
+                            ),
+                            None,
+                        )
+                        .with_system_message(format!(
+                            "rta_addattr_l: Error! max allowed bound {IPROUTE2_BUFFER} exceeded"
+                        )));
+                    }
+                    multipath_len += attribute;
+                    path.gateway = Some(gw);
                 }
                 "dev" => {
                     words.next();
-                    path.dev = Some(words.ifname("dev")?.to_string());
+                    path.dev = Some(words.device("dev")?.to_string());
                 }
                 "weight" => {
                     words.next();
@@ -317,7 +495,23 @@ fn nexthops(words: &mut Words<'_>) -> Result<Vec<NexthopSpec>, ParseError> {
         }
         paths.push(path);
         match words.next() {
-            None => return Ok(paths),
+            None => {
+                // addattr_l(n, 4096, RTA_MULTIPATH, ...) in parse_nexthops.
+                if align4(request_bytes) + align4(multipath_len) > IPROUTE2_BUFFER {
+                    return Err(ParseError::new(
+                        "nexthop",
+                        &format!(
+                            "fewer nexthops (the request would take {} of iproute2's {IPROUTE2_BUFFER} bytes)",
+                            align4(request_bytes) + align4(multipath_len)
+                        ),
+                        None,
+                    )
+                    .with_system_message(format!(
+                        "addattr_l ERROR: message exceeded bound of {IPROUTE2_BUFFER}"
+                    )));
+                }
+                return Ok(paths);
+            }
             Some("nexthop") => continue,
             Some(other) => {
                 return Err(unknown_word(
@@ -345,5 +539,48 @@ fn weight(words: &mut Words<'_>) -> Result<u16, ParseError> {
             token,
             "\"weight\" is invalid",
         )),
+    }
+}
+
+/// The buffer `parse_nexthops` builds the nexthops in, and the bound it
+/// gives `addattr_l` for the whole request.
+const IPROUTE2_BUFFER: usize = 4096;
+
+/// `RTA_ALIGN`/`NLMSG_ALIGN`.
+fn align4(len: usize) -> usize {
+    (len + 3) & !3
+}
+
+fn address_bytes(addr: &IpAddr) -> usize {
+    match addr {
+        IpAddr::V4(_) => 4,
+        IpAddr::V6(_) => 16,
+    }
+}
+
+/// The size of the netlink request `iproute_modify` has built so far.
+struct RequestSize {
+    /// `nlmsg_len`.
+    bytes: usize,
+    /// The payload of RTA_METRICS (8 bytes per metric, 8 for the lock).
+    metrics: usize,
+}
+
+impl Default for RequestSize {
+    fn default() -> Self {
+        // NLMSG_LENGTH(sizeof(struct rtmsg)).
+        Self {
+            bytes: 16 + 12,
+            metrics: 0,
+        }
+    }
+}
+
+impl RequestSize {
+    /// One attribute with `payload` bytes (none when 0, as for `any`).
+    fn attribute(&mut self, payload: usize) {
+        if payload > 0 {
+            self.bytes = align4(self.bytes) + align4(4 + payload);
+        }
     }
 }

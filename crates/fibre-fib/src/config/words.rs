@@ -70,10 +70,33 @@ impl<'a> Words<'a> {
         })
     }
 
+    /// The name argument of a link command (see [`link_name`]).
+    pub(crate) fn link_name(
+        &mut self,
+        keyword: &str,
+        usage: NameUse,
+    ) -> Result<&'a str, ParseError> {
+        let token = self.value(keyword, IFNAME_WANTED)?;
+        link_name(keyword, token, usage)
+    }
+
     /// A device name argument.
     pub(crate) fn ifname(&mut self, keyword: &str) -> Result<&'a str, ParseError> {
         let token = self.value(keyword, IFNAME_WANTED)?;
         ifname_from(keyword, token)
+    }
+
+    /// The device of a route or address (`dev NAME`): `ip route` and
+    /// `ip addr` only look the name up (`ll_name_to_index`), so a name no
+    /// device can have is refused as a missing device is.
+    pub(crate) fn device(&mut self, keyword: &str) -> Result<&'a str, ParseError> {
+        let token = self.value(keyword, IFNAME_WANTED)?;
+        if values::valid_ifname(token) {
+            Ok(token)
+        } else {
+            Err(ParseError::new(keyword, IFNAME_WANTED, Some(token))
+                .with_system_message(format!("Cannot find device \"{token}\"")))
+        }
     }
 
     /// A table id argument.
@@ -178,8 +201,11 @@ impl<'a> Words<'a> {
         }
     }
 
-    /// A route destination: `default`/`any`/`all` or a prefix without host
-    /// bits (refused with the kernel's message otherwise).
+    /// A route destination: `default`/`any`/`all` or a prefix. An IPv4
+    /// prefix with host bits is refused with the kernel's message
+    /// (`fib_table_insert`: "Invalid prefix for given prefix length"); an
+    /// IPv6 one is masked, as `ip6_route_info_create` does
+    /// (`ipv6_addr_prefix`), and `fib6_locate` matches by the prefix bits.
     pub(crate) fn prefix_from(
         &mut self,
         keyword: &str,
@@ -190,6 +216,9 @@ impl<'a> Words<'a> {
         }
         let (addr, len) = self.addr_len_from(keyword, token)?;
         let len = len.unwrap_or(Family::of(&addr).bits());
+        if Family::of(&addr) == Family::V6 {
+            return Ok(PrefixWord::Prefix(Prefix::containing(addr, len)));
+        }
         Prefix::new(addr, len)
             .map(PrefixWord::Prefix)
             .map_err(|err| {
@@ -224,6 +253,42 @@ impl<'a> Words<'a> {
     }
 }
 
+/// iproute2's `matches(word, full)`: `word` is a non-empty prefix of `full`.
+pub(crate) fn abbreviates(word: &str, full: &str) -> bool {
+    !word.is_empty() && full.starts_with(word)
+}
+
+/// How an iproute2 parser tells a keyword: exactly (`strcmp`) or by any
+/// non-empty abbreviation (`matches`).
+#[derive(Clone, Copy)]
+pub(crate) enum Spelling {
+    Exact,
+    Abbreviated,
+}
+
+/// The keyword `word` stands for in `table`: the first entry, in the
+/// parser's own order, that it spells (so an abbreviation resolves as ip
+/// resolves it); each entry is (full word, spelling, keyword fibre reads).
+pub(crate) fn keyword_in(
+    table: &[(&str, Spelling, &'static str)],
+    word: &str,
+) -> Option<&'static str> {
+    table
+        .iter()
+        .find(|(full, spelling, _)| match spelling {
+            Spelling::Exact => word == *full,
+            Spelling::Abbreviated => abbreviates(word, full),
+        })
+        .map(|(_, _, keyword)| *keyword)
+}
+
+/// A refusal worded like iproute2's `duparg()`: a keyword given twice.
+pub(crate) fn duplicate_argument(keyword: &str, token: &str) -> ParseError {
+    ParseError::new(keyword, &format!("one \"{keyword}\""), Some(token)).with_system_message(
+        format!("Error: duplicate \"{keyword}\": \"{token}\" is the second value."),
+    )
+}
+
 /// A refusal worded like iproute2's `invarg()`:
 /// `Error: argument "X" is wrong: <what>`.
 pub(crate) fn invalid_argument(
@@ -242,6 +307,50 @@ pub(crate) fn unknown_word(command: &str, expected: &str, token: &str) -> ParseE
 }
 
 const IFNAME_WANTED: &str = "a device name of 1 to 15 bytes without '/' or ':'";
+
+/// What a link command does with a name: make a device of it, or find one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameUse {
+    Create,
+    Find,
+}
+
+/// `token` as the name of a link command, refused where `ip` refuses it
+/// and otherwise where the kernel does: `iplink_parse` checks a bare or
+/// `dev` name with `check_altifname` (not empty, no `/` or blank) and a
+/// `name` with `check_ifname` (also under IFNAMSIZ); then a new name fails
+/// the kernel's `IFLA_IFNAME` policy when 16 bytes or longer and
+/// `dev_valid_name` (`:`, `.`, `..`: EINVAL), and a name to find is not
+/// found (`ll_name_to_index`).
+pub(crate) fn link_name<'t>(
+    keyword: &str,
+    token: &'t str,
+    usage: NameUse,
+) -> Result<&'t str, ParseError> {
+    let ip_word = if keyword == "name" { "name" } else { "dev" };
+    let refuse = |message: String| {
+        Err(ParseError::new(keyword, IFNAME_WANTED, Some(token)).with_system_message(message))
+    };
+    let c_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r');
+    if token.is_empty()
+        || token.contains(|c: char| c == '/' || c_space(c))
+        || (ip_word == "name" && token.len() >= 16)
+    {
+        return refuse(format!(
+            "Error: argument \"{token}\" is wrong: \"{ip_word}\" not a valid ifname"
+        ));
+    }
+    if values::valid_ifname(token) {
+        return Ok(token);
+    }
+    match usage {
+        NameUse::Find => refuse(format!("Cannot find device \"{token}\"")),
+        NameUse::Create if token.len() >= 16 => {
+            refuse("Error: Attribute failed policy validation.".to_string())
+        }
+        NameUse::Create => refuse("RTNETLINK answers: Invalid argument".to_string()),
+    }
+}
 
 /// `token` as a device name.
 pub(crate) fn ifname_from<'t>(keyword: &str, token: &'t str) -> Result<&'t str, ParseError> {

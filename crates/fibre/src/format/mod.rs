@@ -51,9 +51,12 @@ pub fn addr_len(addr: IpAddr, len: u8) -> String {
     }
 }
 
-/// A dsfield as `rtnl_dsfield_n2a` prints it: `0x10`.
+/// A dsfield as `rtnl_dsfield_n2a` prints it: its `rt_dsfield` name
+/// (`CS1`), else two hex digits (`0x10`, `0x08`).
 pub fn dsfield(tos: u8) -> String {
-    format!("0x{tos:x}")
+    fibre_fib::config::dsfield_name(tos)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("0x{tos:02x}"))
 }
 
 /// The nexthop flag words in `print_rt_flags`' order.
@@ -81,6 +84,10 @@ mod tests {
         assert_eq!(addr_len("10.0.0.0".parse().unwrap(), 8), "10.0.0.0/8");
         assert_eq!(addr_len("::".parse().unwrap(), 0), "::/0");
         assert_eq!(dsfield(0x10), "0x10");
+        // ip 6.1 with its shipped rt_dsfield: `tos 0x08`, `tos CS1`, `tos EF`.
+        assert_eq!(dsfield(0x08), "0x08");
+        assert_eq!(dsfield(0x20), "CS1");
+        assert_eq!(dsfield(0xb8), "EF");
     }
 
     #[test]
