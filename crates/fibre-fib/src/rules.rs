@@ -53,6 +53,15 @@ pub(crate) fn default_rules(family: Family) -> Vec<Rule> {
     v
 }
 
+/// The rules IPv6 lookups follow while no IPv6 rule was ever added:
+/// `fib6_rule_lookup` and `fib6_lookup` then look in table local and then
+/// main without reading the rule list, which is what the default rules do.
+/// (Kernel-checked: after `-6 rule del pref 32766` main still answers.)
+pub(crate) fn v6_fast_path_rules() -> &'static [Rule] {
+    static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
+    RULES.get_or_init(|| default_rules(Family::V6))
+}
+
 fn prefix_holds(p: &Option<Prefix>, addr: Option<IpAddr>, family: Family) -> bool {
     match p {
         None => true,
@@ -226,12 +235,17 @@ impl Fib {
             .iter()
             .position(|r| r.priority > rule.priority)
             .unwrap_or(rules.len());
+        // `fib4_rule_configure` / `fib6_rule_configure` run only for a new
+        // rule that passed every check, and mark the family's rules custom.
         match spec.family {
             Family::V4 => {
                 self.custom_rules_v4 = true;
                 self.rules_v4.insert(at, rule);
             }
-            Family::V6 => self.rules_v6.insert(at, rule),
+            Family::V6 => {
+                self.custom_rules_v6 = true;
+                self.rules_v6.insert(at, rule);
+            }
         }
         Ok(())
     }
@@ -245,6 +259,13 @@ impl Fib {
             return Err(KernelError::new(Errno::NoEnt));
         };
         rules.remove(i);
+        // `fib4_rule_delete` unmerges local from main and marks the rules
+        // custom, so IPv4 lookups follow the rules from now on (a failed
+        // delete never gets there). IPv6 has no delete hook: its fast path
+        // (`fib6_rule_lookup`: local, then main) stays until a rule is added.
+        if spec.family == Family::V4 {
+            self.custom_rules_v4 = true;
+        }
         Ok(())
     }
 }
