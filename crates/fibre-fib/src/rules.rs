@@ -13,7 +13,11 @@
 //!   directory`; an identical `add`: `RTNETLINK answers: File exists`;
 //! - the rule actions `unreachable`/`prohibit`/`blackhole` answer
 //!   "Network is unreachable" / "Permission denied" / "Invalid argument"
-//!   (a rule's unreachable is ENETUNREACH, a route's EHOSTUNREACH).
+//!   (a rule's unreachable is ENETUNREACH, a route's EHOSTUNREACH);
+//! - an IPv4 add or delete that succeeds ends the merged local+main fast
+//!   path for good (`fib_has_custom_rules`); for IPv6 only an add does
+//!   (`fib6_has_custom_rules`), so deleting IPv6's default rules changes
+//!   no lookup until a rule is added.
 
 use std::net::IpAddr;
 
