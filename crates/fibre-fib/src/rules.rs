@@ -27,7 +27,7 @@ use crate::fib::Fib;
 use crate::lookup::Flow;
 use crate::types::*;
 
-fn rule(family: Family, priority: u32, table: TableId) -> Rule {
+const fn rule(family: Family, priority: u32, table: TableId) -> Rule {
     Rule {
         family,
         priority,
@@ -61,9 +61,13 @@ pub(crate) fn default_rules(family: Family) -> Vec<Rule> {
 /// `fib6_rule_lookup` and `fib6_lookup` then look in table local and then
 /// main without reading the rule list, which is what the default rules do.
 /// (Kernel-checked: after `-6 rule del pref 32766` main still answers.)
+/// (A constant, not built on first use: the data path allocates nothing.)
 pub(crate) fn v6_fast_path_rules() -> &'static [Rule] {
-    static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
-    RULES.get_or_init(|| default_rules(Family::V6))
+    static RULES: [Rule; 2] = [
+        rule(Family::V6, 0, TABLE_LOCAL),
+        rule(Family::V6, 32766, TABLE_MAIN),
+    ];
+    &RULES
 }
 
 fn prefix_holds(p: &Option<Prefix>, addr: Option<IpAddr>, family: Family) -> bool {
