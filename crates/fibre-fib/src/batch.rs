@@ -479,7 +479,7 @@ mod tests {
              route add 2001:db8:30::/48 via 2001:db8::9 table 100\n\
              route add 2001:db8:30:1::/64 via 2001:db8:2::9 table 100\n\
              route add throw 2001:db8:31::/48 table 100\n\
-             rule add to 2001:db8:30::/44 lookup 100 suppress_prefixlength 48 priority 10\n\
+             -6 rule add to 2001:db8:30::/44 lookup 100 suppress_prefixlength 48 priority 10\n\
              rule add iif lo lookup 100 priority 20\n",
         );
         // The same FIB with every summary cleared: the routes' own path.

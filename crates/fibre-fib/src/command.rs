@@ -182,7 +182,8 @@ pub struct RuleSpec {
     pub iif: Option<String>,
     /// `oif`.
     pub oif: Option<String>,
-    /// `fwmark M[/MASK]`.
+    /// `fwmark M[/MASK]` as the kernel keeps them (`fib_nl2rule`): a mark
+    /// without a mask has mask 0xffffffff (0 for mark 0); (0, 0) is no mark.
     pub fwmark: Option<(u32, u32)>,
     /// `tos`.
     pub tos: u8,
@@ -194,6 +195,27 @@ pub struct RuleSpec {
     pub suppress_ifgroup: Option<u32>,
     /// `protocol`.
     pub protocol: Option<Protocol>,
+}
+
+impl RuleSpec {
+    /// A request of `family` that gives nothing: every field a wildcard.
+    pub fn new(family: Family) -> Self {
+        Self {
+            family,
+            priority: None,
+            invert: false,
+            from: None,
+            to: None,
+            iif: None,
+            oif: None,
+            fwmark: None,
+            tos: 0,
+            action: None,
+            suppress_prefixlength: None,
+            suppress_ifgroup: None,
+            protocol: None,
+        }
+    }
 }
 
 /// `ip route get` arguments.

@@ -107,8 +107,14 @@ pub struct Fib {
     pub(crate) rules_v4: Vec<Rule>,
     /// IPv6 rules in priority order.
     pub(crate) rules_v6: Vec<Rule>,
-    /// A rule was ever added (`fib_has_custom_rules`: sticky, as in the kernel).
+    /// An IPv4 rule was ever added or deleted (`fib_has_custom_rules`,
+    /// set by `fib4_rule_configure` and `fib4_rule_delete`: sticky, as in
+    /// the kernel); until then local and main are one merged table.
     pub(crate) custom_rules_v4: bool,
+    /// An IPv6 rule was ever added (`fib6_has_custom_rules`, set by
+    /// `fib6_rule_configure` only: a delete leaves it); until then IPv6
+    /// lookups are local then main whatever the rules say.
+    pub(crate) custom_rules_v6: bool,
     /// A `local` route was added by hand (`fib_has_custom_local_routes`).
     pub(crate) custom_local_routes: bool,
     /// Sysctl-like settings.
@@ -198,6 +204,7 @@ impl Fib {
             rules_v4: crate::rules::default_rules(Family::V4),
             rules_v6: crate::rules::default_rules(Family::V6),
             custom_rules_v4: false,
+            custom_rules_v6: false,
             custom_local_routes: false,
             settings: FibSettings::default(),
             host_scope_gateways: HashSet::new(),

@@ -1,7 +1,7 @@
 //! The kernel's lookups: `fib_table_lookup` (one table, longest prefix
 //! first with backtracking), `fib6_table_lookup` (the same walk over
 //! metric-ordered routes) and `fib_lookup` (the rules, or the merged
-//! local+main fast path while no rule was ever added).
+//! local+main fast path while no IPv4 rule was ever added or deleted).
 
 use std::net::IpAddr;
 
@@ -505,7 +505,7 @@ impl Fib {
     }
 
     /// `fib_table_lookup(fib_get_table(id))`: one table by id; while the
-    /// IPv4 local and main tables are merged (no rule ever added), either id
+    /// IPv4 local and main tables are merged (no IPv4 rule ever added or deleted), either id
     /// reaches the merged table.
     pub(crate) fn lookup_in_table<'a>(
         &'a self,
@@ -526,7 +526,7 @@ impl Fib {
     }
 
     /// `fib_lookup` / `fib6_lookup`: the rules in order, or the kernel's
-    /// fast path while no IPv4 rule was ever added.
+    /// fast path while no IPv4 rule was ever added or deleted.
     pub(crate) fn fib_lookup<'a>(&'a self, flow: &Flow) -> Result<FibResult<'a>, Errno> {
         let family = Family::of(&flow.dst);
         if family == Family::V4 && !self.custom_rules_v4 {
@@ -564,6 +564,18 @@ impl Fib {
         self.rules_lookup(flow, true)
     }
 
+    /// The rules a lookup follows: the family's list, except that IPv6
+    /// keeps to local then main until a rule is added
+    /// ([`crate::rules::v6_fast_path_rules`]). (IPv4's merged fast path is
+    /// taken before any rule is read: see [`Fib::fib_lookup`].)
+    #[inline]
+    fn lookup_rules(&self, family: Family) -> &[Rule] {
+        match family {
+            Family::V6 if !self.custom_rules_v6 => crate::rules::v6_fast_path_rules(),
+            family => self.rules(family),
+        }
+    }
+
     /// `fib_rules_lookup` with the family's actions and suppressors;
     /// `throw_ends`: an IPv6 throw route is the result (a reject), not a
     /// reason to go on.
@@ -581,7 +593,7 @@ impl Fib {
         throw_ends: bool,
         table_lookup: impl Fn(&'a Table, TableId) -> Result<R, Miss>,
     ) -> Result<R, Errno> {
-        let rules = self.rules(Family::of(&flow.dst));
+        let rules = self.lookup_rules(Family::of(&flow.dst));
         let mut i = 0;
         while i < rules.len() {
             let rule = &rules[i];

@@ -4,7 +4,7 @@
 //! `rp_filter` 0.
 //!
 //! Kernel-checked answers (6.18): a local destination answers `local ...
-//! dev lo`; while no IPv4 rule was ever added, local routes report table
+//! dev lo`; while no IPv4 rule was ever added or deleted, local routes report table
 //! main (the kernel merges local into main); a rule's `unreachable` is
 //! "Network is unreachable"; an input lookup from one of our own addresses,
 //! or with no source, is "Invalid argument" (martian source).

@@ -1014,7 +1014,7 @@ impl Fib {
     /// `fib_new_table`: the table of `id` for `family`, created if needed.
     /// While IPv4 has no rules, creating table local creates main first
     /// (local is merged into it), so a delete in main then finds a table.
-    fn create_table(&mut self, id: TableId, family: Family) -> &mut Table {
+    pub(crate) fn create_table(&mut self, id: TableId, family: Family) -> &mut Table {
         if family == Family::V4 && id == TABLE_LOCAL && !self.custom_rules_v4 {
             let exists = self
                 .tables

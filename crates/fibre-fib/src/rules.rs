@@ -13,7 +13,11 @@
 //!   directory`; an identical `add`: `RTNETLINK answers: File exists`;
 //! - the rule actions `unreachable`/`prohibit`/`blackhole` answer
 //!   "Network is unreachable" / "Permission denied" / "Invalid argument"
-//!   (a rule's unreachable is ENETUNREACH, a route's EHOSTUNREACH).
+//!   (a rule's unreachable is ENETUNREACH, a route's EHOSTUNREACH);
+//! - an IPv4 add or delete that succeeds ends the merged local+main fast
+//!   path for good (`fib_has_custom_rules`); for IPv6 only an add does
+//!   (`fib6_has_custom_rules`), so deleting IPv6's default rules changes
+//!   no lookup until a rule is added.
 
 use std::net::IpAddr;
 
@@ -23,7 +27,7 @@ use crate::fib::Fib;
 use crate::lookup::Flow;
 use crate::types::*;
 
-fn rule(family: Family, priority: u32, table: TableId) -> Rule {
+const fn rule(family: Family, priority: u32, table: TableId) -> Rule {
     Rule {
         family,
         priority,
@@ -51,6 +55,19 @@ pub(crate) fn default_rules(family: Family) -> Vec<Rule> {
         v.push(rule(family, 32767, TABLE_DEFAULT));
     }
     v
+}
+
+/// The rules IPv6 lookups follow while no IPv6 rule was ever added:
+/// `fib6_rule_lookup` and `fib6_lookup` then look in table local and then
+/// main without reading the rule list, which is what the default rules do.
+/// (Kernel-checked: after `-6 rule del pref 32766` main still answers.)
+/// (A constant, not built on first use: the data path allocates nothing.)
+pub(crate) fn v6_fast_path_rules() -> &'static [Rule] {
+    static RULES: [Rule; 2] = [
+        rule(Family::V6, 0, TABLE_LOCAL),
+        rule(Family::V6, 32766, TABLE_MAIN),
+    ];
+    &RULES
 }
 
 fn prefix_holds(p: &Option<Prefix>, addr: Option<IpAddr>, family: Family) -> bool {
@@ -94,15 +111,8 @@ pub(crate) fn rule_matches(fib: &Fib, rule: &Rule, flow: &Flow) -> bool {
 
 /// The rule an add request makes (before priority and checks).
 fn rule_from_spec(spec: &RuleSpec, priority: u32) -> Rule {
-    let fwmark = spec.fwmark.and_then(|(mark, mask)| {
-        // Without a mask the kernel uses 0xffffffff for a non-zero mark.
-        let mask = if mask == 0 && mark != 0 {
-            u32::MAX
-        } else {
-            mask
-        };
-        (mark != 0 || mask != 0).then_some((mark, mask))
-    });
+    // The mark and mask as the kernel holds them; both zero is no mark.
+    let fwmark = spec.fwmark.filter(|(mark, mask)| *mark != 0 || *mask != 0);
     Rule {
         family: spec.family,
         priority,
@@ -142,12 +152,17 @@ fn rule_exists(r: &Rule, new: &Rule) -> bool {
         && new.from.is_none_or(|p| r.from == Some(p))
         && new.to.is_none_or(|p| r.to == Some(p))
         && (new.tos == 0 || r.tos == new.tos)
+        // Kernel-checked: `pref 0 lookup local` (proto unspec) is a new
+        // rule beside the default one (proto kernel).
+        && r.protocol == new.protocol
 }
 
 /// `rule_find`: a delete request's given fields against a rule.
 fn del_matches(spec: &RuleSpec, r: &Rule) -> bool {
     let action_ok = match spec.action {
         None => true,
+        // `unicast` without a table: any rule that looks up a table.
+        Some(RuleAction::Lookup(TABLE_UNSPEC)) => matches!(r.action, RuleAction::Lookup(_)),
         Some(RuleAction::Lookup(t)) => r.action == RuleAction::Lookup(t),
         Some(RuleAction::Goto(_)) => matches!(r.action, RuleAction::Goto(_)),
         Some(a) => r.action == a,
@@ -180,15 +195,32 @@ fn del_matches(spec: &RuleSpec, r: &Rule) -> bool {
 
 impl Fib {
     pub(crate) fn rule_apply(&mut self, op: RuleOp, spec: &RuleSpec) -> Result<(), KernelError> {
-        if op == RuleOp::Add && spec.tos & 0x03 != 0 {
+        // fib_nl2rule, for add and delete alike: an address of another
+        // family has the wrong size (`from 2001:db8::/32` without `-6`).
+        let wrong_family = |p: &Option<Prefix>| p.is_some_and(|p| p.family() != spec.family);
+        if wrong_family(&spec.from) {
             return Err(KernelError::with_extack(
                 Errno::Inval,
-                "Invalid dsfield (tos): ECN bits must be 0",
+                "Invalid source address",
             ));
         }
-        for p in [spec.from, spec.to].into_iter().flatten() {
-            if p.family() != spec.family {
-                return Err(KernelError::new(Errno::Inval));
+        if wrong_family(&spec.to) {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid dst address",
+            ));
+        }
+        if op == RuleOp::Add {
+            // fib4_rule_configure / fib6_rule_configure.
+            if spec.tos & 0x03 != 0 {
+                return Err(KernelError::with_extack(
+                    Errno::Inval,
+                    "Invalid dsfield (tos): ECN bits must be 0",
+                ));
+            }
+            // IPv4 rules match the old TOS bits only (IPTOS_TOS_MASK).
+            if spec.family == Family::V4 && spec.tos & !0x1e != 0 {
+                return Err(KernelError::with_extack(Errno::Inval, "Invalid tos"));
             }
         }
         match op {
@@ -216,24 +248,53 @@ impl Fib {
                 ));
             }
         }
-        if let RuleAction::Lookup(TABLE_UNSPEC) = rule.action {
-            return Err(KernelError::new(Errno::Inval));
-        }
         if rules.iter().any(|r| rule_exists(r, &rule)) {
             return Err(KernelError::new(Errno::Exist));
         }
+        let mut rule = rule;
+        if rule.action == RuleAction::Lookup(TABLE_UNSPEC) {
+            rule.action = RuleAction::Lookup(self.table_for_unspec_rule(spec.family)?);
+        }
+        let rules = match spec.family {
+            Family::V4 => &self.rules_v4,
+            Family::V6 => &self.rules_v6,
+        };
         let at = rules
             .iter()
             .position(|r| r.priority > rule.priority)
             .unwrap_or(rules.len());
+        // `fib4_rule_configure` / `fib6_rule_configure` run only for a new
+        // rule that passed every check, and mark the family's rules custom.
         match spec.family {
             Family::V4 => {
                 self.custom_rules_v4 = true;
                 self.rules_v4.insert(at, rule);
             }
-            Family::V6 => self.rules_v6.insert(at, rule),
+            Family::V6 => {
+                self.custom_rules_v6 = true;
+                self.rules_v6.insert(at, rule);
+            }
         }
         Ok(())
+    }
+
+    /// The table of a rule added with table 0. IPv4 (`fib4_rule_configure`):
+    /// `fib_empty_table`, a new table with the lowest id no table has
+    /// (kernel-checked: `rule add lookup 0` shows `lookup 1`, the next one
+    /// `lookup 2`). IPv6 (`fib6_rule_configure`): "Invalid table".
+    fn table_for_unspec_rule(&mut self, family: Family) -> Result<TableId, KernelError> {
+        if family == Family::V6 {
+            return Err(KernelError::with_extack(Errno::Inval, "Invalid table"));
+        }
+        let free = (1..=TableId::MAX).find(|id| {
+            // fib_get_table reads id 0 as main; 1 up are themselves.
+            !self.tables.get(id).is_some_and(|t| t.exists(Family::V4))
+        });
+        let Some(id) = free else {
+            return Err(KernelError::new(Errno::NoBufs));
+        };
+        self.create_table(id, Family::V4);
+        Ok(id)
     }
 
     fn rule_del(&mut self, spec: &RuleSpec) -> Result<(), KernelError> {
@@ -245,6 +306,13 @@ impl Fib {
             return Err(KernelError::new(Errno::NoEnt));
         };
         rules.remove(i);
+        // `fib4_rule_delete` unmerges local from main and marks the rules
+        // custom, so IPv4 lookups follow the rules from now on (a failed
+        // delete never gets there). IPv6 has no delete hook: its fast path
+        // (`fib6_rule_lookup`: local, then main) stays until a rule is added.
+        if spec.family == Family::V4 {
+            self.custom_rules_v4 = true;
+        }
         Ok(())
     }
 }
@@ -255,19 +323,8 @@ mod tests {
 
     fn spec(action: RuleAction) -> RuleSpec {
         RuleSpec {
-            family: Family::V4,
-            priority: None,
-            invert: false,
-            from: None,
-            to: None,
-            iif: None,
-            oif: None,
-            fwmark: None,
-            tos: 0,
             action: Some(action),
-            suppress_prefixlength: None,
-            suppress_ifgroup: None,
-            protocol: None,
+            ..RuleSpec::new(Family::V4)
         }
     }
 
@@ -326,12 +383,18 @@ mod tests {
     }
 
     #[test]
-    fn fwmark_without_mask_is_exact() {
+    fn fwmark_mask_is_kept_as_given() {
+        // Kernel-checked: `fwmark 0x5/0` is shown `fwmark 0x5/0` (and
+        // matches every mark); the parser gives a bare mark its mask.
         let mut fib = Fib::new();
         let mut s = spec(RuleAction::Lookup(51820));
-        s.invert = true;
-        s.fwmark = Some((51820, 0));
+        s.fwmark = Some((5, 0));
         fib.rule_apply(RuleOp::Add, &s).unwrap();
-        assert_eq!(fib.rules(Family::V4)[1].fwmark, Some((51820, u32::MAX)));
+        assert_eq!(fib.rules(Family::V4)[1].fwmark, Some((5, 0)));
+        // No mark and no mask: no fwmark selector at all.
+        s.fwmark = Some((0, 0));
+        s.priority = Some(7);
+        fib.rule_apply(RuleOp::Add, &s).unwrap();
+        assert_eq!(fib.rules(Family::V4)[1].fwmark, None);
     }
 }

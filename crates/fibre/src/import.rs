@@ -194,6 +194,13 @@ pub fn import(fib: &mut Fib, path: &Path, table: TableId, nexthops: u16) -> Resu
     if !(1..=MAX_NEXTHOPS).contains(&nexthops) {
         bail!("--nexthops: expected a number from 1 to {MAX_NEXTHOPS}, got {nexthops}");
     }
+    // `route add ... table 0` puts the route in main (`fib_new_table` and
+    // `fib6_new_table` read id 0 as main), where `ip -d route` shows it.
+    let table = if table == fibre_fib::TABLE_UNSPEC {
+        fibre_fib::TABLE_MAIN
+    } else {
+        table
+    };
     let started = Instant::now();
     let name = path.display().to_string();
     let mut lines = LineReader::new(open(path)?);

@@ -234,7 +234,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ),
     (
         "rule add from 1.2.3.0/24 lookup foo",
-        "\"lookup\": expected a table: local, main, default or a number from 1 to 4294967295, got \"foo\" (Error: argument \"foo\" is wrong: invalid table ID)",
+        "\"lookup\": expected a table: local, main, default or a number from 0 to 4294967295, got \"foo\" (Error: argument \"foo\" is wrong: invalid table ID)",
     ),
     (
         "rule add fwmark 0xzz lookup 5",

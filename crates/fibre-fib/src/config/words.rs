@@ -231,21 +231,6 @@ impl<'a> Words<'a> {
             })
     }
 
-    /// A selector prefix as the kernel's rules keep it: host bits are
-    /// ignored by the match (`(addr ^ src) & mask`), so they are cleared.
-    pub(crate) fn selector_from(
-        &mut self,
-        keyword: &str,
-        token: &str,
-    ) -> Result<PrefixWord, ParseError> {
-        if values::is_default_word(token) {
-            return Ok(PrefixWord::Default);
-        }
-        let (addr, len) = self.addr_len_from(keyword, token)?;
-        let len = len.unwrap_or(Family::of(&addr).bits());
-        Ok(PrefixWord::Prefix(Prefix::containing(addr, len)))
-    }
-
     /// The family once the line is read: IPv4 when nothing settled it, as
     /// iproute2 does.
     pub(crate) fn final_family(&self) -> Family {

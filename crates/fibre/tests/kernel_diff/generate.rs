@@ -86,9 +86,15 @@ pub fn case(seed: u64, queries: usize) -> Case {
         wg_quick(&mut rng, &mut plan, &mut config);
     }
     let rule_count = rng.range(0, 8) as usize;
+    let mut rules_added = Vec::new();
     for _ in 0..rule_count {
         let v6 = rng.chance(40);
-        config.push(rule(&mut rng, &mut plan, v6));
+        let line = rule(&mut rng, &mut plan, v6);
+        rules_added.push(line.clone());
+        config.push(line);
+    }
+    if rng.chance(35) {
+        rule_deletions(&mut rng, &rules_added, &mut config);
     }
     if rng.chance(15) {
         // A link going down late flushes its routes and kills its nexthops.
@@ -490,6 +496,25 @@ fn rule(rng: &mut Rng, plan: &mut Plan, v6: bool) -> String {
     line
 }
 
+/// One to three rule deletions: of default rules (an IPv4 delete unmerges
+/// local from main for good, `fib4_rule_delete`; an IPv6 one leaves
+/// `fib6_rule_lookup`'s local-then-main fast path until a rule is added)
+/// and of rules added above (the add's own words, so some miss a rule
+/// deleted already: both sides must refuse those alike).
+fn rule_deletions(rng: &mut Rng, added: &[String], config: &mut Vec<String>) {
+    for _ in 0..rng.range(1, 3) {
+        let line = if !added.is_empty() && rng.chance(40) {
+            rng.pick(added).replacen("rule add", "rule del", 1)
+        } else if rng.chance(40) {
+            format!("-6 rule del pref {}", rng.pick(&[0u32, 32766]))
+        } else {
+            let family = if rng.chance(50) { "-4 " } else { "" };
+            format!("{family}rule del pref {}", rng.pick(&[0u32, 32766, 32767]))
+        };
+        config.push(line);
+    }
+}
+
 /// An address worth asking about: the edges of configured prefixes, just
 /// outside them, local addresses, gateways, or anything at all.
 fn destination_address(rng: &mut Rng, plan: &Plan, v6: bool) -> IpAddr {
@@ -716,6 +741,11 @@ mod tests {
             "-4 rule add not fwmark 51820 table 51820",
             "-4 rule add table main suppress_prefixlength 0",
             "-6 rule add",
+            "-6 rule del pref ",
+            "rule del pref 0",
+            "rule del pref 32766",
+            "rule del pref 32767",
+            "-4 rule del ",
             " goto ",
             " iif ",
             " oif ",
