@@ -17,7 +17,7 @@ use std::path::Path;
 
 use std::collections::BTreeSet;
 
-use super::error::{ConfigError, Diagnostic};
+use super::error::{ConfigError, Diagnostic, ParseError};
 use super::tunnels::{blame, tunnel_faults};
 use super::{parse_str, parse_words, tokenize, Statement};
 use crate::lines::{LineError, LineReader};
@@ -135,18 +135,22 @@ fn binary(name: &str, line: usize, what: &str, offset: u64) -> ConfigError {
     }
 }
 
-/// One line of a configuration as text: NUL bytes and invalid UTF-8 make
-/// it (and the file) binary, named by the offset in the stream.
-fn text_line<'a>(
+/// What `ip -batch` reads of one physical line (`getcmdline`): the text up
+/// to the first NUL byte (the end of a C string) or `#` (a comment, which
+/// it cuts before splitting words), which must be UTF-8; what follows is
+/// never read, so a Latin-1 byte in a comment is no error. Invalid UTF-8
+/// before it makes the file binary, named by the offset in the stream.
+fn visible_text<'a>(
     name: &str,
     number: usize,
     start: u64,
     line: &'a [u8],
 ) -> Result<&'a str, ConfigError> {
-    if let Some(at) = line.iter().position(|b| *b == 0) {
-        return Err(binary(name, number, "a NUL byte", start + at as u64));
-    }
-    std::str::from_utf8(line).map_err(|err| {
+    let end = line
+        .iter()
+        .position(|b| *b == 0 || *b == b'#')
+        .unwrap_or(line.len());
+    std::str::from_utf8(&line[..end]).map_err(|err| {
         binary(
             name,
             number,
@@ -154,6 +158,21 @@ fn text_line<'a>(
             start + err.valid_up_to() as u64,
         )
     })
+}
+
+/// A command continued over several physical lines, as `getcmdline`
+/// joins them: a line whose text (no comment, no NUL) ends in a backslash
+/// right before a plain `\n` goes on, without the backslash and newline,
+/// on the next line.
+#[derive(Default)]
+struct Continued {
+    /// The joined text so far.
+    text: String,
+    /// The physical lines' visible text, each with its newline, for the
+    /// second pass (which joins them again, and so counts lines alike).
+    kept: String,
+    /// How many physical lines it holds.
+    lines: usize,
 }
 
 /// Parses `text` (named `name` in messages) and applies it to a clone of
@@ -259,6 +278,7 @@ fn stream(
         line,
         message,
     };
+    let mut continued = Continued::default();
     loop {
         let number = lines.line_number() + 1;
         let line = match lines.next_line() {
@@ -279,7 +299,9 @@ fn stream(
             }
         };
         let end = line.end;
-        let line = text_line(name, number, line.start, line.bytes)?;
+        let newline = line.end - line.start - line.bytes.len() as u64;
+        let whole = line.bytes.len();
+        let line = visible_text(name, number, line.start, line.bytes)?;
         if end > MAX_CONFIG_BYTES {
             return Err(refused(
                 streamed,
@@ -292,8 +314,19 @@ fn stream(
                 too_big_line(name, number, "lines", MAX_CONFIG_LINES as u64),
             ));
         }
-        match tokenize(line).and_then(|words| parse_words(&words)) {
+        // `\` before a CR LF is no continuation: the CR is a separator.
+        if line.len() == whole && newline == 1 && line.ends_with('\\') {
+            continued.text.push_str(&line[..line.len() - 1]);
+            continued.kept.push_str(line);
+            continued.kept.push('\n');
+            continued.lines += 1;
+            continue;
+        }
+        let earlier = std::mem::take(&mut continued);
+        let joined = earlier.text + line;
+        match tokenize(&joined).and_then(|words| parse_words(&words)) {
             Ok(commands) => {
+                streamed.text.push_str(&earlier.kept);
                 streamed.text.push_str(line);
                 streamed.text.push('\n');
                 for command in &commands {
@@ -316,9 +349,9 @@ fn stream(
                     });
                 }
                 streamed.parse_diagnostics.push(refusal);
-                // An empty line in its place: a second pass parses the
-                // text again, and its line numbers must match.
-                streamed.text.push('\n');
+                // Empty lines in its place: a second pass parses the text
+                // again, and its line numbers must match.
+                streamed.text.push_str(&"\n".repeat(earlier.lines + 1));
             }
         }
         if streamed.parse_diagnostics.len() + streamed.apply_diagnostics.len() > MAX_DIAGNOSTICS {
@@ -333,6 +366,19 @@ fn stream(
         return Err(ConfigError::Empty {
             name: name.to_string(),
         });
+    }
+    if continued.lines > 0 {
+        // `getcmdline` at the end of the file inside a continued command.
+        let err = ParseError::new("\\", "another line to continue this one", None)
+            .with_system_message("Missing continuation line");
+        let refusal = diagnostic(lines.line_number(), err.to_string());
+        if !force {
+            return Err(ConfigError::Rejected {
+                diagnostics: vec![refusal],
+            });
+        }
+        streamed.parse_diagnostics.push(refusal);
+        streamed.text.push_str(&"\n".repeat(continued.lines));
     }
     Ok(streamed)
 }
