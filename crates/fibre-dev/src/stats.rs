@@ -28,7 +28,7 @@ pub struct WorkerCounters {
 }
 
 const _: () = assert!(
-    core::mem::size_of::<CachePadded<WorkerCounters>>() % CACHE_LINE == 0
+    core::mem::size_of::<CachePadded<WorkerCounters>>().is_multiple_of(CACHE_LINE)
         && core::mem::align_of::<CachePadded<WorkerCounters>>() == CACHE_LINE,
     "a worker's counters must fill whole cache lines of their own: if this \
      fires, keep the slots in CachePadded"

@@ -344,7 +344,8 @@ fn decoder_survives_millions_of_random_and_mutated_inputs() {
             // mutation reaches the checks behind them (key, protocol,
             // inner header, ECN).
             policy = &policies[0];
-            len = good.len() - (rng.next() % 4 == 0) as usize * (rng.next() as usize % good.len());
+            len = good.len()
+                - rng.next().is_multiple_of(4) as usize * (rng.next() as usize % good.len());
             buf[..len].copy_from_slice(&good[..len]);
             let mutations = rng.next() % 4; // 0: the frame as sent
             for _ in 0..mutations {

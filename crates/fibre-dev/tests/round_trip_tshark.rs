@@ -67,7 +67,7 @@ fn cases() -> Vec<Case> {
                 .collect();
                 // Alternate fixed and inherited TTL, fixed TOS.
                 let inner_ttl = 40 + n as u8;
-                let ttl = if n % 2 == 0 {
+                let ttl = if n.is_multiple_of(2) {
                     tokens.extend(["ttl".into(), "33".into()]);
                     33
                 } else if outer_v6 || tap {

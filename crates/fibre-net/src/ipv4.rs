@@ -437,7 +437,7 @@ impl<'a> Repr<'a> {
     /// most 40, and structurally valid, or the result is
     /// [`Error::Unencodable`].
     pub fn emit(&self, buf: &mut [u8]) -> Result<()> {
-        if self.options.len() % 4 != 0
+        if !self.options.len().is_multiple_of(4)
             || self.options.len() > MAX_HEADER_LEN - MIN_HEADER_LEN
             || check_options(self.options).is_err()
         {
@@ -445,7 +445,7 @@ impl<'a> Repr<'a> {
             return Err(Error::Unencodable);
         }
         if self.total_len() > MAX_PACKET_LEN
-            || self.frag_offset % 8 != 0
+            || !self.frag_offset.is_multiple_of(8)
             || self.frag_offset / 8 > usize::from(FRAG_OFFSET_MASK)
         {
             return Err(Error::Unencodable);

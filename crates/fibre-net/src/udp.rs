@@ -329,7 +329,7 @@ mod tests {
                 let repr = Repr { src_port: src, dst_port: dst, payload_len: payload.len() };
                 let mut buf = vec![0u8; HEADER_LEN];
                 buf.extend_from_slice(&payload);
-                buf.extend(std::iter::repeat(0xee).take(extra)); // trailing bytes are not the datagram
+                buf.extend(std::iter::repeat_n(0xee, extra)); // trailing bytes are not the datagram
                 repr.emit(&mut buf, &pseudo).unwrap();
                 let packet = Packet::new_checked(&buf[..]).unwrap();
                 prop_assert_eq!(Repr::parse(&packet, &pseudo).unwrap(), repr);

@@ -110,7 +110,7 @@ fn readers_see_only_whole_published_versions_and_each_version_drops_once() {
                     batches += 1;
                     reader.quiescent();
                     // Reader 0 parks now and then: offline/online under load.
-                    if reader_index == 0 && batches % 64 == 0 {
+                    if reader_index == 0 && batches.is_multiple_of(64) {
                         let _parked = reader.offline();
                         thread::sleep(Duration::from_micros(50));
                     }

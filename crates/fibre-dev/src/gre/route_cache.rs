@@ -35,7 +35,7 @@ struct Slot {
 
 const _: () = assert!(
     core::mem::align_of::<CachePadded<Slot>>() == CACHE_LINE
-        && core::mem::size_of::<CachePadded<Slot>>() % CACHE_LINE == 0,
+        && core::mem::size_of::<CachePadded<Slot>>().is_multiple_of(CACHE_LINE),
     "a worker's underlay route slot must fill cache lines of its own: if \
      this fires, keep the slots in CachePadded"
 );
