@@ -23,6 +23,9 @@
 //! assert_eq!(clock.now_ms(), 5);
 //! ```
 
+// No unsafe code here: everything unsafe lives in the crates that need it
+// (fibre-rcu, fibre-lpm, fibre-route, fibre-dev), each block with its SAFETY.
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod cache_line;

@@ -27,6 +27,10 @@
 //! assert_eq!(a.dev.as_deref(), Some("d0"));
 //! ```
 
+// No unsafe code here: everything unsafe lives in the crates that need it
+// (fibre-rcu, fibre-lpm, fibre-route, fibre-dev), each block with its SAFETY.
+#![forbid(unsafe_code)]
+
 mod addrs;
 pub mod batch;
 mod change;

@@ -51,12 +51,20 @@ pub struct Prefix {
 pub enum PrefixError {
     /// Length beyond the family's width.
     #[error("prefix length /{len} is longer than {max} bits")]
-    LengthTooLong { len: u8, max: u8 },
+    LengthTooLong {
+        /// The length asked for.
+        len: u8,
+        /// The family's width in bits (32 or 128).
+        max: u8,
+    },
     /// Bits set beyond the length (the kernel: "Invalid prefix for given prefix length").
     #[error("{addr}/{len} has host bits set (expected {network}/{len})")]
     HostBitsSet {
+        /// The address as given.
         addr: IpAddr,
+        /// The prefix length.
         len: u8,
+        /// The address with the host bits cleared.
         network: IpAddr,
     },
 }

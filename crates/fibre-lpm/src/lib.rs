@@ -100,10 +100,18 @@ pub use reference::ReferenceLpm;
 pub enum LpmError {
     /// The prefix length is longer than the key.
     #[error("prefix length {len} is longer than {max} bits")]
-    LengthTooLong { len: u8, max: u8 },
+    LengthTooLong {
+        /// The length asked for.
+        len: u8,
+        /// The key's width in bits (32 or 128).
+        max: u8,
+    },
     /// Bits beyond the prefix length are set (the kernel: "Invalid prefix for given prefix length").
     #[error("host bits are set beyond the prefix length /{len}")]
-    HostBitsSet { len: u8 },
+    HostBitsSet {
+        /// The prefix length the bits lie beyond.
+        len: u8,
+    },
 }
 
 /// IPv4 longest-prefix match.

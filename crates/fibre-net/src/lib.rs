@@ -49,6 +49,10 @@
 //!   inputs with `FIBRE_NET_SOAK_INPUTS`) run one shared harness;
 //! * `examples/wire_bench.rs` measures the checksum against its baseline.
 
+// No unsafe code here: everything unsafe lives in the crates that need it
+// (fibre-rcu, fibre-lpm, fibre-route, fibre-dev), each block with its SAFETY.
+#![forbid(unsafe_code)]
+
 pub mod arp;
 pub mod checksum;
 mod error;
