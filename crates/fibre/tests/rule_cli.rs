@@ -1,37 +1,12 @@
 //! The `fibre` command after rule deletions, and table 0, as `ip` 6.1 on
 //! Linux 6.18 printed them in a network namespace.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+#[path = "support/config_file.rs"]
+mod config_file;
 
-/// A configuration file removed when dropped.
-struct ConfigFile(PathBuf);
+use std::process::Output;
 
-impl ConfigFile {
-    fn new(tag: &str, text: &str) -> ConfigFile {
-        let path =
-            std::env::temp_dir().join(format!("fibre-rule-cli-{tag}-{}", std::process::id()));
-        std::fs::write(&path, text).unwrap();
-        ConfigFile(path)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for ConfigFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn fibre(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fibre"))
-        .args(args)
-        .output()
-        .expect("run fibre")
-}
+use config_file::{fibre, ConfigFile};
 
 /// stdout and stderr together.
 fn text(out: &Output) -> String {
@@ -46,7 +21,7 @@ const BASE: &str =
     "link set lo up\nlink add d0 type ifb\nlink set d0 up\naddr add 192.0.2.1/24 dev d0\n";
 
 fn route_get(tag: &str, lines: &str, args: &[&str]) -> String {
-    let config = ConfigFile::new(tag, &format!("{BASE}{lines}"));
+    let config = ConfigFile::new("rule-cli", tag, &format!("{BASE}{lines}"));
     let mut all = vec!["--config", config.path()];
     all.extend_from_slice(args);
     text(&fibre(&all))
@@ -100,7 +75,7 @@ fn after_deleting_the_main_rule_main_is_unreachable() {
 #[test]
 fn import_into_table_zero_fills_main() {
     // `route add ... table 0` lands in main (`ip -d route` shows `table main`).
-    let list = ConfigFile::new("import", "198.51.100.0/24\n");
+    let list = ConfigFile::new("rule-cli", "import", "198.51.100.0/24\n");
     let out = fibre(&[
         "route",
         "import",

@@ -8,38 +8,11 @@
 #[path = "support/scale_inputs.rs"]
 mod scale_inputs;
 
-use std::process::{Command, Output};
+#[path = "support/config_file.rs"]
+mod config_file;
 
+use config_file::{fibre, ConfigFile};
 use scale_inputs::*;
-
-/// A configuration file removed on drop.
-struct Conf(std::path::PathBuf);
-
-impl Conf {
-    fn new(tag: &str, text: &str) -> Conf {
-        let path =
-            std::env::temp_dir().join(format!("fibre-scale-{tag}-{}.conf", std::process::id()));
-        std::fs::write(&path, text).unwrap();
-        Conf(path)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for Conf {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn fibre(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fibre"))
-        .args(args)
-        .output()
-        .expect("run fibre")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8(bytes.to_vec()).unwrap()
@@ -48,7 +21,7 @@ fn text(bytes: &[u8]) -> String {
 #[test]
 fn every_foreign_local_is_refused_on_its_own_line() {
     let tunnels = 400;
-    let conf = Conf::new("refused", &refused_tunnels(tunnels));
+    let conf = ConfigFile::new("scale", "refused", &refused_tunnels(tunnels));
     let out = fibre(&["--config", conf.path(), "link", "show"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
@@ -82,7 +55,7 @@ fn every_foreign_local_is_refused_on_its_own_line() {
 #[test]
 fn a_deep_chain_of_nested_tunnels_loads() {
     let depth = 300;
-    let conf = Conf::new("chain", &tunnel_chain(depth, false));
+    let conf = ConfigFile::new("scale", "chain", &tunnel_chain(depth, false));
     let out = fibre(&["--config", conf.path(), "link", "show"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(out.stderr.is_empty());
@@ -103,7 +76,7 @@ fn a_deep_chain_of_nested_tunnels_loads() {
 #[test]
 fn a_chain_closed_into_a_loop_names_every_tunnel_on_the_closing_line() {
     let depth = 300;
-    let conf = Conf::new("loop", &tunnel_chain(depth, true));
+    let conf = ConfigFile::new("scale", "loop", &tunnel_chain(depth, true));
     let out = fibre(&["--config", conf.path(), "route", "show"]);
     assert_eq!(out.status.code(), Some(1));
     // From g0 (the least name, whichever tunnel finds the loop) the
@@ -142,7 +115,7 @@ fn a_chain_closed_into_a_loop_names_every_tunnel_on_the_closing_line() {
 #[test]
 fn force_skips_a_cascade_of_tunnels_each_losing_its_local_to_the_one_before() {
     let tunnels = 40;
-    let conf = Conf::new("cascade", &force_cascade(tunnels));
+    let conf = ConfigFile::new("scale", "cascade", &force_cascade(tunnels));
     let out = fibre(&["--force", "--config", conf.path(), "link", "show"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
@@ -178,7 +151,7 @@ fn force_skips_a_cascade_of_tunnels_each_losing_its_local_to_the_one_before() {
 
 #[test]
 fn many_links_come_up() {
-    let conf = Conf::new("dummies", &dummies_up(1000));
+    let conf = ConfigFile::new("scale", "dummies", &dummies_up(1000));
     let out = fibre(&["--config", conf.path(), "link", "show"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
@@ -187,7 +160,7 @@ fn many_links_come_up() {
         1000,
         "{shown}"
     );
-    let conf = Conf::new("veth", &veth_pairs_up(200));
+    let conf = ConfigFile::new("scale", "veth", &veth_pairs_up(200));
     let out = fibre(&["--config", conf.path(), "link", "show"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let shown = text(&out.stdout);

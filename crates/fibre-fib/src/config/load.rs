@@ -87,22 +87,22 @@ pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
         .map_err(io)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         let line = 1 + bytes.iter().filter(|b| **b == b'\n').count();
-        return Err(too_big(&name, line, "bytes", MAX_CONFIG_BYTES));
+        return Err(ConfigError::Rejected {
+            diagnostics: vec![too_big(&name, line, "bytes", MAX_CONFIG_BYTES)],
+        });
     }
     text_of(&name, &bytes).map(str::to_string)
 }
 
 /// The refusal of a configuration past one of its limits, on `line`.
-fn too_big(name: &str, line: usize, what: &str, limit: u64) -> ConfigError {
-    ConfigError::Rejected {
-        diagnostics: vec![Diagnostic {
-            file: name.to_string(),
-            line,
-            message: format!(
-                "the configuration is longer than {limit} {what}, the most fibre holds \
-                 (it is applied all or nothing); split it into several files"
-            ),
-        }],
+fn too_big(name: &str, line: usize, what: &str, limit: u64) -> Diagnostic {
+    Diagnostic {
+        file: name.to_string(),
+        line,
+        message: format!(
+            "the configuration is longer than {limit} {what}, the most fibre holds \
+             (it is applied all or nothing); split it into several files"
+        ),
     }
 }
 
@@ -305,13 +305,13 @@ fn stream(
         if end > MAX_CONFIG_BYTES {
             return Err(refused(
                 streamed,
-                too_big_line(name, number, "bytes", MAX_CONFIG_BYTES),
+                too_big(name, number, "bytes", MAX_CONFIG_BYTES),
             ));
         }
         if number > MAX_CONFIG_LINES {
             return Err(refused(
                 streamed,
-                too_big_line(name, number, "lines", MAX_CONFIG_LINES as u64),
+                too_big(name, number, "lines", MAX_CONFIG_LINES as u64),
             ));
         }
         // `\` before a CR LF is no continuation: the CR is a separator.
@@ -381,14 +381,6 @@ fn stream(
         streamed.text.push_str(&"\n".repeat(continued.lines));
     }
     Ok(streamed)
-}
-
-/// The limit diagnostic of [`too_big`].
-fn too_big_line(name: &str, line: usize, what: &str, limit: u64) -> Diagnostic {
-    match too_big(name, line, what, limit) {
-        ConfigError::Rejected { mut diagnostics } => diagnostics.remove(0),
-        _ => unreachable!("too_big builds a refusal"),
-    }
 }
 
 /// The file refused at `last`: the refusals found so far, then it.
