@@ -7,6 +7,8 @@
 //! * [`DropReason`]: why a packet was dropped, one taxonomy for the wire
 //!   formats, the devices and the forwarding plane (after Linux's
 //!   `enum skb_drop_reason`, include/net/dropreason-core.h);
+//! * [`IpFamily`] with [`Ipv4`] and [`Ipv6`]: the IP family as a type, so
+//!   that code for both families is written once (netstack3's `I: Ip`);
 //! * [`Clock`]: milliseconds, real or set by hand, for everything that
 //!   expires (route exceptions now, neighbours and ICMP rate limits later).
 //!
@@ -31,9 +33,11 @@
 mod cache_line;
 mod clock;
 mod drop_reason;
+mod family;
 mod worker;
 
 pub use cache_line::{CachePadded, CACHE_LINE};
 pub use clock::Clock;
 pub use drop_reason::{DropClass, DropReason};
+pub use family::{IpFamily, Ipv4, Ipv6};
 pub use worker::WorkerId;

@@ -33,7 +33,7 @@ use std::net::IpAddr;
 
 use crate::command::*;
 use crate::error::*;
-use crate::multipath::MultipathHashPolicy;
+use crate::read::multipath::MultipathHashPolicy;
 use crate::table::Table;
 use crate::types::*;
 
@@ -201,8 +201,8 @@ impl Fib {
             local_addrs: Default::default(),
             tables: BTreeMap::new(),
             table_seq: 0,
-            rules_v4: crate::rules::default_rules(Family::V4),
-            rules_v6: crate::rules::default_rules(Family::V6),
+            rules_v4: crate::write::rules::default_rules(Family::V4),
+            rules_v6: crate::write::rules::default_rules(Family::V6),
             custom_rules_v4: false,
             custom_rules_v6: false,
             custom_local_routes: false,
@@ -377,7 +377,7 @@ impl Fib {
     /// assert_eq!(err.to_string(), "RTNETLINK answers: Network is unreachable");
     /// ```
     pub fn route_get(&self, req: &RouteGetRequest) -> Result<RouteAnswer, KernelError> {
-        crate::route_get::route_get(self, req)
+        crate::read::route_get::route_get(self, req)
     }
 
     /// The index of a link by name, or iproute2's refusal.

@@ -31,39 +31,30 @@
 // (fibre-rcu, fibre-lpm, fibre-route, fibre-dev), each block with its SAFETY.
 #![forbid(unsafe_code)]
 
-mod addrs;
-pub mod batch;
-mod change;
 pub mod command;
 pub mod config;
 pub mod error;
 pub mod fib;
-mod follow;
-pub mod gre;
-mod import;
-mod input_batch;
-mod input_batch_v4;
 pub mod lines;
-mod links;
 mod local_addrs;
-mod lookup;
-pub mod multipath;
-mod route_get;
-mod route_ops;
-mod rules;
+mod read;
 pub mod shared;
-mod srcsel;
 mod table;
 pub mod types;
+mod write;
+
+// The public paths of the modules that moved into `read/` and `write/`.
+pub use read::{batch, multipath};
+pub use write::gre;
 
 pub use batch::{FlowKeyV4, FlowKeyV6, Forward, Forward6};
-pub use change::FibChange;
 pub use command::*;
 pub use error::*;
 pub use fib::{Fib, FibSettings};
 pub use gre::{GreKind, GreSpec, Inheritable, TunnelError, UnderlayHop};
-pub use import::ImportError;
-pub use input_batch_v4::ALL_HOSTS_V4;
 pub use multipath::MultipathHashPolicy;
-pub use route_ops::IPV6_DEFAULT_METRIC;
+pub use read::input_batch_v4::ALL_HOSTS_V4;
 pub use types::*;
+pub use write::change::FibChange;
+pub use write::import::ImportError;
+pub use write::route_ops::IPV6_DEFAULT_METRIC;

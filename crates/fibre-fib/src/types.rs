@@ -413,7 +413,7 @@ pub enum LinkKind {
         peer: String,
     },
     /// A GRE tunnel (gre, ip6gre, gretap or ip6gretap) and its parameters.
-    Gre(crate::gre::GreSpec),
+    Gre(crate::write::gre::GreSpec),
 }
 
 /// A network device as the FIB sees it.

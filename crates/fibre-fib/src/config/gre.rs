@@ -13,8 +13,8 @@ use std::net::IpAddr;
 use super::error::ParseError;
 use super::values;
 use super::words::{invalid_argument, Words};
-use crate::gre::{GreKind, GreSpec, Inheritable};
 use crate::types::Family;
+use crate::write::gre::{GreKind, GreSpec, Inheritable};
 
 /// What one keyword does.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use super::words::{
     duplicate_argument, invalid_argument, link_name, unknown_word, NameUse, Words, INCOMPLETE,
 };
 use crate::command::Command;
-use crate::gre::GreKind;
 use crate::types::LinkKind;
+use crate::write::gre::GreKind;
 
 /// `link add [name|dev] NAME [mtu N] [up|down] type KIND [OPTIONS]`, KIND
 /// being `dummy`, `ifb`, `veth peer [name] P` or `gre|ip6gre|gretap|

@@ -3,7 +3,7 @@
 //! on (see [`super::apply_str`]).
 //!
 //! Both scale with the file: the faults are found in one pass over the
-//! tunnels ([`crate::gre::tunnel_errors`]), and placing them replays the
+//! tunnels ([`crate::write::gre::tunnel_errors`]), and placing them replays the
 //! file once, re-checking after each statement only the faults that
 //! statement can have changed.
 
@@ -12,7 +12,7 @@ use std::net::IpAddr;
 
 use super::error::Diagnostic;
 use super::Statement;
-use crate::gre::{goes_round, local_refused, tunnel_errors, tunnel_of};
+use crate::write::gre::{goes_round, local_refused, tunnel_errors, tunnel_of};
 use crate::{Command, Family, Fib, LinkKind, TunnelError};
 
 /// What a tunnel refusal is about, stable across the states a file goes

@@ -9,10 +9,10 @@ use fibre_rcu::{Domain, RcuCell, StallReport, DEFAULT_STALL_AFTER};
 
 use super::report::{BatchMode, BatchReport, Refusal, WriteError};
 use super::{Published, SharedFib, Snapshot};
-use crate::change::FibChange;
 use crate::command::Command;
 use crate::fib::Fib;
 use crate::types::{Prefix, TableId};
+use crate::write::change::FibChange;
 
 /// How long [`FibWriter::apply_batch`] waits, by default, for a grace
 /// period before refusing a batch with [`WriteError::GracePeriodTimeout`].

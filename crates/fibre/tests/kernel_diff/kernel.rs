@@ -345,7 +345,7 @@ fn stand_in_kind() -> Result<&'static str, String> {
 }
 
 /// The MAC fibre's model gives the link with this ifindex: `02:fb` and
-/// the index in four bytes, big-endian (`fibre-fib/src/links.rs`).
+/// the index in four bytes, big-endian (`fibre-fib/src/write/links.rs`).
 pub fn model_mac(index: u32) -> String {
     let b = index.to_be_bytes();
     format!("02:fb:{:02x}:{:02x}:{:02x}:{:02x}", b[0], b[1], b[2], b[3])

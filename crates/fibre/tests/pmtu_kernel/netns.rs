@@ -13,7 +13,7 @@ pub const IP_LIMIT: Duration = Duration::from_secs(10);
 
 /// Set in every namespace before any link exists, so that every link
 /// inherits them. Forwarding is on everywhere because fibre's model is a
-/// router (`fibre-fib/src/links.rs`): host A must be one too for its
+/// router (`fibre-fib/src/write/links.rs`): host A must be one too for its
 /// answers to be comparable. DAD is off so that IPv6 addresses work at
 /// once, and rp_filter off as in kernel_diff's namespaces.
 const SYSCTLS: &[(&str, &str)] = &[

@@ -5,10 +5,10 @@
 
 use std::net::{IpAddr, Ipv6Addr};
 
-use crate::batch::{single_path_answer, FlowKeyV6, Forward6};
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::lookup::{Flow, Found6, LOOPBACK_IFINDEX};
+use crate::read::batch::{single_path_answer, FlowKeyV6, Forward6};
+use crate::read::lookup::{Flow, Found6, LOOPBACK_IFINDEX};
 use crate::types::*;
 
 impl Fib {

@@ -1,5 +1,6 @@
-//! Policy rules (`ip rule`): the defaults, `add`/`del` with the kernel's
-//! choices and refusals, and the match of one rule against a flow.
+//! Policy rules (`ip rule`): the defaults and `add`/`del` with the kernel's
+//! choices and refusals. (The match of a rule against a flow is the data
+//! path's: `read/rule_match.rs`.)
 //!
 //! Kernel-checked (6.18):
 //! - IPv4 starts with 0 local, 32766 main, 32767 default; IPv6 with 0 local
@@ -19,12 +20,9 @@
 //!   (`fib6_has_custom_rules`), so deleting IPv6's default rules changes
 //!   no lookup until a rule is added.
 
-use std::net::IpAddr;
-
 use crate::command::{RuleOp, RuleSpec};
 use crate::error::{Errno, KernelError};
 use crate::fib::Fib;
-use crate::lookup::Flow;
 use crate::types::*;
 
 const fn rule(family: Family, priority: u32, table: TableId) -> Rule {
@@ -68,45 +66,6 @@ pub(crate) fn v6_fast_path_rules() -> &'static [Rule] {
         rule(Family::V6, 32766, TABLE_MAIN),
     ];
     &RULES
-}
-
-fn prefix_holds(p: &Option<Prefix>, addr: Option<IpAddr>, family: Family) -> bool {
-    match p {
-        None => true,
-        Some(p) => p.contains(&addr.unwrap_or(family.unspecified())),
-    }
-}
-
-/// The `from` selector. IPv6 (`fib6_rule_match`): a rule with a source
-/// prefix never matches a flow without a source address.
-fn source_matches(rule: &Rule, flow: &Flow, family: Family) -> bool {
-    let no_source = flow.src.is_none_or(|s| s.is_unspecified());
-    if family == Family::V6 && no_source && rule.from.is_some_and(|p| p.len() > 0) {
-        return false;
-    }
-    prefix_holds(&rule.from, flow.src, family)
-}
-
-fn iface_matches(fib: &Fib, name: &Option<String>, index: LinkIndex) -> bool {
-    match name {
-        None => true,
-        // A rule naming a missing device never matches (its ifindex is -1).
-        Some(n) => fib.link_by_name(n).is_some_and(|l| l.index == index),
-    }
-}
-
-/// `fib_rule_match`: selectors, then `not`.
-pub(crate) fn rule_matches(fib: &Fib, rule: &Rule, flow: &Flow) -> bool {
-    let family = Family::of(&flow.dst);
-    let matched = iface_matches(fib, &rule.iif, flow.iif)
-        && (rule.oif.is_none() || iface_matches(fib, &rule.oif, flow.oif))
-        && rule
-            .fwmark
-            .is_none_or(|(mark, mask)| (mark ^ flow.mark) & mask == 0)
-        && source_matches(rule, flow, family)
-        && prefix_holds(&rule.to, Some(flow.dst), family)
-        && (rule.tos == 0 || rule.tos == flow.tos);
-    matched != rule.invert
 }
 
 /// The rule an add request makes (before priority and checks).

@@ -7,10 +7,10 @@ use std::net::IpAddr;
 
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::route_ops::reject_errno;
-use crate::rules::rule_matches;
+use crate::read::rule_match::rule_matches;
 use crate::table::{FamilyTable, PrefixEntry, SinglePath, Table};
 use crate::types::*;
+use crate::write::route_ops::reject_errno;
 
 /// The loopback ifindex: the input interface of locally generated traffic.
 pub(crate) const LOOPBACK_IFINDEX: LinkIndex = 1;
@@ -566,12 +566,12 @@ impl Fib {
 
     /// The rules a lookup follows: the family's list, except that IPv6
     /// keeps to local then main until a rule is added
-    /// ([`crate::rules::v6_fast_path_rules`]). (IPv4's merged fast path is
+    /// ([`crate::write::rules::v6_fast_path_rules`]). (IPv4's merged fast path is
     /// taken before any rule is read: see [`Fib::fib_lookup`].)
     #[inline]
     fn lookup_rules(&self, family: Family) -> &[Rule] {
         match family {
-            Family::V6 if !self.custom_rules_v6 => crate::rules::v6_fast_path_rules(),
+            Family::V6 if !self.custom_rules_v6 => crate::write::rules::v6_fast_path_rules(),
             family => self.rules(family),
         }
     }

@@ -35,8 +35,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use crate::command::RouteGetRequest;
 use crate::error::{Errno, KernelError};
 use crate::fib::Fib;
-use crate::gre::GreSpec;
 use crate::types::*;
+use crate::write::gre::GreSpec;
 
 /// IPV6_MIN_MTU: below it the kernel turns IPv6 off on a link.
 const IPV6_MIN_MTU: u32 = 1280;

@@ -24,7 +24,7 @@ use std::net::IpAddr;
 use crate::command::{NexthopSpec, RouteOp, RouteSpec};
 use crate::error::{Errno, KernelError};
 use crate::fib::{Fib, HostGatewayKey};
-use crate::lookup::Flow;
+use crate::read::lookup::Flow;
 use crate::table::Table;
 use crate::types::*;
 
@@ -352,7 +352,7 @@ impl Fib {
         dev: Option<LinkIndex>,
         table: TableId,
         scope: Scope,
-    ) -> Result<crate::lookup::FibResult<'_>, KernelError> {
+    ) -> Result<crate::read::lookup::FibResult<'_>, KernelError> {
         let flow = Flow {
             dst: gw,
             scope: Scope(scope.0.saturating_add(1).max(Scope::LINK.0)),
@@ -792,7 +792,7 @@ impl Fib {
             ..Flow::output(*gw)
         }
         .with_v6_output_dev();
-        let usable = |res: &crate::lookup::FibResult<'_>| {
+        let usable = |res: &crate::read::lookup::FibResult<'_>| {
             let nh = res.nexthop()?;
             if reject_errno(res.kind).is_some()
                 || res.kind == RouteType::Throw

@@ -7,8 +7,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::lookup::{Flow, Found6, LOOPBACK_IFINDEX};
-use crate::route_get::kind_by_dst_v4;
+use crate::read::lookup::{Flow, Found6, LOOPBACK_IFINDEX};
+use crate::read::route_get::kind_by_dst_v4;
 use crate::table::SinglePath;
 use crate::types::*;
 

@@ -377,7 +377,7 @@ impl Fib {
         for r in routes {
             if !still_made
                 .iter()
-                .any(|m| crate::route_ops::same_route(m, r))
+                .any(|m| crate::write::route_ops::same_route(m, r))
             {
                 self.remove_exact_route(r);
             }
@@ -464,7 +464,7 @@ impl Fib {
                 v.iter().any(|a| {
                     self.addr_routes_v6(*i, a)
                         .iter()
-                        .any(|m| crate::route_ops::same_route(m, &r))
+                        .any(|m| crate::write::route_ops::same_route(m, &r))
                 })
             });
             if !still {

@@ -40,7 +40,7 @@ impl Fib {
             .map(|(i, _)| *i);
         configured.or_else(|| {
             let res = self
-                .lookup_in_table(TABLE_LOCAL, &crate::lookup::Flow::output(*addr))
+                .lookup_in_table(TABLE_LOCAL, &crate::read::lookup::Flow::output(*addr))
                 .ok()?;
             (res.kind == RouteType::Local).then(|| res.nexthop().and_then(|n| n.dev))?
         })

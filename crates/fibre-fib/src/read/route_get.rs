@@ -14,8 +14,8 @@ use std::net::{IpAddr, Ipv4Addr};
 use crate::command::{RouteAnswer, RouteGetRequest};
 use crate::error::{Errno, KernelError};
 use crate::fib::{Fib, HostGatewayKey};
-use crate::lookup::{FibResult, Flow, LOOPBACK_IFINDEX};
-use crate::multipath::{flow_hash, select_path, FlowHashInput, MultipathHashPolicy};
+use crate::read::lookup::{FibResult, Flow, LOOPBACK_IFINDEX};
+use crate::read::multipath::{flow_hash, select_path, FlowHashInput, MultipathHashPolicy};
 use crate::types::*;
 
 fn err(e: Errno) -> KernelError {
@@ -233,7 +233,7 @@ impl Fib {
             iif: if oif != 0 {
                 oif
             } else {
-                crate::lookup::LOOPBACK_IFINDEX
+                crate::read::lookup::LOOPBACK_IFINDEX
             },
             tos,
             ..Flow::output(*src)

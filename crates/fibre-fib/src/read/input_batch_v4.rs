@@ -5,10 +5,10 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use crate::batch::{FlowKeyV4, Forward};
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::lookup::{Flow, LOOPBACK_IFINDEX};
+use crate::read::batch::{FlowKeyV4, Forward};
+use crate::read::lookup::{Flow, LOOPBACK_IFINDEX};
 use crate::types::*;
 
 /// The unspecified address: `brd_input` validates a broadcast's source
