@@ -1,9 +1,10 @@
 //! One configuration on both sides, and what differs.
 //!
 //! The kernel side loads the configuration into a fresh namespace
-//! `fibre-accept-<pid>-<n>` with kernel_diff's loader (`ip -force -batch`,
-//! markers after each line, `-4`/`-6` runs, model MACs, IPv6 settling),
-//! then runs the [`SHOWS`] and asks the queries. The fibre side runs
+//! `fibre-accept-<pid>-<n>` (see `session.rs`: kernel_diff's loader's
+//! semantics, `ip -force -batch`, a marker after each line, model MACs,
+//! IPv6 settling, in a few long-lived `ip` processes), then runs the
+//! [`SHOWS`] and asks the queries. The fibre side runs
 //! `fibre --config FILE --force` with the same shows and `fibre lookup`
 //! with the same queries. Compared: each line's verdict (accepted, or
 //! refused with fibre's message containing ip's), the shows' text, and
@@ -15,8 +16,9 @@ use std::time::Duration;
 use super::answer::Outcome;
 use super::compare;
 use super::fibre_cli::{self, TempConfig};
-use super::kernel::{self, KernelReply, Refusal};
+use super::kernel::{KernelReply, Refusal};
 use super::process;
+use super::session::Session;
 
 /// The state compared after a configuration: `ip` arguments, the same
 /// for `fibre`.
@@ -56,39 +58,59 @@ pub enum Failure {
     Fibre(String),
 }
 
-/// Runs `config` on both sides.
+/// Runs `config` on both sides, at once: the kernel's in a fresh
+/// namespace ([`Session`]), fibre's in its own processes (`fibre lookup`
+/// and one `fibre --config FILE --force` per show, all started together).
 pub fn observe(config: &[String], queries: &[String]) -> Result<Observed, Failure> {
-    // Shows are compared with link-local addresses blanked: a MAC the
-    // model did not predict is no reason to stop.
-    let ns = kernel::Netns::create_named("fibre-accept")
-        .map_err(Failure::Kernel)?
-        .without_mac_check();
-    let kernel_refusals = ns.load(config).map_err(Failure::Kernel)?;
-    let kernel_shows = SHOWS
-        .iter()
-        .map(|args| ns.show(args))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(Failure::Kernel)?;
-    let kernel_replies = ns.ask(queries).map_err(Failure::Kernel)?;
-    drop(ns);
-    let looked_up = fibre_cli::lookup(config, queries).map_err(Failure::Fibre)?;
-    let file = TempConfig::write(config).map_err(Failure::Kernel)?;
-    let fibre_shows = SHOWS
-        .iter()
-        .map(|args| fibre_show(&file, args))
-        .collect::<Result<Vec<_>, _>>()
+    let (kernel, fibre) = std::thread::scope(|scope| {
+        let fibre = scope.spawn(|| observe_fibre(config, queries));
+        (observe_kernel(config, queries), fibre.join())
+    });
+    let (kernel_refusals, kernel_shows, kernel_replies) = kernel.map_err(Failure::Kernel)?;
+    let (fibre_refusals, fibre_shows, fibre_answers) = fibre
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
         .map_err(Failure::Fibre)?;
     Ok(Observed {
         kernel_refusals,
-        fibre_refusals: looked_up.refusals,
+        fibre_refusals,
         kernel_shows,
         fibre_shows,
         kernel_replies,
-        fibre_answers: looked_up
+        fibre_answers,
+    })
+}
+
+type KernelSide = (Vec<Refusal>, Vec<String>, Vec<KernelReply>);
+type FibreSide = (Vec<Refusal>, Vec<String>, Vec<(Outcome, Outcome)>);
+
+fn observe_kernel(config: &[String], queries: &[String]) -> Result<KernelSide, String> {
+    // Shows are compared with link-local addresses blanked: a MAC the
+    // model did not predict is no reason to stop.
+    let mut session = Session::create()?;
+    let refusals = session.load(config)?;
+    let shows = session.shows(&SHOWS)?;
+    let replies = session.ask(queries)?;
+    Ok((refusals, shows, replies))
+}
+
+fn observe_fibre(config: &[String], queries: &[String]) -> Result<FibreSide, String> {
+    let file = TempConfig::write(config)?;
+    std::thread::scope(|scope| {
+        let shows: Vec<_> = SHOWS
+            .iter()
+            .map(|args| scope.spawn(|| fibre_show(&file, args)))
+            .collect();
+        let looked_up = fibre_cli::lookup(config, queries)?;
+        let shows = shows
+            .into_iter()
+            .map(|show| show.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let answers = looked_up
             .outcomes
             .into_iter()
             .zip(looked_up.routes)
-            .collect(),
+            .collect();
+        Ok((looked_up.refusals, shows, answers))
     })
 }
 

@@ -117,6 +117,12 @@ impl Netns {
         Ok(ns)
     }
 
+    /// The namespace's name, for `ip -n NAME`.
+    #[allow(dead_code)] // accept_refuse.rs's, not kernel_diff.rs's
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The same namespace, its loader not failing when a new link's MAC
     /// is not the model's: for comparisons that do not depend on IPv6
     /// link-local addresses, and lines (`link add x typ veth`, the peer
@@ -321,7 +327,7 @@ impl Drop for Netns {
 /// `ifb` if this kernel can make one, else `dummy`: found once per
 /// process by trying in a namespace of its own (a probe link made in a
 /// case's namespace would shift that case's interface indexes).
-fn stand_in_kind() -> Result<&'static str, String> {
+pub fn stand_in_kind() -> Result<&'static str, String> {
     STAND_IN_KIND
         .get_or_init(|| {
             let probe = Netns::create()?;
@@ -429,7 +435,7 @@ pub fn links_added_by(line: &str) -> Vec<String> {
 
 /// True when `line` (without its family flag) is an `ip link` command,
 /// its object word spelt in full or abbreviated: one that may make links.
-fn may_add_links(line: &str) -> bool {
+pub fn may_add_links(line: &str) -> bool {
     line.split_whitespace()
         .next()
         .is_some_and(|object| "link".starts_with(object))
@@ -464,14 +470,7 @@ pub fn family_runs(config: &[String], kind: &'static str) -> Vec<FamilyRun> {
     let mut after_addr = false;
     let mut after_link_add = false;
     for (index, raw) in config.iter().enumerate() {
-        let trimmed = raw.trim();
-        let (flag, rest) = if let Some(rest) = trimmed.strip_prefix("-4 ") {
-            (Some("-4"), rest)
-        } else if let Some(rest) = trimmed.strip_prefix("-6 ") {
-            (Some("-6"), rest)
-        } else {
-            (None, trimmed)
-        };
+        let (flag, rest) = family_flag(raw);
         let line = kernel_spelling(rest, kind);
         let is_addr = line.split_whitespace().next() == Some("addr");
         let settle_first = after_addr && !is_addr;
@@ -493,9 +492,22 @@ pub fn family_runs(config: &[String], kind: &'static str) -> Vec<FamilyRun> {
     runs
 }
 
+/// A configuration line's family flag (`-4`, `-6` or none), and the line
+/// without it, trimmed.
+pub fn family_flag(raw: &str) -> (Option<&'static str>, &str) {
+    let trimmed = raw.trim();
+    if let Some(rest) = trimmed.strip_prefix("-4 ") {
+        (Some("-4"), rest)
+    } else if let Some(rest) = trimmed.strip_prefix("-6 ") {
+        (Some("-6"), rest)
+    } else {
+        (None, trimmed)
+    }
+}
+
 /// A line as this kernel can take it: `type dummy` and `type ifb` links
 /// become `type KIND`.
-fn kernel_spelling(line: &str, kind: &'static str) -> String {
+pub fn kernel_spelling(line: &str, kind: &'static str) -> String {
     let words: Vec<&str> = line.split_whitespace().collect();
     // `ip link add` however abbreviated (`l a`, `li add`): iproute2's
     // matches() reads any prefix of "link" and of "add".
