@@ -37,6 +37,22 @@ pub fn tools_required() -> bool {
     std::env::var(REQUIRE_TOOLS).is_ok_and(|v| v.trim() == "1")
 }
 
+/// A numeric setting from the environment (`FIBRE_ACCEPT_LINES=5000`),
+/// `default` when unset.
+///
+/// # Panics
+/// When it is set but is not a number: a typo must not quietly run the
+/// default.
+pub fn env_number(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(text) => text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={text:?} is not a number")),
+        Err(_) => default,
+    }
+}
+
 /// Says that `test` cannot run here and why: prints `TEST: SKIPPED: WHY`,
 /// or, under `FIBRE_REQUIRE_TOOLS=1`, panics with the reason (which names
 /// the missing tool). The caller returns without checking anything.

@@ -127,16 +127,6 @@ struct Settings {
     require: bool,
 }
 
-fn env_number(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(text) => text
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={text:?} is not a number")),
-        Err(_) => default,
-    }
-}
-
 fn settings() -> Settings {
     let clock_seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -157,33 +147,18 @@ fn settings() -> Settings {
     assert!(!kinds.is_empty(), "FIBRE_ACCEPT_KINDS names no kind");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     Settings {
-        seed: env_number("FIBRE_ACCEPT_SEED", clock_seed),
-        lines: env_number("FIBRE_ACCEPT_LINES", 5000) as usize,
-        chunk: env_number("FIBRE_ACCEPT_CHUNK", 25).max(1) as usize,
-        group: env_number("FIBRE_ACCEPT_GROUP", 4).max(1) as usize,
+        seed: fibre_testkit::env_number("FIBRE_ACCEPT_SEED", clock_seed),
+        lines: fibre_testkit::env_number("FIBRE_ACCEPT_LINES", 5000) as usize,
+        chunk: fibre_testkit::env_number("FIBRE_ACCEPT_CHUNK", 25).max(1) as usize,
+        group: fibre_testkit::env_number("FIBRE_ACCEPT_GROUP", 4).max(1) as usize,
         kinds,
-        threads: env_number("FIBRE_ACCEPT_THREADS", cores.min(4) as u64).max(1) as usize,
-        time_limit: Duration::from_secs(env_number("FIBRE_ACCEPT_TIME_LIMIT", 300)),
-        new_cases: env_number("FIBRE_ACCEPT_NEW_CASES", 4) as usize,
+        threads: fibre_testkit::env_number("FIBRE_ACCEPT_THREADS", cores.min(4) as u64).max(1)
+            as usize,
+        time_limit: Duration::from_secs(fibre_testkit::env_number("FIBRE_ACCEPT_TIME_LIMIT", 300)),
+        new_cases: fibre_testkit::env_number("FIBRE_ACCEPT_NEW_CASES", 4) as usize,
         findings_file: std::env::var_os("FIBRE_ACCEPT_FINDINGS").map(PathBuf::from),
-        show: env_number("FIBRE_ACCEPT_SHOW", 3) as usize,
+        show: fibre_testkit::env_number("FIBRE_ACCEPT_SHOW", 3) as usize,
         require: fibre_testkit::tools_required(),
-    }
-}
-
-/// True when namespaces can be made; otherwise says why and, under
-/// `FIBRE_REQUIRE_TOOLS=1`, fails.
-fn kernel_available(settings: &Settings) -> bool {
-    match kernel::unavailable_reason() {
-        None => true,
-        Some(reason) => {
-            assert!(
-                !settings.require,
-                "FIBRE_REQUIRE_TOOLS=1 but the kernel oracle cannot run: {reason}"
-            );
-            eprintln!("accept_refuse: SKIPPED, no network namespace can be made here: {reason}");
-            false
-        }
     }
 }
 
@@ -664,7 +639,7 @@ fn publish(
             ip 6.1 (tests/accept_corpus/README.md); run with --ignored"]
 fn generated_lines_get_ips_verdict_and_the_kernels_state() {
     let settings = settings();
-    if !kernel_available(&settings) {
+    if !kernel::available("accept_refuse") {
         return;
     }
     let kinds: Vec<&str> = settings.kinds.iter().map(|k| k.name()).collect();
@@ -884,7 +859,7 @@ fn pending_corpus_cases_get_ips_verdict_and_the_kernels_state() {
 /// Replays the corpus (or its `pending/` cases) against ip and the kernel.
 fn replay_corpus(pending: bool) {
     let settings = settings();
-    if !kernel_available(&settings) {
+    if !kernel::available("accept_refuse") {
         return;
     }
     let cases = corpus_cases(pending).unwrap_or_else(|e| panic!("{e}"));

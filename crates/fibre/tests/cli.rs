@@ -3,31 +3,11 @@
 //! codes, the show commands and `route import`.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("fibre-cli-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 
 /// Runs fibre with `args`, feeding `stdin`.
 fn fibre(args: &[&str], stdin: &str) -> Output {
@@ -86,7 +66,7 @@ fn router(scratch: &Scratch) -> String {
 
 #[test]
 fn route_get_prints_like_ip() {
-    let s = Scratch::new("get");
+    let s = Scratch::new("cli", "get");
     let conf = router(&s);
     let out = fibre(&["--config", &conf, "route", "get", "10.1.0.5"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -128,7 +108,7 @@ fn input_routes_show_redirects_and_multicast_as_ip_does() {
     // on, from a source on that link, is marked for an ICMP redirect; the
     // all-hosts group is local, and ip decodes RTCF_MULTICAST as
     // rt_offload_failed.
-    let s = Scratch::new("redirect");
+    let s = Scratch::new("cli", "redirect");
     let conf = s.file(
         "r.conf",
         b"link set lo up\nlink add d0 type ifb\nlink set d0 up\nlink add d1 type ifb\n\
@@ -155,7 +135,7 @@ fn input_routes_show_redirects_and_multicast_as_ip_does() {
 
 #[test]
 fn refused_lookups_exit_2_with_the_kernel_message() {
-    let s = Scratch::new("refused");
+    let s = Scratch::new("cli", "refused");
     let conf = router(&s);
     for (dst, message) in [
         ("11.1.1.1", "RTNETLINK answers: Network is unreachable\n"),
@@ -256,7 +236,7 @@ const REFUSALS: &[(&str, &str)] = &[
 
 #[test]
 fn every_refusal_names_file_line_token_and_expectation() {
-    let s = Scratch::new("refusals");
+    let s = Scratch::new("cli", "refusals");
     for (index, (line, message)) in REFUSALS.iter().enumerate() {
         let conf = s.file(
             &format!("r{index}.conf"),
@@ -276,7 +256,7 @@ fn every_refusal_names_file_line_token_and_expectation() {
 
 #[test]
 fn apply_errors_are_placed_and_refuse_the_file() {
-    let s = Scratch::new("apply");
+    let s = Scratch::new("cli", "apply");
     let conf = s.file(
         "apply.conf",
         b"link add d0 type dummy\nroute add 10.0.0.0/8 dev d0\n",
@@ -294,7 +274,7 @@ fn apply_errors_are_placed_and_refuse_the_file() {
 
 #[test]
 fn all_or_nothing_without_force() {
-    let s = Scratch::new("atomic");
+    let s = Scratch::new("cli", "atomic");
     let conf = s.file(
         "atomic.conf",
         b"link add d0 type dummy\nlink set d0 up\nroute add 10.0.0.0/8 dev d0\nroute add 10/33 dev d0\nroute add 11.0.0.0/8 dev nosuch\n",
@@ -310,7 +290,7 @@ fn all_or_nothing_without_force() {
 
 #[test]
 fn force_reports_bad_lines_and_applies_the_rest() {
-    let s = Scratch::new("force");
+    let s = Scratch::new("cli", "force");
     let conf = s.file(
         "force.conf",
         b"link add d0 type dummy\nlink set d0 up\nroute add 10.0.0.0/8 dev d0\nroute add 10/33 dev d0\nroute add 11.0.0.0/8 dev nosuch\nroute add 12.0.0.0/8 dev d0\n",
@@ -336,7 +316,7 @@ fn force_reports_bad_lines_and_applies_the_rest() {
 
 #[test]
 fn binary_empty_and_missing_files_are_refused_clearly() {
-    let s = Scratch::new("files");
+    let s = Scratch::new("cli", "files");
     let empty = s.file("empty.conf", b"").display().to_string();
     let out = fibre(&["--config", &empty, "link", "show"], "");
     assert_eq!(out.status.code(), Some(1));
@@ -373,7 +353,7 @@ fn binary_empty_and_missing_files_are_refused_clearly() {
 
 #[test]
 fn lookup_answers_every_query_in_order() {
-    let s = Scratch::new("lookup");
+    let s = Scratch::new("cli", "lookup");
     let conf = router(&s);
     let queries =
         "10.1.0.5\n\n# comment\n11.1.1.1\n10.0.0.300\n10.1.0.5 mark 5\nfrob bar baz\n10.0.0.1\n";
@@ -413,7 +393,7 @@ fn lookup_answers_every_query_in_order() {
 
 #[test]
 fn lookup_handles_thousands_of_queries() {
-    let s = Scratch::new("lookup-many");
+    let s = Scratch::new("cli", "lookup-many");
     let conf = router(&s);
     let queries: String = (0..20_000u32)
         .map(|i| format!("10.{}.{}.{}\n", i % 40, (i / 40) % 256, i % 251))
@@ -430,7 +410,7 @@ fn lookup_handles_thousands_of_queries() {
 
 #[test]
 fn show_commands() {
-    let s = Scratch::new("show");
+    let s = Scratch::new("cli", "show");
     let conf = router(&s);
     let out = fibre(&["--config", &conf, "route", "show"], "");
     let text = stdout(&out);
@@ -524,7 +504,7 @@ fn usage_errors_exit_1() {
 
 #[test]
 fn import_plain_and_gzip_lists_then_run_a_command() {
-    let s = Scratch::new("import");
+    let s = Scratch::new("cli", "import");
     let plain = s.file("list.txt", b"1.0.0.0/24\n1.0.128.0/17\n\n2001:db8:1::/48\n");
     let plain = plain.display().to_string();
     let out = fibre(&["route", "import", "--nexthops", "2", &plain], "");
@@ -568,7 +548,7 @@ fn import_plain_and_gzip_lists_then_run_a_command() {
 
 #[test]
 fn import_refuses_bad_lines_and_corrupt_gzip() {
-    let s = Scratch::new("import-bad");
+    let s = Scratch::new("cli", "import-bad");
     let bad = s
         .file("bad.txt", b"1.0.0.0/24\nbanana\n")
         .display()
@@ -625,7 +605,7 @@ fn import_refuses_bad_lines_and_corrupt_gzip() {
 
 #[test]
 fn route_show_output_reads_back_as_route_add() {
-    let s = Scratch::new("roundtrip");
+    let s = Scratch::new("cli", "roundtrip");
     let conf = router(&s);
     let shown = stdout(&fibre(
         &["--config", &conf, "route", "show", "table", "all"],
@@ -673,7 +653,7 @@ link add gt0 mtu 1400 type gretap remote 198.51.100.3
 
 #[test]
 fn tunnels_show_as_ip_link_does() {
-    let s = Scratch::new("gre-show");
+    let s = Scratch::new("cli", "gre-show");
     let conf = s.file("gre.conf", TUNNELS.as_bytes()).display().to_string();
     let out = fibre(&["--config", &conf, "link", "show"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -712,7 +692,7 @@ fn tunnels_show_as_ip_link_does() {
 
 #[test]
 fn link_show_s_prints_each_devices_statistics() {
-    let s = Scratch::new("gre-stats");
+    let s = Scratch::new("cli", "gre-stats");
     let conf = s.file("gre.conf", TUNNELS.as_bytes()).display().to_string();
     let out = fibre(&["--config", &conf, "-s", "link", "show"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -749,7 +729,7 @@ fn link_show_s_prints_each_devices_statistics() {
 
 #[test]
 fn route_get_through_tunnels() {
-    let s = Scratch::new("gre-get");
+    let s = Scratch::new("cli", "gre-get");
     let conf = s.file("gre.conf", TUNNELS.as_bytes()).display().to_string();
     let get = |args: &[&str]| {
         let mut all = vec!["--config", conf.as_str(), "route", "get"];
@@ -784,7 +764,7 @@ fn route_get_through_tunnels() {
 
 #[test]
 fn tunnel_refusals_name_the_line_and_apply_nothing() {
-    let s = Scratch::new("gre-bad");
+    let s = Scratch::new("cli", "gre-bad");
     let cases = [
         (
             "link add g type gre local 192.0.2.1\n",
@@ -819,7 +799,7 @@ fn tunnel_refusals_name_the_line_and_apply_nothing() {
 /// compares the MTU itself, which `ip -j` prints without the lock).
 #[test]
 fn route_mtu_and_mtu_lock_print_like_ip() {
-    let scratch = Scratch::new("mtulock");
+    let scratch = Scratch::new("cli", "mtulock");
     let config = scratch.file(
         "m.conf",
         b"link add d0 type ifb\nlink set d0 up\nlink set lo up\n\
@@ -862,7 +842,7 @@ fn route_mtu_and_mtu_lock_print_like_ip() {
 /// unknown one is refused with ip's words and status 1.
 #[test]
 fn show_one_device() {
-    let scratch = Scratch::new("onedev");
+    let scratch = Scratch::new("cli", "onedev");
     let config = router(&scratch);
     let link = stdout(&fibre(&["--config", &config, "link", "show", "lo"], ""));
     assert!(link.starts_with("1: lo: <LOOPBACK,UP,LOWER_UP>"), "{link}");
@@ -904,7 +884,7 @@ fn two_tunnel_loop() -> String {
 
 #[test]
 fn a_loop_through_two_tunnels_is_refused_on_its_closing_line_and_force_skips_it() {
-    let s = Scratch::new("gre-loop");
+    let s = Scratch::new("cli", "gre-loop");
     let conf = s.file("loop.conf", two_tunnel_loop().as_bytes());
     let conf = conf.to_str().unwrap();
     let message = format!(
@@ -945,7 +925,7 @@ fn a_loop_through_two_tunnels_is_refused_on_its_closing_line_and_force_skips_it(
 
 #[test]
 fn a_loop_through_three_tunnels_names_each_of_them() {
-    let s = Scratch::new("gre-loop3");
+    let s = Scratch::new("cli", "gre-loop3");
     let text = format!(
         "{TUNNEL_UNDERLAY}link add g1 up type gre remote 10.0.0.2\n\
          link add g2 up type gre remote 10.0.0.3\n\
@@ -977,7 +957,7 @@ fn a_loop_through_three_tunnels_names_each_of_them() {
 
 #[test]
 fn tunnels_nested_over_a_real_link_load_and_route_through_each_other() {
-    let s = Scratch::new("gre-nest");
+    let s = Scratch::new("cli", "gre-nest");
     // inner over outer over eth0.
     let text = format!(
         "{TUNNEL_UNDERLAY}link add outer up type gre remote 198.51.100.2 local 192.0.2.1\n\
@@ -1010,7 +990,7 @@ fn tunnels_nested_over_a_real_link_load_and_route_through_each_other() {
 
 #[test]
 fn a_tunnel_broken_by_a_later_line_is_refused_on_that_line() {
-    let s = Scratch::new("gre-later");
+    let s = Scratch::new("cli", "gre-later");
     let tunnel = "link add gre1 up type gre remote 198.51.100.2 local 192.0.2.1\n";
     let cases = [
         (

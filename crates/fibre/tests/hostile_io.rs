@@ -5,12 +5,15 @@
 //! the repository.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use flate2::write::GzEncoder;
 use flate2::Compression;
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 
 const FIBRE: &str = env!("CARGO_BIN_EXE_fibre");
 
@@ -19,33 +22,6 @@ const FIBRE: &str = env!("CARGO_BIN_EXE_fibre");
 const ADDRESS_SPACE_KIB: u32 = 2_000_000;
 /// And the time it has (`timeout`, seconds).
 const TIME_LIMIT_S: u32 = 30;
-
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("fibre-hostile-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path.display().to_string()
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Runs fibre with `args`, `stdin` written into a pipe.
 fn fibre(args: &[&str], stdin: Vec<u8>) -> Output {
@@ -154,11 +130,11 @@ fn endless_streams_end_with_a_clear_error() {
 
 #[test]
 fn a_small_gzip_expanding_to_one_huge_line_is_refused_at_the_line_limit() {
-    let dir = Scratch::new("bomb");
+    let dir = Scratch::new("hostile", "bomb");
     // 3 GiB of one line: one 64 MiB member, concatenated 48 times.
     let member = gzip(&vec![b'x'; 64 << 20]);
     let bomb = member.repeat(48);
-    let path = dir.file("bomb.gz", &bomb);
+    let path = dir.file_arg("bomb.gz", &bomb);
     let out = bounded(&format!("$FIBRE route import {path}"));
     refused_with(
         &out,
@@ -168,12 +144,12 @@ fn a_small_gzip_expanding_to_one_huge_line_is_refused_at_the_line_limit() {
 
 #[test]
 fn duplicate_prefixes_fail_on_line_two_without_reading_the_rest() {
-    let dir = Scratch::new("dups");
+    let dir = Scratch::new("hostile", "dups");
     // 100 million times the same prefix: 1.1 GB of text, 3 GB held as
     // parsed prefixes by an import that reads everything first.
     let member = gzip(&b"1.0.0.0/24\n".repeat(1 << 20));
     let list = member.repeat(100);
-    let path = dir.file("dups.gz", &list);
+    let path = dir.file_arg("dups.gz", &list);
     let out = bounded(&format!("$FIBRE route import {path}"));
     refused_with(
         &out,
@@ -194,7 +170,7 @@ fn big_config(dir: &Scratch) -> String {
             i % 256
         ));
     }
-    dir.file("big.conf", text.as_bytes())
+    dir.file_arg("big.conf", text.as_bytes())
 }
 
 /// What a shell reports for a process killed by SIGPIPE, as `ip` is when
@@ -203,12 +179,12 @@ const KILLED_BY_SIGPIPE: i32 = 128 + 13;
 
 #[test]
 fn a_reader_that_goes_away_ends_every_subcommand_quietly() {
-    let dir = Scratch::new("pipe");
+    let dir = Scratch::new("hostile", "pipe");
     let config = big_config(&dir);
-    let list = dir.file("list.txt", b"1.0.0.0/24\n");
+    let list = dir.file_arg("list.txt", b"1.0.0.0/24\n");
     let status = dir.path().join("status");
     let status = status.display();
-    let queries = dir.file("queries", "10.0.0.2\n10.99.0.1\n".repeat(50_000).as_bytes());
+    let queries = dir.file_arg("queries", "10.0.0.2\n10.99.0.1\n".repeat(50_000).as_bytes());
     let cases = [
         format!("$FIBRE --config {config} route show"),
         format!("$FIBRE --config {config} -j route show"),
@@ -254,7 +230,7 @@ fn a_reader_that_goes_away_ends_every_subcommand_quietly() {
 
 #[test]
 fn an_os_error_is_named_once_with_the_file() {
-    let dir = Scratch::new("dir");
+    let dir = Scratch::new("hostile", "dir");
     let name = dir.path().display().to_string();
     let cases: [(&[&str], String); 3] = [
         (
@@ -286,12 +262,12 @@ fn an_os_error_is_named_once_with_the_file() {
 #[test]
 fn a_capture_of_a_link_type_fibre_cannot_read_is_refused_by_name() {
     use fibre_net::pcap::{LinkType, PcapWriter};
-    let dir = Scratch::new("linktype");
+    let dir = Scratch::new("hostile", "linktype");
     let mut writer = PcapWriter::new(Vec::new(), LinkType::Raw).unwrap();
     writer.write_packet(Duration::ZERO, &[0x45; 20]).unwrap();
     let mut bytes = writer.into_inner();
     bytes[20..24].copy_from_slice(&105u32.to_le_bytes());
-    let pcap = dir.file("wifi.pcap", &bytes);
+    let pcap = dir.file_arg("wifi.pcap", &bytes);
     let out = fibre(&["--icmp", &pcap, "route", "show", "cache"], Vec::new());
     assert_eq!(out.status.code(), Some(1));
     assert!(

@@ -5,12 +5,15 @@
 //! `pmtu_kernel.rs`.)
 
 use std::net::{Ipv4Addr, Ipv6Addr};
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 use fibre_net::pcap::{LinkType, PcapWriter};
 use fibre_net::{icmpv4, icmpv6, ipv4, ipv6};
+
+#[path = "support/scratch.rs"]
+mod scratch;
+use scratch::Scratch;
 
 const CONFIG: &str = "\
 link add eth0 type ifb
@@ -21,28 +24,6 @@ route add 198.51.100.0/24 via 10.0.0.2
 route add 203.0.113.0/24 via 10.0.0.3
 route add 2001:db8:100::/48 via 2001:db8::2
 ";
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("fibre-icmp-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn fibre(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fibre"))
@@ -170,15 +151,15 @@ fn normalize(text: &str) -> String {
 
 #[test]
 fn path_mtu_reports_show_in_route_get_and_route_show_cache() {
-    let dir = Scratch::new("pmtu");
-    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let dir = Scratch::new("icmp", "pmtu");
+    let config = dir.file_arg("router.conf", CONFIG.as_bytes());
     let dst = Ipv4Addr::new(198, 51, 100, 7);
     let v6 = |s: &str| s.parse::<Ipv6Addr>().unwrap();
     // The first report arrives in a QinQ frame (802.1ad outer tag, 802.1Q
     // inner tag).
     let mut qinq = frag_needed(GW, ME, ME, dst, 1300);
     qinq.splice(12..12, [0x88, 0xa8, 0, 10, 0x81, 0x00, 0, 20]);
-    let pcap = dir.file(
+    let pcap = dir.file_arg(
         "icmp.pcap",
         &capture(&[
             qinq,
@@ -252,14 +233,14 @@ fn path_mtu_reports_show_in_route_get_and_route_show_cache() {
 
 #[test]
 fn reports_the_kernel_would_not_use_are_not_used() {
-    let dir = Scratch::new("unused");
-    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let dir = Scratch::new("icmp", "unused");
+    let config = dir.file_arg("router.conf", CONFIG.as_bytes());
     let dst = Ipv4Addr::new(198, 51, 100, 7);
     let mut bad_checksum = frag_needed(GW, ME, ME, dst, 1300);
     let last = bad_checksum.len() - 1;
     bad_checksum[last] ^= 0xff;
     let stranger = Ipv4Addr::new(10, 0, 0, 77);
-    let pcap = dir.file(
+    let pcap = dir.file_arg(
         "icmp.pcap",
         &capture(&[
             bad_checksum,
@@ -281,9 +262,9 @@ fn reports_the_kernel_would_not_use_are_not_used() {
 
 #[test]
 fn bad_captures_are_refused_with_the_file_and_the_packet() {
-    let dir = Scratch::new("bad");
-    let config = dir.file("router.conf", CONFIG.as_bytes());
-    let pcapng = dir.file(
+    let dir = Scratch::new("icmp", "bad");
+    let config = dir.file_arg("router.conf", CONFIG.as_bytes());
+    let pcapng = dir.file_arg(
         "x.pcapng",
         b"\x0a\x0d\x0d\x0a\x1c\x00\x00\x00\x4d\x3c\x2b\x1a",
     );
@@ -303,7 +284,7 @@ fn bad_captures_are_refused_with_the_file_and_the_packet() {
         Ipv4Addr::new(198, 51, 100, 7),
         1300,
     )]);
-    let cut = dir.file("cut.pcap", &good[..good.len() - 5]);
+    let cut = dir.file_arg("cut.pcap", &good[..good.len() - 5]);
     let out = fibre(&[
         "--config", &config, "--icmp", &cut, "route", "show", "cache",
     ]);
@@ -313,7 +294,7 @@ fn bad_captures_are_refused_with_the_file_and_the_packet() {
         stderr.contains("cut.pcap: packet 1") && stderr.contains("truncated packet data"),
         "{stderr}"
     );
-    let missing = dir.0.join("absent.pcap");
+    let missing = dir.path().join("absent.pcap");
     let out = fibre(&[
         "--config",
         &config,
@@ -329,15 +310,15 @@ fn bad_captures_are_refused_with_the_file_and_the_packet() {
 
 #[test]
 fn a_report_lands_on_the_nexthop_its_quoted_flow_uses() {
-    let dir = Scratch::new("bysrc");
+    let dir = Scratch::new("icmp", "bysrc");
     let config = format!(
         "{CONFIG}link add eth1 type ifb\nlink set eth1 up\naddr add 10.7.0.1/24 dev eth1\n\
          route add 198.51.100.0/24 via 10.7.0.2 table 100\nrule add from 10.7.0.0/24 table 100 pref 100\n"
     );
-    let config = dir.file("router.conf", config.as_bytes());
+    let config = dir.file_arg("router.conf", config.as_bytes());
     let me2 = Ipv4Addr::new(10, 7, 0, 1);
     let dst = Ipv4Addr::new(198, 51, 100, 7);
-    let pcap = dir.file(
+    let pcap = dir.file_arg(
         "icmp.pcap",
         &capture(&[frag_needed(Ipv4Addr::new(10, 7, 0, 2), me2, me2, dst, 1300)]),
     );
@@ -367,8 +348,8 @@ fn a_report_lands_on_the_nexthop_its_quoted_flow_uses() {
 
 #[test]
 fn quotes_too_short_and_cut_captures_are_counted_not_used() {
-    let dir = Scratch::new("short");
-    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let dir = Scratch::new("icmp", "short");
+    let config = dir.file_arg("router.conf", CONFIG.as_bytes());
     let dst = Ipv4Addr::new(198, 51, 100, 7);
     // A quoted header claiming 8 bytes (IHL 2): the kernel drops it.
     let mut short_ihl = frag_needed(GW, ME, ME, dst, 1300);
@@ -383,7 +364,7 @@ fn quotes_too_short_and_cut_captures_are_counted_not_used() {
     assert!(checked.verify_checksum(), "only the IHL is wrong");
     // A report cut by the capture's snapshot length.
     let cut = frag_needed(GW, ME, ME, dst, 1300)[..50].to_vec();
-    let pcap = dir.file("icmp.pcap", &capture(&[short_ihl, cut]));
+    let pcap = dir.file_arg("icmp.pcap", &capture(&[short_ihl, cut]));
     let out = fibre(&[
         "--config", &config, "--icmp", &pcap, "route", "show", "cache",
     ]);
@@ -394,10 +375,10 @@ fn quotes_too_short_and_cut_captures_are_counted_not_used() {
 
 #[test]
 fn lookup_answers_with_the_exceptions_route_get_shows() {
-    let dir = Scratch::new("lookup");
-    let config = dir.file("router.conf", CONFIG.as_bytes());
+    let dir = Scratch::new("icmp", "lookup");
+    let config = dir.file_arg("router.conf", CONFIG.as_bytes());
     let dst = Ipv4Addr::new(198, 51, 100, 7);
-    let pcap = dir.file("icmp.pcap", &capture(&[frag_needed(GW, ME, ME, dst, 1300)]));
+    let pcap = dir.file_arg("icmp.pcap", &capture(&[frag_needed(GW, ME, ME, dst, 1300)]));
     let run = |json: bool, queries: &str| {
         let mut args = vec!["--config", &config, "--icmp", &pcap];
         if json {

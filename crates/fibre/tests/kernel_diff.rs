@@ -74,45 +74,17 @@ struct Settings {
     new_cases: usize,
     strict_prefsrc: bool,
     show: usize,
-    require: bool,
-}
-
-fn env_number(name: &str, default: u64) -> u64 {
-    match std::env::var(name) {
-        Ok(text) => text
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={text:?} is not a number")),
-        Err(_) => default,
-    }
 }
 
 fn settings() -> Settings {
     Settings {
-        seeds: env_number("FIBRE_DIFF_SEEDS", 20),
-        queries: env_number("FIBRE_DIFF_QUERIES", 300) as usize,
-        seed_base: env_number("FIBRE_DIFF_SEED_BASE", 1),
-        time_limit: Duration::from_secs(env_number("FIBRE_DIFF_TIME_LIMIT", 90)),
-        new_cases: env_number("FIBRE_DIFF_NEW_CASES", 4) as usize,
-        strict_prefsrc: env_number("FIBRE_DIFF_STRICT_PREFSRC", 0) != 0,
-        show: env_number("FIBRE_DIFF_SHOW", 5) as usize,
-        require: fibre_testkit::tools_required(),
-    }
-}
-
-/// True when namespaces can be made; otherwise says why and, under
-/// `FIBRE_REQUIRE_TOOLS=1`, fails.
-fn kernel_available(settings: &Settings) -> bool {
-    match kernel::unavailable_reason() {
-        None => true,
-        Some(reason) => {
-            assert!(
-                !settings.require,
-                "FIBRE_REQUIRE_TOOLS=1 but the kernel oracle cannot run: {reason}"
-            );
-            eprintln!("kernel_diff: SKIPPED, no network namespace can be made here: {reason}");
-            false
-        }
+        seeds: fibre_testkit::env_number("FIBRE_DIFF_SEEDS", 20),
+        queries: fibre_testkit::env_number("FIBRE_DIFF_QUERIES", 300) as usize,
+        seed_base: fibre_testkit::env_number("FIBRE_DIFF_SEED_BASE", 1),
+        time_limit: Duration::from_secs(fibre_testkit::env_number("FIBRE_DIFF_TIME_LIMIT", 90)),
+        new_cases: fibre_testkit::env_number("FIBRE_DIFF_NEW_CASES", 4) as usize,
+        strict_prefsrc: fibre_testkit::env_number("FIBRE_DIFF_STRICT_PREFSRC", 0) != 0,
+        show: fibre_testkit::env_number("FIBRE_DIFF_SHOW", 5) as usize,
     }
 }
 
@@ -255,7 +227,7 @@ fn keep_for_reproduction(seed: u64, case: &generate::Case) {
 #[test]
 fn random_configurations_agree_with_the_kernel() {
     let settings = settings();
-    if !kernel_available(&settings) {
+    if !kernel::available("kernel_diff") {
         return;
     }
     let started = Instant::now();
@@ -336,8 +308,7 @@ fn handwritten() -> (Vec<String>, Vec<String>) {
 /// or parsing slip in the harness cannot pass unnoticed).
 #[test]
 fn the_kernel_oracle_answers_in_order() {
-    let settings = settings();
-    if !kernel_available(&settings) {
+    if !kernel::available("kernel_diff") {
         return;
     }
     let (config, queries) = handwritten();
@@ -405,8 +376,7 @@ fn the_kernel_oracle_answers_in_order() {
 /// the loader must refuse that line and still apply the ones after it.
 #[test]
 fn the_kernel_loader_goes_on_after_ip_gives_up() {
-    let settings = settings();
-    if !kernel_available(&settings) {
+    if !kernel::available("kernel_diff") {
         return;
     }
     let config = text_lines(
@@ -443,7 +413,7 @@ fn the_kernel_loader_goes_on_after_ip_gives_up() {
 #[test]
 fn handwritten_configuration_agrees_with_the_kernel() {
     let settings = settings();
-    if !kernel_available(&settings) {
+    if !kernel::available("kernel_diff") {
         return;
     }
     let (config, queries) = handwritten();
@@ -468,7 +438,7 @@ fn handwritten_configuration_agrees_with_the_kernel() {
 #[test]
 fn corpus_cases_agree_with_the_kernel() {
     let settings = settings();
-    if !kernel_available(&settings) {
+    if !kernel::available("kernel_diff") {
         return;
     }
     let cases = corpus::load_all().unwrap_or_else(|e| panic!("{e}"));

@@ -12,7 +12,7 @@
 //! `force` [`MAX_DIAGNOSTICS`] refused lines.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use std::collections::BTreeSet;
@@ -62,38 +62,6 @@ pub fn load(fib: &Fib, path: &Path, force: bool) -> Result<(Fib, Vec<Diagnostic>
     load_reader(fib, &name, BufReader::with_capacity(1 << 16, file), force)
 }
 
-/// The text of a configuration file; empty and binary (NUL bytes, invalid
-/// UTF-8) files are refused with the line of the first bad byte, and so
-/// are files over [`MAX_CONFIG_BYTES`].
-///
-/// ```
-/// let path = std::env::temp_dir().join(format!("fibre-doc-{}.conf", std::process::id()));
-/// std::fs::write(&path, b"route add 10.0.0.0/8 dev eth0\n\x00").unwrap();
-/// let err = fibre_fib::config::read_config_file(&path).unwrap_err();
-/// assert!(err.to_string().contains(":2: not a text file (a NUL byte at offset 30)"));
-/// std::fs::remove_file(&path).unwrap();
-/// ```
-pub fn read_config_file(path: &Path) -> Result<String, ConfigError> {
-    let name = path.display().to_string();
-    let io = |error| ConfigError::Io {
-        name: name.clone(),
-        error,
-    };
-    let mut bytes = Vec::new();
-    File::open(path)
-        .map_err(io)?
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(io)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        let line = 1 + bytes.iter().filter(|b| **b == b'\n').count();
-        return Err(ConfigError::Rejected {
-            diagnostics: vec![too_big(&name, line, "bytes", MAX_CONFIG_BYTES)],
-        });
-    }
-    text_of(&name, &bytes).map(str::to_string)
-}
-
 /// The refusal of a configuration past one of its limits, on `line`.
 fn too_big(name: &str, line: usize, what: &str, limit: u64) -> Diagnostic {
     Diagnostic {
@@ -104,27 +72,6 @@ fn too_big(name: &str, line: usize, what: &str, limit: u64) -> Diagnostic {
              (it is applied all or nothing); split it into several files"
         ),
     }
-}
-
-/// The text of a file, refusing empty and binary ones.
-fn text_of<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, ConfigError> {
-    if bytes.is_empty() {
-        return Err(ConfigError::Empty {
-            name: name.to_string(),
-        });
-    }
-    let line_of = |offset: usize| 1 + bytes[..offset].iter().filter(|b| **b == b'\n').count();
-    if let Some(offset) = bytes.iter().position(|b| *b == 0) {
-        return Err(binary(name, line_of(offset), "a NUL byte", offset as u64));
-    }
-    std::str::from_utf8(bytes).map_err(|err| {
-        binary(
-            name,
-            line_of(err.valid_up_to()),
-            "invalid UTF-8",
-            err.valid_up_to() as u64,
-        )
-    })
 }
 
 fn binary(name: &str, line: usize, what: &str, offset: u64) -> ConfigError {

@@ -537,6 +537,23 @@ pub fn unavailable_reason() -> Option<String> {
     stand_in_kind().err()
 }
 
+/// True when namespaces can be made here; otherwise says why `test`
+/// cannot run and, under `FIBRE_REQUIRE_TOOLS=1` (CI), fails
+/// ([`fibre_testkit::unavailable`]).
+#[allow(dead_code)] // kernel_diff.rs's and accept_refuse.rs's, not pmtu_kernel.rs's
+pub fn available(test: &str) -> bool {
+    match unavailable_reason() {
+        None => true,
+        Some(reason) => {
+            fibre_testkit::unavailable(
+                test,
+                &format!("no network namespace can be made here: {reason}"),
+            );
+            false
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
