@@ -102,7 +102,9 @@ pub fn answer_text_cached(
     for flag in route_flags(answer) {
         let _ = write!(out, "{flag} ");
     }
-    if answer.mark != 0 {
+    // The kernel echoes a query's mark for IPv4 only (`rt_fill_info()`
+    // puts RTA_MARK; IPv6's `rt6_fill_node()` has none).
+    if answer.mark != 0 && !v6 {
         // iproute2 prints marks below 16 in decimal, the rest in hex.
         if answer.mark < 16 {
             let _ = write!(out, "mark {} ", answer.mark);
@@ -113,6 +115,12 @@ pub fn answer_text_cached(
     if v6 {
         if let Some(c) = cache {
             let _ = write!(out, "expires {}sec ", c.expires_sec);
+        }
+        // RTA_IIF, which `rt6_fill_node()` puts for an input lookup;
+        // iproute2's `print_route()` prints it after the cache info,
+        // before the metrics.
+        if let Some(iif) = &answer.iif {
+            let _ = write!(out, "iif {iif} ");
         }
         if let Some((mtu, locked)) = shown_mtu(answer, cache) {
             mtu_text(&mut out, mtu, locked);
@@ -224,7 +232,7 @@ pub fn answer_json_cached(
         obj.insert("metric".into(), json!(answer.route.metric));
     }
     obj.insert("flags".into(), json!(route_flags(answer)));
-    if answer.mark != 0 {
+    if answer.mark != 0 && !v6 {
         obj.insert("mark".into(), json!(answer.mark));
     }
     if !v6 {
@@ -236,10 +244,8 @@ pub fn answer_json_cached(
     if let Some(c) = cache {
         obj.insert("expires".into(), json!(c.expires_sec));
     }
-    if !v6 {
-        if let Some(iif) = &answer.iif {
-            obj.insert("iif".into(), json!(iif));
-        }
+    if let Some(iif) = &answer.iif {
+        obj.insert("iif".into(), json!(iif));
     }
     if let Some((mtu, _)) = shown_mtu(answer, cache) {
         obj.insert("metrics".into(), json!([{ "mtu": mtu }]));
