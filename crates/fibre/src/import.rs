@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use fibre_fib::lines::{io_message, LineError, LineReader};
 use fibre_fib::{
-    AddrOp, AddressSpec, Command, Family, Fib, LinkKind, NexthopSpec, Prefix, TableId,
+    config, AddrOp, AddressSpec, Command, Family, Fib, LinkKind, NexthopSpec, Prefix, TableId,
 };
 use flate2::read::MultiGzDecoder;
 
@@ -239,6 +239,14 @@ pub fn import(fib: &mut Fib, path: &Path, table: TableId, nexthops: u16) -> Resu
                 Family::V4 => summary.v4 += 1,
                 Family::V6 => summary.v6 += 1,
             }
+        }
+        // An endless list of distinct prefixes is bounded by what the FIB
+        // takes, as a configuration is (`config::MAX_ADDRESS_SPACE`).
+        if let Some(message) =
+            config::past_memory_limit(config::address_space(), config::MAX_ADDRESS_SPACE)
+        {
+            let line = chunk.last().map_or(0, |(_, line)| *line);
+            bail!("{name}:{line}: {message}");
         }
         if !more {
             break;

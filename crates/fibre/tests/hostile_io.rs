@@ -11,16 +11,16 @@ use std::time::Duration;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
+#[path = "support/bounded.rs"]
+mod limits;
 #[path = "support/scratch.rs"]
 mod scratch;
 use scratch::Scratch;
 
 const FIBRE: &str = env!("CARGO_BIN_EXE_fibre");
 
-/// The address space every `bounded` command runs in (`ulimit -v`, KiB):
-/// 2 GB, however long or endless its input.
-const ADDRESS_SPACE_KIB: u32 = 2_000_000;
-/// And the time it has (`timeout`, seconds).
+/// The time every `bounded` command has (`timeout`, seconds), in
+/// `support::bounded::ADDRESS_SPACE_KIB` (2 GB) of address space.
 const TIME_LIMIT_S: u32 = 30;
 
 /// Runs fibre with `args`, `stdin` written into a pipe.
@@ -46,15 +46,7 @@ fn fibre(args: &[&str], stdin: Vec<u8>) -> Output {
 /// Runs `script` in `sh` with `$FIBRE` set, in 2 GB of address space and
 /// 30 s.
 fn bounded(script: &str) -> Output {
-    let limits =
-        format!("ulimit -v {ADDRESS_SPACE_KIB}; exec timeout {TIME_LIMIT_S} sh -c \"$SCRIPT\"");
-    Command::new("sh")
-        .args(["-c", &limits])
-        .env("FIBRE", FIBRE)
-        .env("SCRIPT", script)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run sh")
+    limits::bounded(script, TIME_LIMIT_S)
 }
 
 fn stderr(out: &Output) -> String {

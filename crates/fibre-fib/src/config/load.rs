@@ -33,6 +33,51 @@ pub const MAX_CONFIG_BYTES: u64 = 256 << 20;
 /// the file; the FIB it builds grows with its routes, as the kernel's
 /// does (some 650 bytes a route: 2 million routes peak at 1.3 GB).
 pub const MAX_CONFIG_LINES: usize = 8 << 20;
+/// The most address space a configuration (or a `route import`) may
+/// bring the process to: 1664 MiB. Lines are bounded one by one and the
+/// file by [`MAX_CONFIG_LINES`], but what the FIB builds from them is
+/// not (an endless stream of distinct valid routes grows it some 650
+/// bytes a route), so the loaders look at the process's size every
+/// [`MEMORY_CHECK_LINES`] lines and stop with a clear error past this,
+/// leaving room under 2 GB for what follows. A 2-million-route
+/// configuration of `route add ADDR/32 dev lo` lines peaks at some
+/// 1.4 GB (1.5 GB in the test build).
+pub const MAX_ADDRESS_SPACE: u64 = 1664 << 20;
+/// How many lines the loaders read between two looks at the process's
+/// size (one read of `/proc/self/status`).
+pub const MEMORY_CHECK_LINES: usize = 4096;
+
+/// The process's address space (`VmSize` of `/proc/self/status`), or
+/// `None` where the system does not say.
+pub fn address_space() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
+}
+
+/// The refusal of input that made the process larger than `limit`
+/// bytes (`size` at the look), or `None` while it is not.
+///
+/// ```
+/// use fibre_fib::config::past_memory_limit;
+/// assert_eq!(past_memory_limit(Some(100 << 20), 1 << 30), None);
+/// assert_eq!(past_memory_limit(None, 1 << 30), None);
+/// let message = past_memory_limit(Some(3 << 30), 1 << 30).unwrap();
+/// assert!(message.starts_with("the FIB built so far takes 3072 MiB, more than the 1024 MiB"), "{message}");
+/// ```
+pub fn past_memory_limit(size: Option<u64>, limit: u64) -> Option<String> {
+    let size = size?;
+    (size > limit).then(|| {
+        format!(
+            "the FIB built so far takes {} MiB, more than the {} MiB fibre lets one input take; \
+             reading stopped here (split the input, or load fewer routes)",
+            size >> 20,
+            limit >> 20
+        )
+    })
+}
+
 /// The most refused lines listed under `force` (without it the first one
 /// ends the reading); reading stops at the next one.
 pub const MAX_DIAGNOSTICS: usize = 1000;
@@ -260,6 +305,11 @@ fn stream(
                 streamed,
                 too_big(name, number, "lines", MAX_CONFIG_LINES as u64),
             ));
+        }
+        if number.is_multiple_of(MEMORY_CHECK_LINES) {
+            if let Some(message) = past_memory_limit(address_space(), MAX_ADDRESS_SPACE) {
+                return Err(refused(streamed, diagnostic(number, message)));
+            }
         }
         // `\` before a CR LF is no continuation: the CR is a separator.
         if line.len() == whole && newline == 1 && line.ends_with('\\') {

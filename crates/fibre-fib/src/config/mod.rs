@@ -48,8 +48,8 @@ pub use error::{ConfigError, Diagnostic, ParseError};
 pub use get::{parse_route_get, RouteGetQuery};
 pub use lexer::tokenize;
 pub use load::{
-    apply_str, load, load_reader, MAX_CONFIG_BYTES, MAX_CONFIG_LINES, MAX_DIAGNOSTICS,
-    MAX_LINE_BYTES,
+    address_space, apply_str, load, load_reader, past_memory_limit, MAX_ADDRESS_SPACE,
+    MAX_CONFIG_BYTES, MAX_CONFIG_LINES, MAX_DIAGNOSTICS, MAX_LINE_BYTES, MEMORY_CHECK_LINES,
 };
 
 use crate::command::{AddrOp, Command, RouteOp, RuleOp};
