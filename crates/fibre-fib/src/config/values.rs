@@ -17,7 +17,7 @@ fn is_c_space(c: char) -> bool {
 /// `-` (a negative number wraps, as C's unsigned negation does), and with
 /// base 0 reads `0x` as hexadecimal and a leading `0` as octal. A value
 /// past `u64::MAX` saturates there (`ULONG_MAX` with `ERANGE`).
-fn strtoul_prefix(text: &str, base: u32) -> (u64, usize) {
+pub(crate) fn strtoul_prefix(text: &str, base: u32) -> (u64, usize) {
     let bytes = text.as_bytes();
     let mut pos = text.len() - text.trim_start_matches(is_c_space).len();
     let negative = match bytes.get(pos) {
@@ -72,7 +72,7 @@ fn strtoul_prefix(text: &str, base: u32) -> (u64, usize) {
 /// `token` read whole by `strtoul(token, &end, base)`: `None` when it has
 /// no digits or anything after them (iproute2's `!end || end == arg ||
 /// *end` test).
-fn strtoul_whole(token: &str, base: u32) -> Option<u64> {
+pub(crate) fn strtoul_whole(token: &str, base: u32) -> Option<u64> {
     match strtoul_prefix(token, base) {
         (_, 0) => None,
         (value, used) if used == token.len() => Some(value),
