@@ -213,6 +213,8 @@ pub struct RuleSpec {
     pub tun_id: u64,
     /// `realms [FROM/]TO` (None: not given).
     pub realms: Option<u32>,
+    /// See [`Rule::written_addrs`].
+    pub written_addrs: (Option<IpAddr>, Option<IpAddr>),
 }
 
 impl RuleSpec {
@@ -240,6 +242,7 @@ impl RuleSpec {
             dport_range: None,
             tun_id: 0,
             realms: None,
+            written_addrs: (None, None),
         }
     }
 }

@@ -604,6 +604,11 @@ pub struct Rule {
     /// `tun_id ID`: only flows of this tunnel id (0: any). fibre's flows
     /// carry no tunnel metadata, so a rule with one matches no flow.
     pub tun_id: u64,
+    /// The `from` and `to` addresses as given, host bits and all (`from
+    /// 10.1.2.3/16`): the kernel keeps them, `ip rule` shows them and a
+    /// request compares them exactly; `from` and `to` hold them masked, as
+    /// lookups match them. None: the prefix's own address.
+    pub written_addrs: (Option<IpAddr>, Option<IpAddr>),
     /// `realms [FROM/]TO` (FRA_FLOW, FROM in the high 16 bits; 0: none):
     /// a traffic class the kernel stamps on routed packets; it selects
     /// nothing.
@@ -611,6 +616,16 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// The `from` address as the kernel keeps and shows it.
+    pub fn from_addr(&self) -> Option<IpAddr> {
+        self.from.map(|p| self.written_addrs.0.unwrap_or(p.addr()))
+    }
+
+    /// The `to` address as the kernel keeps and shows it.
+    pub fn to_addr(&self) -> Option<IpAddr> {
+        self.to.map(|p| self.written_addrs.1.unwrap_or(p.addr()))
+    }
+
     /// The table the kernel keeps for the rule (`rule->table`): a lookup's,
     /// else the one given beside the action.
     pub fn table(&self) -> TableId {

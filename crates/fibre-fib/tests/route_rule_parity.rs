@@ -189,3 +189,168 @@ fn long_suppress_prefixlengths_are_kept() {
     let fib = fib("rule add suppress_ifgroup 0 order 0 sup_pl 0 sup_pl 1500");
     assert_eq!(fib.rules(Family::V4)[1].suppress_prefixlength, Some(1500));
 }
+
+#[test]
+fn a_matching_l3mdev_rule_without_a_master_looks_up_main() {
+    // Kernel-checked: after `rule add l3mdev not pri 1000 fwmark 0x10` and
+    // `rule del pref 32766`, IPv4 lookups still answer from main
+    // (fib_get_table reads the rule's table 0 as main).
+    let fib = fib("rule add l3mdev not pri 1000 fwmark 0x10\nrule del pref 32766");
+    assert_eq!(get(&fib, "10.9.0.1").unwrap(), "10.1.0.5");
+}
+
+#[test]
+fn a_delete_with_protocol_0_matches_any_protocol() {
+    // Kernel-checked: `-6 rule del proto 0 realms 5` deletes the first
+    // IPv6 rule, the local one (proto kernel).
+    let fib = fib("-6 rule del proto 0 realms 5");
+    assert_eq!(fib.rules(Family::V6)[0].priority, 32766);
+}
+
+#[test]
+fn selectors_keep_their_host_bits_and_are_compared_exactly() {
+    // Kernel-checked: `from 10.1.2.3/16` is kept as written; `from
+    // 10.1.2.4/16` at the same priority is another rule; a delete must
+    // name the address as written (`from 10.1.0.0/16` deletes only a rule
+    // written so).
+    let fib = fib("rule add from 10.1.2.3/16 pref 50\nrule add from 10.1.2.4/16 pref 50");
+    let written: Vec<_> = fib
+        .rules(Family::V4)
+        .iter()
+        .filter_map(Rule::from_addr)
+        .collect();
+    assert_eq!(
+        written,
+        [
+            "10.1.2.3".parse::<std::net::IpAddr>().unwrap(),
+            "10.1.2.4".parse().unwrap()
+        ]
+    );
+    let e = refusal("rule add from 10.1.2.3/16 pref 50\nrule del from 10.1.0.0/16 pref 50");
+    assert!(e.contains("No such file or directory"), "{e}");
+    let fib = self::fib("rule add from 10.1.2.3/16 pref 50\nrule del from 10.1.2.3/16 pref 50");
+    assert!(fib.rules(Family::V4).iter().all(|r| r.priority != 50));
+    // Lookups match the masked prefix.
+    let fib = self::fib("rule add from 10.2.7.7/16 pref 50 lookup 100");
+    assert_eq!(get(&fib, "10.9.0.1 from 10.2.0.1").unwrap(), "10.2.0.5");
+}
+
+/// The destinations of a family's routes, every table.
+fn destinations(fib: &Fib, family: Family) -> Vec<String> {
+    fib.routes(family, None)
+        .iter()
+        .map(|r| r.dst.to_string())
+        .collect()
+}
+
+#[test]
+fn route_keywords_ipv4_ignores_are_accepted() {
+    // Kernel-checked: IPv4 keeps no `expires`, `pref`, `from`, `as` or
+    // `ttl-propagate`, and no metric or realm of 0.
+    for line in [
+        "route add 10.5.0.0/16 dev d0 expires 5",
+        "route add 10.6.0.0/16 dev d0 pref high",
+        "route add 10.7.0.0/16 dev d0 from 10.0.0.0/8",
+        "route add 10.9.0.0/16 dev d0 as 10.1.0.9 table 7",
+        "route add 10.12.0.0/16 dev d0 ttl-propagate enabled",
+        "route add 10.13.0.0/16 dev d0 advmss 0 realm 0 quickack 0",
+        "-6 route add 2001:db8:5::/48 dev d0 realm 5 pref 5 from ::/0",
+    ] {
+        fib(line);
+    }
+    let fib = fib("route add 10.5.0.0/16 dev d0 expires 5");
+    assert!(destinations(&fib, Family::V4).contains(&"10.5.0.0/16".to_string()));
+}
+
+#[test]
+fn route_keywords_fibre_does_not_model_are_refused_after_ips_own_refusals() {
+    // ip reads every keyword's value first: its refusal of a later word
+    // is the line's (kernel-checked messages).
+    for (line, message) in [
+        (
+            "route add 10.9.0.0/16 dev lo pref 5 bogus scope 254",
+            "Error: either \"to\" is duplicate, or \"bogus\" is a garbage.",
+        ),
+        (
+            "route prepend 10.11.0.0/16 pref 5 tos 0x04 nexthop via 10.1.0.9 dev d0 nexthop dev d1 weight 1.5",
+            "Error: argument \"1.5\" is wrong: \"weight\" is invalid",
+        ),
+        (
+            "route add 10.22.0.0/16 dev d0 ttl-propagate bogus",
+            "Error: argument \"bogus\" is wrong: \"ttl-propagate\" value is invalid",
+        ),
+        (
+            "route add 10.11.0.0/16 dev d0 pref bogus",
+            "Error: argument \"bogus\" is wrong: \"pref\" value is invalid",
+        ),
+        (
+            "route add 10.2.0.0/16 v 224.0.0.1 table 5",
+            "Error: argument \"224.0.0.1\" is wrong: Invalid VRF",
+        ),
+        (
+            "route add 10.24.0.0/16 dev d0 from 2001:db8::/32",
+            "Error: inet prefix is expected rather than \"2001:db8::/32\".",
+        ),
+        (
+            "route del 10.20.0.0/16 via mpls 10.3.0.1",
+            "Error: mpls address is expected rather than \"10.3.0.1\".",
+        ),
+        (
+            "route add 10.26.0.0/16 dev d0 via mpls 100",
+            "Error: Unsupported address family in RTA_VIA.",
+        ),
+        (
+            "route add 10.28.0.0/16 dev d0 via bridge 10.1.0.5",
+            "Error: bridge address is expected rather than \"10.1.0.5\".",
+        ),
+        ("route ad xresolve 10.20.1.0/24", "Error: Invalid scope."),
+        ("route delete xresolve 192.0.2.0/24", "No such process"),
+        (
+            "route add nat 10.77.0.0/16 dev d0 scope nowhere",
+            "Error: Gateway, device and multipath can not be specified for this route type.",
+        ),
+        (
+            "route add 10.13.0.0/16 dev d0 nhid 5",
+            "Error: Nexthop specification and nexthop id are mutually exclusive.",
+        ),
+        (
+            "route add 10.1.9.0/24 nexthop via 10.1.0.9 dev nosuch nexthop via 10.1.0.8 dev d0",
+            "Cannot find device \"nosuch\" Error: cannot parse nexthop",
+        ),
+        (
+            "route add 10.1.9.0/24 onlink nexthop via 10.1.0.9 dev d0 nexthop via 10.4.0.1 dev ..",
+            "Cannot find device \"..\" Error: cannot parse nexthop",
+        ),
+    ] {
+        let e = refusal(line);
+        assert!(e.contains(message), "{line}: {e}");
+    }
+    // Past ip's checks, what fibre does not model is refused by name.
+    let e = refusal("route add 10.10.0.0/16 dev d0 advmss 5");
+    assert!(e.contains("it does not model \"advmss\""), "{e}");
+}
+
+#[test]
+fn a_route_takes_its_last_device_and_finds_it_once_the_line_is_read() {
+    // Kernel-checked: `route ap xresolve 10.5.0.0/16 dev . dev a:b oif
+    // fd0` is refused for its scope, not its first device names.
+    let e = refusal("route add 10.5.0.0/16 dev . dev a:b oif d0 xx");
+    assert!(
+        e.contains("Error: either \"to\" is duplicate, or \"xx\" is a garbage."),
+        "{e}"
+    );
+    fib("route add 10.5.0.0/16 dev . dev a:b oif d0");
+    let e = refusal("route add 10.5.0.0/16 dev d0 dev ..");
+    assert!(e.contains("Cannot find device \"..\""), "{e}");
+}
+
+#[test]
+fn ipv6_nat_and_xresolve_routes_are_plain_routes() {
+    // Kernel-checked: `route add nat 2001:db8:77::/48 dev d0` adds a route
+    // (rtm_to_fib6_config reads only the reject types), deleted as any.
+    let fib =
+        fib("route add nat 2001:db8:77::/48 dev d0\nroute del xresolve 2001:db8:77::/48 dev d0");
+    assert!(!destinations(&fib, Family::V6).contains(&"2001:db8:77::/48".to_string()));
+    let fib = self::fib("route add nat 2001:db8:77::/48 dev d0");
+    assert!(destinations(&fib, Family::V6).contains(&"2001:db8:77::/48".to_string()));
+}

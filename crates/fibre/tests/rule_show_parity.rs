@@ -113,3 +113,22 @@ fn action_numbers_without_words_are_named_as_route_types() {
         assert!(out.contains(line), "{line:?} not in {out}");
     }
 }
+
+#[test]
+fn selectors_are_shown_with_their_host_bits() {
+    // ip: `50:\tfrom 10.1.2.3/16 lookup main`, `51:\tfrom all to
+    // 10.1.2.3/16 lookup main`, `-6`: `50:\tfrom 2001:db8::1/48 lookup main`.
+    let lines = "rule add from 10.1.2.3/16 pref 50\nrule add to 10.1.2.3/16 pref 51\n\
+                 -6 rule add from 2001:db8::1/48 pref 50\n";
+    let out = show("hostbits", lines, &["rule", "show"]);
+    assert!(out.contains("50:\tfrom 10.1.2.3/16 lookup main\n"), "{out}");
+    assert!(
+        out.contains("51:\tfrom all to 10.1.2.3/16 lookup main\n"),
+        "{out}"
+    );
+    let out = show("hostbits6", lines, &["-6", "rule", "show"]);
+    assert!(
+        out.contains("50:\tfrom 2001:db8::1/48 lookup main\n"),
+        "{out}"
+    );
+}

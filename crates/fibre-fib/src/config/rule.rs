@@ -13,6 +13,8 @@
 //! and action numbers without a word of their own (`anycast`, `throw`,
 //! `nat ADDR`, `type 12`), whose lookups the kernel fails.
 
+use std::net::IpAddr;
+
 use super::error::ParseError;
 use super::values;
 use super::words::{invalid_argument, unknown_word, Words};
@@ -69,11 +71,13 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
         if word == "not" {
             spec.invert = true;
         } else if word == "from" || word == "to" {
-            let prefix = selector(words, word, given_family)?;
+            let (prefix, written) = selector(words, word, given_family)?;
             if word == "from" {
                 spec.from = prefix;
+                spec.written_addrs.0 = written;
             } else {
                 spec.to = prefix;
+                spec.written_addrs.1 = written;
             }
         } else if ["preference", "order", "priority"]
             .iter()
@@ -250,28 +254,11 @@ fn scan_range(token: &str) -> (Option<u64>, Option<u64>) {
     }
 }
 
-/// `realms [FROM/]TO` as `get_rt_realms_or_raw` reads it: realm names of
-/// the shipped `rt_realms` (`cosmos` is 0) or numbers up to 255, FROM in
-/// the high 16 bits; else the whole word as one number (`65536` is 1/0).
+/// `realms [FROM/]TO` (see [`values::realms`]).
 fn realms(words: &mut Words<'_>, keyword: &str) -> Result<u32, ParseError> {
     let expected = "realms [FROM/]TO, each a realm name or a number from 0 to 255";
     let token = words.value(keyword, expected)?;
-    let realm = |name: &str| -> Option<u32> {
-        if name == "cosmos" {
-            return Some(0);
-        }
-        values::number_at_most(name, 255).map(|n| n as u32)
-    };
-    let named = match token.split_once('/') {
-        Some((from, to)) => realm(from).and_then(|from| {
-            let to = if to.is_empty() { Some(0) } else { realm(to) };
-            to.map(|to| (from << 16) | to)
-        }),
-        None if token.is_empty() => Some(0),
-        None => realm(token),
-    };
-    named
-        .or_else(|| values::number_u32(token))
+    values::realms(token)
         .ok_or_else(|| invalid_argument(keyword, expected, token, "invalid realms"))
 }
 
@@ -337,12 +324,14 @@ fn route_type_number(word: &str) -> Option<u32> {
 /// A `from`/`to` selector: `all`/`any`/`default` or `ADDR[/LEN]` as
 /// `get_prefix` reads it for the line's family (any family without
 /// `-4`/`-6`; the kernel then checks it against the request's). None:
-/// every address. Host bits are cleared: the kernel's match masks them.
+/// every address. The prefix has its host bits cleared, as the kernel's
+/// match masks them; the address as written comes beside it (the kernel
+/// keeps and shows it).
 fn selector(
     words: &mut Words<'_>,
     keyword: &str,
     given_family: Option<Family>,
-) -> Result<Option<Prefix>, ParseError> {
+) -> Result<(Option<Prefix>, Option<IpAddr>), ParseError> {
     let expected = match given_family {
         Some(Family::V4) => "an IPv4 prefix (ADDR/0..32) or \"all\"",
         Some(Family::V6) => "an IPv6 prefix (ADDR/0..128) or \"all\"",
@@ -350,7 +339,7 @@ fn selector(
     };
     let token = words.value(keyword, expected)?;
     if values::is_default_word(token) {
-        return Ok(None);
+        return Ok((None, None));
     }
     let parsed = values::addr_with_len(token)
         .filter(|(addr, _)| given_family.is_none_or(|f| f == Family::of(addr)));
@@ -364,7 +353,10 @@ fn selector(
     };
     let len = len.unwrap_or(Family::of(&addr).bits());
     // A zero length sends no address to match (`frh->src_len` 0).
-    Ok((len > 0).then(|| Prefix::containing(addr, len)))
+    if len == 0 {
+        return Ok((None, None));
+    }
+    Ok((Some(Prefix::containing(addr, len)), Some(addr)))
 }
 
 /// A `u32` argument as `get_u32` reads it, refused with ip's `what`.

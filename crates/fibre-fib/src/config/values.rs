@@ -110,6 +110,27 @@ pub(crate) fn number_at_most(token: &str, max: u64) -> Option<u64> {
     strtoul_whole(token, 0).filter(|value| *value <= max)
 }
 
+/// `realms [FROM/]TO` as `get_rt_realms_or_raw` reads it: realm names of
+/// the shipped `rt_realms` (`cosmos` is 0) or numbers up to 255, FROM in
+/// the high 16 bits; else the whole word as one number (`65536` is 1/0).
+pub(crate) fn realms(token: &str) -> Option<u32> {
+    let realm = |name: &str| -> Option<u32> {
+        if name == "cosmos" {
+            return Some(0);
+        }
+        number_at_most(name, 255).map(|n| n as u32)
+    };
+    let named = match token.split_once('/') {
+        Some((from, to)) => realm(from).and_then(|from| {
+            let to = if to.is_empty() { Some(0) } else { realm(to) };
+            to.map(|to| (from << 16) | to)
+        }),
+        None if token.is_empty() => Some(0),
+        None => realm(token),
+    };
+    named.or_else(|| number_u32(token))
+}
+
 /// The names of iproute2's shipped `rt_dsfield` file (DiffServ code points).
 pub(crate) const DSFIELD_NAMES: &[(u8, &str)] = &[
     (0x00, "default"),

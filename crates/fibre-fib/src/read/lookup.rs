@@ -617,6 +617,9 @@ impl Fib {
                 RuleAction::Blackhole | RuleAction::Other(_) => return Err(Errno::Inval),
                 RuleAction::Unreachable => return Err(Errno::NetUnreach),
                 RuleAction::Prohibit => return Err(Errno::Acces),
+                // fib_get_table / fib6_get_table read table 0 (an l3mdev
+                // rule's without a master device) as main.
+                RuleAction::Lookup(TABLE_UNSPEC) => TABLE_MAIN,
                 RuleAction::Lookup(table) => table,
             };
             let Some(t) = self.tables.get(&table) else {

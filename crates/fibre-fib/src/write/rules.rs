@@ -48,6 +48,7 @@ const fn rule(family: Family, priority: u32, table: TableId) -> Rule {
         dport_range: None,
         tun_id: 0,
         realms: 0,
+        written_addrs: (None, None),
     }
 }
 
@@ -107,6 +108,7 @@ fn rule_from_spec(spec: &RuleSpec, priority: u32) -> Rule {
         dport_range: spec.dport_range,
         tun_id: spec.tun_id,
         // fib4_rule_configure keeps FRA_FLOW (tclassid); IPv6 rules have none.
+        written_addrs: spec.written_addrs,
         realms: match spec.family {
             Family::V4 => spec.realms.unwrap_or(0),
             Family::V6 => 0,
@@ -141,8 +143,9 @@ fn rule_exists(r: &Rule, new: &Rule) -> bool {
         && r.fwmark.unwrap_or((0, 0)) == new.fwmark.unwrap_or((0, 0))
         && r.suppress_prefixlength == new.suppress_prefixlength
         && r.suppress_ifgroup == new.suppress_ifgroup
-        && new.from.is_none_or(|p| r.from == Some(p))
-        && new.to.is_none_or(|p| r.to == Some(p))
+        // fib4_rule_compare / fib6_rule_compare: the addresses exactly.
+        && (new.from.is_none() || (r.from == new.from && r.from_addr() == new.from_addr()))
+        && (new.to.is_none() || (r.to == new.to && r.to_addr() == new.to_addr()))
         && (new.tos == 0 || r.tos == new.tos)
         // Kernel-checked: `pref 0 lookup local` (proto unspec) is a new
         // rule beside the default one (proto kernel).
@@ -186,13 +189,20 @@ fn del_matches(spec: &RuleSpec, r: &Rule) -> bool {
         && spec
             .from
             .filter(|p| !p.is_default())
-            .is_none_or(|p| r.from == Some(p))
+            .is_none_or(|p| {
+                r.from == Some(p) && r.from_addr() == Some(spec.written_addrs.0.unwrap_or(p.addr()))
+            })
         && spec
             .to
             .filter(|p| !p.is_default())
-            .is_none_or(|p| r.to == Some(p))
+            .is_none_or(|p| {
+                r.to == Some(p) && r.to_addr() == Some(spec.written_addrs.1.unwrap_or(p.addr()))
+            })
         && (spec.tos == 0 || spec.tos == r.tos)
-        && spec.protocol.is_none_or(|p| p == r.protocol)
+        // rule_find: protocol 0 (unspec) is any.
+        && spec
+            .protocol
+            .is_none_or(|p| p == Protocol::UNSPEC || p == r.protocol)
 }
 
 impl Fib {

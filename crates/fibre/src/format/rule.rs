@@ -1,6 +1,7 @@
 //! `ip rule show` lines (iproute2's `print_rule`).
 
 use std::fmt::Write;
+use std::net::IpAddr;
 
 use fibre_fib::{Prefix, Protocol, RouteType, Rule, RuleAction, TABLE_UNSPEC};
 use serde_json::{json, Map, Value};
@@ -24,8 +25,9 @@ pub struct RuleContext<'a> {
     pub priority_exists: PriorityExists<'a>,
 }
 
-fn selector(prefix: &Prefix) -> String {
-    addr_len(prefix.addr(), prefix.len())
+/// A selector as the kernel keeps it: the address as given, the length.
+fn selector(addr: IpAddr, prefix: &Prefix) -> String {
+    addr_len(addr, prefix.len())
 }
 
 /// `ip rule` omits the protocol when it is unspec or kernel.
@@ -76,14 +78,14 @@ pub fn rule_text(rule: &Rule, context: RuleContext<'_>) -> String {
     if rule.invert {
         out.push_str("not ");
     }
-    match &rule.from {
-        Some(p) => {
-            let _ = write!(out, "from {}", selector(p));
+    match (&rule.from, rule.from_addr()) {
+        (Some(p), Some(addr)) => {
+            let _ = write!(out, "from {}", selector(addr, p));
         }
-        None => out.push_str("from all"),
+        _ => out.push_str("from all"),
     }
-    if let Some(p) = &rule.to {
-        let _ = write!(out, " to {}", selector(p));
+    if let (Some(p), Some(addr)) = (&rule.to, rule.to_addr()) {
+        let _ = write!(out, " to {}", selector(addr, p));
     }
     if rule.tos != 0 {
         let _ = write!(out, " tos {}", dsfield(rule.tos));
@@ -179,19 +181,19 @@ pub fn rule_json(rule: &Rule, context: RuleContext<'_>) -> Value {
     if rule.invert {
         obj.insert("not".into(), Value::Null);
     }
-    match &rule.from {
-        Some(p) => {
-            obj.insert("src".into(), json!(p.addr().to_string()));
+    match (&rule.from, rule.from_addr()) {
+        (Some(p), Some(addr)) => {
+            obj.insert("src".into(), json!(addr.to_string()));
             if p.len() != p.family().bits() {
                 obj.insert("srclen".into(), json!(p.len()));
             }
         }
-        None => {
+        _ => {
             obj.insert("src".into(), json!("all"));
         }
     }
-    if let Some(p) = &rule.to {
-        obj.insert("dst".into(), json!(p.addr().to_string()));
+    if let (Some(p), Some(addr)) = (&rule.to, rule.to_addr()) {
+        obj.insert("dst".into(), json!(addr.to_string()));
         if p.len() != p.family().bits() {
             obj.insert("dstlen".into(), json!(p.len()));
         }
@@ -328,6 +330,7 @@ mod tests {
             dport_range: None,
             tun_id: 0,
             realms: 0,
+            written_addrs: (None, None),
         }
     }
 
