@@ -354,3 +354,45 @@ fn ipv6_nat_and_xresolve_routes_are_plain_routes() {
     let fib = self::fib("route add nat 2001:db8:77::/48 dev d0");
     assert!(destinations(&fib, Family::V6).contains(&"2001:db8:77::/48".to_string()));
 }
+
+#[test]
+fn a_device_or_gateway_beside_nexthops_must_be_the_first_nexthops() {
+    // Kernel-checked (fib_get_nhs), IPv4.
+    for (line, message) in [
+        (
+            "route add 10.21.0.0/16 via 10.1.0.5 nexthop dev d1",
+            "Error: Nexthop gateway does not match RTA_GATEWAY or RTA_VIA.",
+        ),
+        (
+            "route add 10.1.5.0/24 dev d1 nexthop via 10.1.0.5 weight 2",
+            "Error: Nexthop device index does not match RTA_OIF.",
+        ),
+        (
+            "route add local 198.51.100.0/24 nexthop via 10.1.0.9 dev d0 weight 256 nexthop",
+            "Error: unexpected end of line after \"nexthop\"",
+        ),
+    ] {
+        let e = refusal(line);
+        assert!(e.contains(message), "{line}: {e}");
+    }
+    let fib = fib("route add 10.21.0.0/16 via 10.1.0.5 dev d0 nexthop via 10.1.0.5 dev d0 nexthop via 10.2.0.5 dev d1");
+    let route = fib
+        .routes(Family::V4, None)
+        .into_iter()
+        .find(|r| r.dst.to_string() == "10.21.0.0/16")
+        .expect("the route");
+    assert_eq!(route.nexthops.len(), 2);
+}
+
+#[test]
+fn the_mtu_metric_is_kept_at_most_65520() {
+    // Kernel-checked: `route add 0.0.0.0/0 via 10.1.0.1 mtu 65535` shows
+    // `mtu 65520` (ip_metrics_convert).
+    let fib = fib("route add 10.30.0.0/16 via 10.1.0.1 mtu 65535");
+    let route = fib
+        .routes(Family::V4, None)
+        .into_iter()
+        .find(|r| r.dst.to_string() == "10.30.0.0/16")
+        .expect("the route");
+    assert_eq!(route.mtu, Some(65520));
+}

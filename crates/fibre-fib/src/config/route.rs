@@ -207,7 +207,13 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "scope" => scope = Some(scope_value(words)?),
             "mtu" => {
                 let (value, lock) = mtu_value(words)?;
-                mtu = Some(value);
+                // ip_metrics_convert keeps at most 65535 - 15 (kernel-checked:
+                // `mtu 65535` is shown `mtu 65520`).
+                mtu = Some(if deleting {
+                    value
+                } else {
+                    value.min(IP_MAX_MTU_METRIC)
+                });
                 request.metrics += 8;
                 mtu_lock = lock;
             }
@@ -301,14 +307,31 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 .with_system_message(INCOMPLETE),
         );
     };
-    if path_given && multipath.is_some() {
-        return Err(ParseError::new(
+    let family = words.final_family();
+    if let (true, Some(paths)) = (path_given, &multipath) {
+        let refusal = ParseError::new(
             "nexthop",
             "either via/dev/onlink or nexthop clauses, not both",
             Some("nexthop"),
-        ));
+        );
+        if family == Family::V6 {
+            return Err(refusal);
+        }
+        // fib_get_nhs: a device or gateway beside the nexthops must be the
+        // first nexthop's (and the route's `onlink` is not the paths').
+        let first = &paths[0];
+        if path.dev.is_some() && path.dev != first.dev {
+            return Err(
+                refusal.with_system_message("Error: Nexthop device index does not match RTA_OIF.")
+            );
+        }
+        if path.gateway.is_some() && path.gateway != first.gateway {
+            return Err(refusal.with_system_message(
+                "Error: Nexthop gateway does not match RTA_GATEWAY or RTA_VIA.",
+            ));
+        }
+        path_given = false;
     }
-    let family = words.final_family();
     let dst = match dst {
         PrefixWord::Default => Prefix::default_route(family),
         PrefixWord::Prefix(p) => p,
@@ -721,9 +744,10 @@ fn nexthops(words: &mut Words<'_>, request_bytes: usize) -> Result<Vec<NexthopSp
     let mut multipath_len = 4;
     loop {
         if words.peek().is_none() {
+            // parse_nexthops: a `nexthop` with nothing after it.
             return Err(
                 ParseError::new("nexthop", "via, dev, weight or onlink", None)
-                    .with_system_message(INCOMPLETE),
+                    .with_system_message("Error: unexpected end of line after \"nexthop\""),
             );
         }
         let mut path = NexthopSpec {
@@ -833,6 +857,9 @@ fn weight(words: &mut Words<'_>) -> Result<u16, ParseError> {
         )),
     }
 }
+
+/// The largest MTU metric the kernel keeps (`ip_metrics_convert`).
+const IP_MAX_MTU_METRIC: u32 = 65535 - 15;
 
 /// The buffer `parse_nexthops` builds the nexthops in, and the bound it
 /// gives `addattr_l` for the whole request.
