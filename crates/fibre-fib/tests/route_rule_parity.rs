@@ -396,3 +396,36 @@ fn the_mtu_metric_is_kept_at_most_65520() {
         .expect("the route");
     assert_eq!(route.mtu, Some(65520));
 }
+
+#[test]
+fn gre_options_fibre_does_not_model_are_read_before_refusing() {
+    // iproute2 6.1's gre_parse_opt reads each option's value (with its
+    // refusals) and goes on; fibre refuses what it does not model only
+    // once the line is read.
+    for (line, message) in [
+        (
+            "link add g1 type gre remote 127.0.0.1 fwmark fd0 hopl 64",
+            "Error: argument \"fd0\" is wrong: invalid fwmark",
+        ),
+        (
+            "link add g1 type gretap remote 10.1.0.1 external remote 192.0.2.1 ik 1.2.3.4 --",
+            "Usage: ... gretap",
+        ),
+        (
+            "link add g1 type gre remote 10.1.0.1 encap bogus",
+            "Error: argument \"bogus\" is wrong: Invalid encap type.",
+        ),
+        (
+            "link add g1 type gre remote 10.1.0.1 erspan 5",
+            "Usage: ... gre",
+        ),
+    ] {
+        let e = refusal(line);
+        assert!(e.contains(message), "{line}: {e}");
+    }
+    let e = refusal("link add g1 type gre remote 10.1.0.1 dev d0 fwmark 5");
+    assert!(
+        e.contains("(fibre does not model \"dev\"), got \"dev\""),
+        "{e}"
+    );
+}
