@@ -345,14 +345,17 @@ fn a_route_takes_its_last_device_and_finds_it_once_the_line_is_read() {
 }
 
 #[test]
-fn ipv6_nat_and_xresolve_routes_are_plain_routes() {
-    // Kernel-checked: `route add nat 2001:db8:77::/48 dev d0` adds a route
-    // (rtm_to_fib6_config reads only the reject types), deleted as any.
-    let fib =
-        fib("route add nat 2001:db8:77::/48 dev d0\nroute del xresolve 2001:db8:77::/48 dev d0");
+fn ipv6_nat_and_xresolve_deletes_compare_no_type() {
+    // Kernel-checked: ip6_route_del compares no type.
+    let fib = fib("route add 2001:db8:77::/48 dev d0\nroute del xresolve 2001:db8:77::/48 dev d0");
     assert!(!destinations(&fib, Family::V6).contains(&"2001:db8:77::/48".to_string()));
-    let fib = self::fib("route add nat 2001:db8:77::/48 dev d0");
-    assert!(destinations(&fib, Family::V6).contains(&"2001:db8:77::/48".to_string()));
+    // iproute2 looks for a nat route in table local: main's stays.
+    let e = refusal("route add 2001:db8:77::/48 dev d0\nroute del nat 2001:db8:77::/48 dev d0");
+    assert!(e.contains("No such process"), "{e}");
+    // The kernel keeps the type (`nat 2001:db8:20:1::/64 dev fd0 table
+    // local`); fibre refuses what it cannot keep.
+    let e = refusal("route add nat 2001:db8:77::/48 dev d0");
+    assert!(e.contains("a route type fibre supports"), "{e}");
 }
 
 #[test]

@@ -379,10 +379,17 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         ));
     }
     if let Some(word) = unmodelled_type {
-        if family == Family::V6 {
-            // rtm_to_fib6_config reads only the reject types: a nat or
-            // xresolve route is a plain one (kernel-checked).
-            kind = Some(RouteType::Unicast).filter(|_| !deleting);
+        if family == Family::V6 && deleting {
+            // ip6_route_del compares no type (kernel-checked: `route del
+            // xresolve P dev D` deletes P); iproute2 looks for nat in
+            // table local.
+            if word == "nat" && table.is_none() {
+                table = Some(TABLE_LOCAL);
+            }
+        } else if family == Family::V6 {
+            // The kernel keeps the type (`ip -6 route` shows `nat P ...
+            // table local`); fibre's routes have no such type.
+            return Err(unknown_word("route", "a route type fibre supports", word));
         } else {
             return Err(unmodelled_type_refusal(
                 word,
