@@ -422,10 +422,20 @@ fn gre_options_fibre_does_not_model_are_read_before_refusing() {
             "link add g1 type gre remote 10.1.0.1 erspan 5",
             "Usage: ... gre",
         ),
+        (
+            "link add g1 type ip6gre remote 2001:db8:1::5 remote ff02::1 ttl 100 fwmark fd0",
+            "Error: argument \"fd0\" is wrong: invalid fwmark",
+        ),
+        (
+            "link add g1 type gre remote 0.0.0.0 'q' key 5",
+            "Usage: ... gre",
+        ),
     ] {
         let e = refusal(line);
         assert!(e.contains(message), "{line}: {e}");
     }
+    // The last remote is the tunnel's.
+    fib("link add g1 type gre remote 224.0.0.1 remote 10.1.0.9");
     let e = refusal("link add g1 type gre remote 10.1.0.1 dev d0 fwmark 5");
     assert!(
         e.contains("(fibre does not model \"dev\"), got \"dev\""),

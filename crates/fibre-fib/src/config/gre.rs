@@ -251,6 +251,15 @@ pub(crate) fn parse_gre(kind: GreKind, words: &mut Words<'_>) -> Result<GreSpec,
             None,
         ));
     };
+    // The last `remote` is the tunnel's (iproute2 reads each and keeps the
+    // last); only then is one fibre does not model refused.
+    if !is_unicast(&remote) {
+        return Err(ParseError::new(
+            "remote",
+            "a unicast address (fibre does not model point-to-multipoint or multicast tunnels)",
+            Some(&remote.to_string()),
+        ));
+    }
     if let Some(refusal) = unmodelled_option {
         return Err(refusal);
     }
@@ -278,16 +287,7 @@ fn endpoint(
         return Ok(None);
     }
     match values::ip_addr(token) {
-        Some(addr) if Family::of(&addr) == family => {
-            if keyword == "remote" && !is_unicast(&addr) {
-                return Err(ParseError::new(
-                    keyword,
-                    "a unicast address (fibre does not model point-to-multipoint or multicast tunnels)",
-                    Some(token),
-                ));
-            }
-            Ok(Some(addr))
-        }
+        Some(addr) if Family::of(&addr) == family => Ok(Some(addr)),
         _ => Err(
             ParseError::new(keyword, expected, Some(token)).with_system_message(format!(
                 "Error: {} address is expected rather than \"{token}\".",
