@@ -190,11 +190,31 @@ pub struct RuleSpec {
     /// Action; None in a delete matches any. iproute2 makes `lookup main` the default for add.
     pub action: Option<RuleAction>,
     /// `suppress_prefixlength`.
-    pub suppress_prefixlength: Option<u8>,
+    pub suppress_prefixlength: Option<u32>,
     /// `suppress_ifgroup`.
     pub suppress_ifgroup: Option<u32>,
     /// `protocol`.
     pub protocol: Option<Protocol>,
+    /// The table given beside an action that is not a lookup (see
+    /// [`Rule::table_beside_action`]); in a delete without a type, the
+    /// table any rule's action must have. 0: none.
+    pub table_beside_action: TableId,
+    /// `l3mdev`.
+    pub l3mdev: bool,
+    /// `uidrange START-END`.
+    pub uid_range: Option<(u32, u32)>,
+    /// `ipproto P` (0: none).
+    pub ip_proto: u8,
+    /// `sport START[-END]`.
+    pub sport_range: Option<(u16, u16)>,
+    /// `dport START[-END]`.
+    pub dport_range: Option<(u16, u16)>,
+    /// `tun_id ID` (0: none).
+    pub tun_id: u64,
+    /// `realms [FROM/]TO` (None: not given).
+    pub realms: Option<u32>,
+    /// See [`Rule::written_addrs`].
+    pub written_addrs: (Option<IpAddr>, Option<IpAddr>),
 }
 
 impl RuleSpec {
@@ -214,6 +234,15 @@ impl RuleSpec {
             suppress_prefixlength: None,
             suppress_ifgroup: None,
             protocol: None,
+            table_beside_action: TABLE_UNSPEC,
+            l3mdev: false,
+            uid_range: None,
+            ip_proto: 0,
+            sport_range: None,
+            dport_range: None,
+            tun_id: 0,
+            realms: None,
+            written_addrs: (None, None),
         }
     }
 }
@@ -241,6 +270,11 @@ pub struct RouteGetRequest {
     pub dport: Option<u16>,
     /// `fibmatch`: answer with the matching FIB route instead of the resolved one.
     pub fibmatch: bool,
+    /// `uid N` (RTA_UID). Without one the kernel takes the caller's uid
+    /// (root's, 0) for an output lookup; an IPv6 input lookup has none
+    /// (`INVALID_UID`), an IPv4 one the namespace's root (0) whatever is asked
+    /// (`inet_rtm_getroute`, `inet6_rtm_getroute`, `ip_route_input_slow`).
+    pub uid: Option<u32>,
 }
 
 impl RouteGetRequest {
@@ -257,6 +291,7 @@ impl RouteGetRequest {
             sport: None,
             dport: None,
             fibmatch: false,
+            uid: None,
         }
     }
 }

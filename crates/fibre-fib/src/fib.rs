@@ -251,7 +251,10 @@ impl Fib {
             Command::LinkSet { name, up, mtu } => self.link_set(name, *up, *mtu),
             Command::LinkDel { name } => self.link_del(name),
             Command::Addr { op, spec } => self.addr_apply(*op, spec),
-            Command::Route { op, spec } => self.route_apply(*op, spec),
+            Command::Route { op, spec } => match self.missing_nexthop_device(spec) {
+                Some(err) => Err(err),
+                None => self.route_apply(*op, spec),
+            },
             Command::Rule { op, spec } => self.rule_apply(*op, spec),
         };
         // The entries this command changed get their summaries back now,
@@ -259,6 +262,27 @@ impl Fib {
         // the slow lookup path for as long as nothing else changes.
         self.settle_tables();
         res
+    }
+
+    /// iproute2 resolves each `nexthop dev D` while it reads the line
+    /// (`parse_one_nh`), so the first missing one is its refusal before
+    /// anything reaches the kernel: `Cannot find device "D"`, then `Error:
+    /// cannot parse nexthop`.
+    fn missing_nexthop_device(&self, spec: &RouteSpec) -> Option<KernelError> {
+        if !spec.multipath {
+            return None;
+        }
+        let missing = spec
+            .nexthops
+            .iter()
+            .filter_map(|nh| nh.dev.as_deref())
+            .find(|dev| self.link_by_name(dev).is_none())?;
+        let mut err = KernelError::no_such_device(missing);
+        if let Some(line) = err.extack.as_mut() {
+            // (ip prints it on a line of its own.)
+            line.push_str(" Error: cannot parse nexthop");
+        }
+        Some(err)
     }
 
     /// The sysctl-like settings (multipath hash policy and seed).

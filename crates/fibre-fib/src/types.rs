@@ -548,6 +548,11 @@ pub enum RuleAction {
     Unreachable,
     /// FR_ACT_PROHIBIT: "Permission denied".
     Prohibit,
+    /// Any other action number (`rule add anycast`, `throw`, `nat ADDR`,
+    /// `type 12`): the kernel keeps it, `ip rule` names it as a route type,
+    /// and a lookup reaching the rule fails with "Invalid argument"
+    /// (the default case of `fib4_rule_action` and `fib6_rule_action`).
+    Other(u8),
 }
 
 /// A policy routing rule (`ip rule`).
@@ -573,10 +578,60 @@ pub struct Rule {
     pub tos: u8,
     /// Action.
     pub action: RuleAction,
-    /// `suppress_prefixlength N`: ignore answers with a prefix of N bits or fewer.
-    pub suppress_prefixlength: Option<u8>,
+    /// `suppress_prefixlength N`: ignore answers with a prefix of N bits or
+    /// fewer (iproute2 takes up to `i32::MAX`).
+    pub suppress_prefixlength: Option<u32>,
     /// `suppress_ifgroup G`.
     pub suppress_ifgroup: Option<u32>,
     /// Protocol that installed it.
     pub protocol: Protocol,
+    /// A table given beside an action other than a lookup (`lookup 100
+    /// unreachable`, `lookup 5 goto 1000`): the kernel keeps it
+    /// (`rule->table`) and `ip rule` shows it; 0 when none. A lookup's
+    /// table is its action's.
+    pub table_beside_action: TableId,
+    /// `l3mdev`: look up the table of the flow's L3 master device (a VRF);
+    /// fibre has no VRFs, so such a rule matches no flow.
+    pub l3mdev: bool,
+    /// `uidrange START-END`: only flows of a uid in the range.
+    pub uid_range: Option<(u32, u32)>,
+    /// `ipproto P`: only flows of this L4 protocol (0: any).
+    pub ip_proto: u8,
+    /// `sport START[-END]`: only flows from a source port in the range.
+    pub sport_range: Option<(u16, u16)>,
+    /// `dport START[-END]`: only flows to a destination port in the range.
+    pub dport_range: Option<(u16, u16)>,
+    /// `tun_id ID`: only flows of this tunnel id (0: any). fibre's flows
+    /// carry no tunnel metadata, so a rule with one matches no flow.
+    pub tun_id: u64,
+    /// The `from` and `to` addresses as given, host bits and all (`from
+    /// 10.1.2.3/16`): the kernel keeps them, `ip rule` shows them and a
+    /// request compares them exactly; `from` and `to` hold them masked, as
+    /// lookups match them. None: the prefix's own address.
+    pub written_addrs: (Option<IpAddr>, Option<IpAddr>),
+    /// `realms [FROM/]TO` (FRA_FLOW, FROM in the high 16 bits; 0: none):
+    /// a traffic class the kernel stamps on routed packets; it selects
+    /// nothing.
+    pub realms: u32,
+}
+
+impl Rule {
+    /// The `from` address as the kernel keeps and shows it.
+    pub fn from_addr(&self) -> Option<IpAddr> {
+        self.from.map(|p| self.written_addrs.0.unwrap_or(p.addr()))
+    }
+
+    /// The `to` address as the kernel keeps and shows it.
+    pub fn to_addr(&self) -> Option<IpAddr> {
+        self.to.map(|p| self.written_addrs.1.unwrap_or(p.addr()))
+    }
+
+    /// The table the kernel keeps for the rule (`rule->table`): a lookup's,
+    /// else the one given beside the action.
+    pub fn table(&self) -> TableId {
+        match self.action {
+            RuleAction::Lookup(table) => table,
+            _ => self.table_beside_action,
+        }
+    }
 }

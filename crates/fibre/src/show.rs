@@ -15,7 +15,7 @@ use crate::format::addr::{link_addresses_json, link_addresses_text};
 use crate::format::cache::{cache_json, cache_text};
 use crate::format::link::{link_json, link_text, LinkExtras};
 use crate::format::route::{route_json, route_text, RouteStyle};
-use crate::format::rule::{rule_json, rule_text};
+use crate::format::rule::{rule_json, rule_text, RuleContext};
 use crate::icmp::Learned;
 
 /// The selector of `route show`: `[table T|all] [type T]`, or `cache`.
@@ -132,17 +132,22 @@ pub fn cache(
 
 /// `ip rule show` of one family.
 pub fn rules(fib: &Fib, family: Family, json: bool, out: &mut dyn Write) -> Result<()> {
-    let exists = |name: &str| fib.link_by_name(name).is_some();
+    let device_exists = |name: &str| fib.link_by_name(name).is_some();
+    let priority_exists = |priority: u32| fib.rules(family).iter().any(|r| r.priority == priority);
+    let context = RuleContext {
+        device_exists: &device_exists,
+        priority_exists: &priority_exists,
+    };
     if json {
         let list: Vec<Value> = fib
             .rules(family)
             .iter()
-            .map(|r| rule_json(r, &exists))
+            .map(|r| rule_json(r, context))
             .collect();
         writeln!(out, "{}", Value::Array(list))?;
     } else {
         for rule in fib.rules(family) {
-            out.write_all(rule_text(rule, &exists).as_bytes())?;
+            out.write_all(rule_text(rule, context).as_bytes())?;
         }
     }
     Ok(())

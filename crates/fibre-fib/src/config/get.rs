@@ -8,32 +8,15 @@ use super::words::{invalid_argument, Words};
 use crate::command::RouteGetRequest;
 use crate::types::Family;
 
-/// A `route get` query: the request, and the `uid` it was asked for (the
-/// kernel echoes it; it selects nothing here).
+/// A `route get` query: the request, and the `uid` the kernel echoes in
+/// its answer (the one asked for, else the caller's: root's 0).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteGetQuery {
     /// What the FIB is asked.
     pub request: RouteGetRequest,
-    /// `uid N`, 0 when not given.
+    /// `uid N`, 0 when not given (the request has it as given).
     pub uid: u32,
 }
-
-/// Protocol names of `/etc/protocols` that `ipproto` commonly takes.
-const IP_PROTOCOLS: &[(&str, u8)] = &[
-    ("icmp", 1),
-    ("igmp", 2),
-    ("ipip", 4),
-    ("tcp", 6),
-    ("udp", 17),
-    ("ipv6", 41),
-    ("gre", 47),
-    ("esp", 50),
-    ("ah", 51),
-    ("ipv6-icmp", 58),
-    ("icmpv6", 58),
-    ("sctp", 132),
-    ("udplite", 136),
-];
 
 /// Reads the words after `route get`; `family` is `-4`/`-6` when given.
 ///
@@ -59,7 +42,7 @@ pub fn parse_route_get(
     let mut sport = None;
     let mut dport = None;
     let mut fibmatch = false;
-    let mut uid = 0;
+    let mut uid = None;
     while let Some(word) = words.next() {
         match word {
             "from" => {
@@ -85,12 +68,7 @@ pub fn parse_route_get(
             "ipproto" => {
                 let expected = "a protocol: tcp, udp, icmp, ... or a number from 0 to 255";
                 let token = words.value("ipproto", expected)?;
-                let number = IP_PROTOCOLS
-                    .iter()
-                    .find(|(name, _)| *name == token)
-                    .map(|(_, n)| *n)
-                    .or_else(|| values::number_u32(token).and_then(|n| u8::try_from(n).ok()));
-                ipproto = Some(number.ok_or_else(|| {
+                ipproto = Some(super::ipproto::ip_protocol(token).ok_or_else(|| {
                     invalid_argument("ipproto", expected, token, "Invalid \"ipproto\" value")
                 })?);
             }
@@ -109,7 +87,14 @@ pub fn parse_route_get(
                 }
             }
             "fibmatch" => fibmatch = true,
-            "uid" => uid = words.number("uid", "uid")?,
+            "uid" => {
+                let expected = "a uid from 0 to 4294967295";
+                let token = words.value("uid", expected)?;
+                uid = Some(
+                    values::number_u32(token)
+                        .ok_or_else(|| invalid_argument("uid", expected, token, "invalid UID"))?,
+                );
+            }
             "vrf" | "as" | "connected" => {
                 return Err(ParseError::new(
                     "route get",
@@ -154,8 +139,9 @@ pub fn parse_route_get(
             sport,
             dport,
             fibmatch,
+            uid,
         },
-        uid,
+        uid: uid.unwrap_or(0),
     })
 }
 

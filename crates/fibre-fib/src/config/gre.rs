@@ -101,10 +101,6 @@ const UNMODELLED_EXACT: &[&str] = &[
     "allow-localremote",
     "noallow-localremote",
     "encaplimit",
-    "erspan",
-    "erspan_ver",
-    "erspan_dir",
-    "erspan_hwid",
 ];
 
 const OPTIONS_WANTED: &str =
@@ -115,8 +111,16 @@ fn abbreviates(word: &str, keyword: &str) -> bool {
     !word.is_empty() && keyword.starts_with(word)
 }
 
+/// What a word after `type KIND` is to iproute2.
+enum Resolved<'w> {
+    /// An option fibre models.
+    Modelled(Opt),
+    /// A keyword iproute2 knows and fibre does not model (its full name).
+    Unmodelled(&'w str),
+}
+
 /// The option `word` names, as iproute2 resolves it for `kind`.
-fn resolve(kind: GreKind, word: &str) -> Result<Opt, ParseError> {
+fn resolve(kind: GreKind, word: &str) -> Result<Resolved<'_>, ParseError> {
     let six = kind.family() == Family::V6;
     let found = KEYWORDS
         .iter()
@@ -124,9 +128,9 @@ fn resolve(kind: GreKind, word: &str) -> Result<Opt, ParseError> {
         .filter(|(name, _)| !(six && name.ends_with("pmtudisc")))
         .find(|(name, _)| abbreviates(word, name));
     match found {
-        Some((_, Some(opt))) => Ok(*opt),
-        Some((name, None)) => Err(unmodelled(kind, name, word)),
-        None if UNMODELLED_EXACT.contains(&word) => Err(unmodelled(kind, word, word)),
+        Some((_, Some(opt))) => Ok(Resolved::Modelled(*opt)),
+        Some((name, None)) => Ok(Resolved::Unmodelled(name)),
+        None if UNMODELLED_EXACT.contains(&word) => Ok(Resolved::Unmodelled(word)),
         // iproute2 hands everything after `type KIND` to the kind.
         None if matches!(word, "mtu" | "up" | "down") => Err(ParseError::new(
             kind.name(),
@@ -141,6 +145,41 @@ fn resolve(kind: GreKind, word: &str) -> Result<Opt, ParseError> {
             )),
         ),
     }
+}
+
+/// Reads the value of a keyword fibre does not model as `gre_parse_opt` /
+/// `gre_parse_opt` (link_gre6.c) reads it, with their refusals, so that
+/// ip's refusal of it or of a later word is the line's.
+fn skip_unmodelled_value(words: &mut Words<'_>, keyword: &str) -> Result<(), ParseError> {
+    let takes_value = [
+        "dev",
+        "fwmark",
+        "encap",
+        "encap-sport",
+        "encap-dport",
+        "flowlabel",
+        "fl",
+        "dscp",
+        "encaplimit",
+    ];
+    if !takes_value.contains(&keyword) {
+        return Ok(());
+    }
+    let token = words.value(keyword, "a value")?;
+    let what = match keyword {
+        "fwmark" if values::number_u32(token).is_none() => "invalid fwmark",
+        "encap" if !matches!(token, "fou" | "gue" | "none") => "Invalid encap type.",
+        "encap-sport"
+            if token != "auto" && values::number_at_most(token, u64::from(u16::MAX)).is_none() =>
+        {
+            "Invalid source port."
+        }
+        "encap-dport" if values::number_at_most(token, u64::from(u16::MAX)).is_none() => {
+            "Invalid destination port."
+        }
+        _ => return Ok(()),
+    };
+    Err(invalid_argument(keyword, "a valid value", token, what))
 }
 
 fn unmodelled(kind: GreKind, keyword: &str, word: &str) -> ParseError {
@@ -160,8 +199,18 @@ pub(crate) fn parse_gre(kind: GreKind, words: &mut Words<'_>) -> Result<GreSpec,
     let family = kind.family();
     let mut spec = GreSpec::new(kind, family.unspecified());
     let mut remote = None;
+    // The first option fibre does not model: refused once the line is read.
+    let mut unmodelled_option: Option<ParseError> = None;
     while let Some(word) = words.next() {
-        match resolve(kind, word)? {
+        let option = match resolve(kind, word)? {
+            Resolved::Modelled(option) => option,
+            Resolved::Unmodelled(keyword) => {
+                skip_unmodelled_value(words, keyword)?;
+                unmodelled_option.get_or_insert_with(|| unmodelled(kind, keyword, word));
+                continue;
+            }
+        };
+        match option {
             Opt::Key => {
                 let key = key_value(words, "key")?;
                 (spec.ikey, spec.okey) = (Some(key), Some(key));
@@ -202,6 +251,18 @@ pub(crate) fn parse_gre(kind: GreKind, words: &mut Words<'_>) -> Result<GreSpec,
             None,
         ));
     };
+    // The last `remote` is the tunnel's (iproute2 reads each and keeps the
+    // last); only then is one fibre does not model refused.
+    if !is_unicast(&remote) {
+        return Err(ParseError::new(
+            "remote",
+            "a unicast address (fibre does not model point-to-multipoint or multicast tunnels)",
+            Some(&remote.to_string()),
+        ));
+    }
+    if let Some(refusal) = unmodelled_option {
+        return Err(refusal);
+    }
     spec.remote = remote;
     Ok(spec)
 }
@@ -226,16 +287,7 @@ fn endpoint(
         return Ok(None);
     }
     match values::ip_addr(token) {
-        Some(addr) if Family::of(&addr) == family => {
-            if keyword == "remote" && !is_unicast(&addr) {
-                return Err(ParseError::new(
-                    keyword,
-                    "a unicast address (fibre does not model point-to-multipoint or multicast tunnels)",
-                    Some(token),
-                ));
-            }
-            Ok(Some(addr))
-        }
+        Some(addr) if Family::of(&addr) == family => Ok(Some(addr)),
         _ => Err(
             ParseError::new(keyword, expected, Some(token)).with_system_message(format!(
                 "Error: {} address is expected rather than \"{token}\".",

@@ -32,6 +32,7 @@ mod addr;
 mod error;
 mod get;
 mod gre;
+mod ipproto;
 mod lexer;
 mod link;
 mod load;
@@ -81,6 +82,16 @@ pub fn dsfield_name(tos: u8) -> Option<&'static str> {
         .iter()
         .find(|(value, _)| *value == tos)
         .map(|(_, name)| *name)
+}
+
+/// The name `ip` prints for an L4 protocol number (`inet_proto_n2a`).
+///
+/// ```
+/// assert_eq!(fibre_fib::config::ip_protocol_name(17), "udp");
+/// assert_eq!(fibre_fib::config::ip_protocol_name(200), "ipproto-200");
+/// ```
+pub fn ip_protocol_name(number: u8) -> String {
+    ipproto::ip_protocol_name(number)
 }
 
 /// One command of a configuration and the line it came from.

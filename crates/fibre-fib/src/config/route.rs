@@ -12,6 +12,7 @@
 use std::net::IpAddr;
 
 use super::error::ParseError;
+use super::values;
 use super::words::{
     abbreviates, invalid_argument, keyword_in, unknown_word, PrefixWord, Spelling, Words,
     INCOMPLETE,
@@ -19,35 +20,26 @@ use super::words::{
 use crate::command::{NexthopSpec, RouteOp, RouteSpec};
 use crate::types::*;
 
-/// Keywords iproute2 knows that fibre does not model.
-const UNSUPPORTED: &[&str] = &[
-    "as",
-    "expires",
-    "realm",
-    "realms",
-    "advmss",
-    "rtt",
-    "rttvar",
-    "reordering",
-    "window",
-    "cwnd",
-    "initcwnd",
-    "ssthresh",
-    "rto_min",
-    "hoplimit",
-    "initrwnd",
-    "features",
-    "quickack",
-    "congctl",
-    "pref",
-    "fastopen_no_cookie",
-    "encap",
-    "nhid",
-    "vrf",
-    "ttl-propagate",
-    "from",
-    "pervasive",
-];
+/// Keywords iproute2 knows whose arguments fibre does not read (an
+/// encapsulation's own grammar): refused where they stand.
+const UNSUPPORTED: &[&str] = &["encap"];
+
+/// A keyword whose value fibre reads as iproute2 does, so that ip's own
+/// refusals of it and of the words after it come first, but whose effect
+/// fibre does not model: the request is refused once the line is read,
+/// unless the kernel ignores the keyword for the request's family (IPv4
+/// keeps no `expires`, `pref`, `from`, `as` or `ttl-propagate`; IPv6 no
+/// realms) or the value changes nothing (a metric of 0: the kernel keeps
+/// no zero metric; `pref medium`; `from ::/0`; realm 0).
+#[derive(Debug, Clone, Copy)]
+struct Unmodelled {
+    /// Which of the line's unmodelled words it is.
+    word_index: usize,
+    /// An IPv4 request ignores it.
+    ignored_v4: bool,
+    /// An IPv6 request ignores it.
+    ignored_v6: bool,
+}
 
 /// `iproute_modify`'s keywords in the order it tries them, so that an
 /// abbreviation resolves as ip resolves it (`m` is metric, `p` priority,
@@ -163,6 +155,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     };
     let mut path_given = false;
     let mut multipath: Option<Vec<NexthopSpec>> = None;
+    let mut unmodelled: Vec<Unmodelled> = Vec::new();
+    let mut unmodelled_words: Vec<&str> = Vec::new();
+    let mut unmodelled_type: Option<&str> = None;
+    let mut nhid: Option<u32> = None;
 
     while let Some(word) = words.next() {
         match route_keyword(word).unwrap_or(word) {
@@ -184,7 +180,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 path_given = true;
             }
             "dev" | "oif" => {
-                path.dev = Some(words.device(word)?.to_string());
+                // iproute_modify keeps the last name and looks it up once
+                // the line is read: a name no device has is "Cannot find
+                // device" then, after the line's other refusals.
+                path.dev = Some(words.value(word, "a device name")?.to_string());
                 path_given = true;
             }
             "onlink" => {
@@ -208,7 +207,13 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "scope" => scope = Some(scope_value(words)?),
             "mtu" => {
                 let (value, lock) = mtu_value(words)?;
-                mtu = Some(value);
+                // ip_metrics_convert keeps at most 65535 - 15 (kernel-checked:
+                // `mtu 65535` is shown `mtu 65520`).
+                mtu = Some(if deleting {
+                    value
+                } else {
+                    value.min(IP_MAX_MTU_METRIC)
+                });
                 request.metrics += 8;
                 mtu_lock = lock;
             }
@@ -229,6 +234,27 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                     word,
                 ))
             }
+            "vrf" => {
+                // ipvrf_get_table: fibre has no VRF devices, so no name is one.
+                let token = words.value(word, "the name of a VRF device")?;
+                return Err(invalid_argument(
+                    word,
+                    "the name of a VRF device (fibre has none)",
+                    token,
+                    "Invalid VRF",
+                ));
+            }
+            "nhid" => {
+                nhid = Some(words.number(word, "id")?);
+            }
+            keyword @ ("as" | "from" | "expires" | "realms" | "pref" | "ttl-propagate"
+            | "hoplimit" | "advmss" | "reordering" | "window" | "cwnd" | "initcwnd"
+            | "initrwnd" | "ssthresh" | "rtt" | "rttvar" | "rto_min" | "features"
+            | "quickack" | "congctl" | "fastopen_no_cookie") => {
+                let word_index = unmodelled_words.len();
+                unmodelled_words.push(word);
+                unmodelled.push(unmodelled_value(keyword, word_index, words)?);
+            }
             other => {
                 let mut token = other;
                 let mut keyword = "to";
@@ -245,11 +271,9 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                             token = words.value(token, "a prefix or \"default\"")?;
                         }
                         Some(Err(unmodelled)) => {
-                            return Err(unknown_word(
-                                "route",
-                                "a route type fibre supports",
-                                unmodelled,
-                            ))
+                            unmodelled_type = Some(unmodelled);
+                            keyword = token;
+                            token = words.value(token, "a prefix or \"default\"")?;
                         }
                         None => {}
                     }
@@ -283,14 +307,31 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 .with_system_message(INCOMPLETE),
         );
     };
-    if path_given && multipath.is_some() {
-        return Err(ParseError::new(
+    let family = words.final_family();
+    if let (true, Some(paths)) = (path_given, &multipath) {
+        let refusal = ParseError::new(
             "nexthop",
             "either via/dev/onlink or nexthop clauses, not both",
             Some("nexthop"),
-        ));
+        );
+        if family == Family::V6 {
+            return Err(refusal);
+        }
+        // fib_get_nhs: a device or gateway beside the nexthops must be the
+        // first nexthop's (and the route's `onlink` is not the paths').
+        let first = &paths[0];
+        if path.dev.is_some() && path.dev != first.dev {
+            return Err(
+                refusal.with_system_message("Error: Nexthop device index does not match RTA_OIF.")
+            );
+        }
+        if path.gateway.is_some() && path.gateway != first.gateway {
+            return Err(refusal.with_system_message(
+                "Error: Nexthop gateway does not match RTA_GATEWAY or RTA_VIA.",
+            ));
+        }
+        path_given = false;
     }
-    let family = words.final_family();
     let dst = match dst {
         PrefixWord::Default => Prefix::default_route(family),
         PrefixWord::Prefix(p) => p,
@@ -311,6 +352,52 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             Some(&format!("{tos:#x}")),
         )
         .with_system_message("Error: Invalid dsfield (tos): ECN bits must be 0."));
+    }
+
+    if let Some(refusal) = unmodelled.iter().find(|u| {
+        !(if family == Family::V4 {
+            u.ignored_v4
+        } else {
+            u.ignored_v6
+        })
+    }) {
+        let word = unmodelled_words[refusal.word_index];
+        return Err(unknown_word(
+            "route",
+            &format!(
+                "a keyword fibre supports (it does not model \"{}\")",
+                route_keyword(word).unwrap_or(word)
+            ),
+            word,
+        ));
+    }
+    if let Some(id) = nhid {
+        return Err(nexthop_id_refusal(
+            id,
+            deleting,
+            path_given || multipath.is_some(),
+        ));
+    }
+    if let Some(word) = unmodelled_type {
+        if family == Family::V6 && deleting {
+            // ip6_route_del compares no type (kernel-checked: `route del
+            // xresolve P dev D` deletes P); iproute2 looks for nat in
+            // table local.
+            if word == "nat" && table.is_none() {
+                table = Some(TABLE_LOCAL);
+            }
+        } else if family == Family::V6 {
+            // The kernel keeps the type (`ip -6 route` shows `nat P ...
+            // table local`); fibre's routes have no such type.
+            return Err(unknown_word("route", "a route type fibre supports", word));
+        } else {
+            return Err(unmodelled_type_refusal(
+                word,
+                deleting,
+                scope.map(|s: Scope| s.0),
+                path_given || multipath.is_some(),
+            ));
+        }
     }
 
     let kind = kind.unwrap_or(if deleting {
@@ -352,6 +439,207 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     })
 }
 
+/// The value of an [`Unmodelled`] keyword, read as `iproute_modify` reads
+/// it (with its refusals), and what the kernel makes of it.
+fn unmodelled_value(
+    keyword: &str,
+    word_index: usize,
+    words: &mut Words<'_>,
+) -> Result<Unmodelled, ParseError> {
+    let mut entry = Unmodelled {
+        word_index,
+        ignored_v4: false,
+        ignored_v6: false,
+    };
+    let bad = |token: &str, what: &str| {
+        invalid_argument(keyword, &format!("a valid {keyword} value"), token, what)
+    };
+    match keyword {
+        "as" => {
+            // RTA_NEWDST: only MPLS routes read it.
+            let mut token = words.value(keyword, "an address")?;
+            if token == "to" {
+                token = words.value("to", "an address")?;
+            }
+            words.address_from(keyword, token)?;
+            entry.ignored_v4 = true;
+            entry.ignored_v6 = true;
+        }
+        "from" => {
+            // get_prefix; IPv4 routes have no source prefix (the kernel
+            // ignores RTA_SRC), an IPv6 one of length 0 is none.
+            let token = words.value(keyword, "a prefix")?;
+            let len = if values::is_default_word(token) {
+                0
+            } else {
+                let (addr, len) = words.addr_len_from(keyword, token)?;
+                len.unwrap_or(Family::of(&addr).bits())
+            };
+            entry.ignored_v4 = true;
+            entry.ignored_v6 = len == 0;
+        }
+        "expires" => {
+            words.number(keyword, "expires")?;
+            entry.ignored_v4 = true;
+        }
+        "realms" => {
+            let token = words.value(keyword, "realms [FROM/]TO")?;
+            let realms =
+                values::realms(token).ok_or_else(|| bad(token, "\"realm\" value is invalid"))?;
+            entry.ignored_v4 = realms == 0;
+            entry.ignored_v6 = true;
+        }
+        "pref" => {
+            // rtm_to_fib6_config: anything but low (3) or high (1) is medium.
+            let token = words.value(keyword, "low, medium, high or a number from 0 to 255")?;
+            let pref = match token {
+                "low" => 3,
+                "medium" => 0,
+                "high" => 1,
+                _ => values::number_at_most(token, 255)
+                    .ok_or_else(|| bad(token, "\"pref\" value is invalid"))?,
+            };
+            entry.ignored_v4 = true;
+            entry.ignored_v6 = pref != 1 && pref != 3;
+        }
+        "ttl-propagate" => {
+            // RTA_TTL_PROPAGATE: only MPLS routes read it.
+            let token = words.value(keyword, "enabled or disabled")?;
+            if !abbreviates(token, "enabled") && !abbreviates(token, "disabled") {
+                return Err(bad(token, "\"ttl-propagate\" value is invalid"));
+            }
+            entry.ignored_v4 = true;
+            entry.ignored_v6 = true;
+        }
+        "features" => {
+            let token = words.value(keyword, "ecn")?;
+            if token != "ecn" {
+                return Err(bad(token, "\"features\" value not valid"));
+            }
+        }
+        "quickack" | "fastopen_no_cookie" => {
+            let token = words.value(keyword, "0 or 1")?;
+            let value = values::number_u32(token)
+                .ok_or_else(|| bad(token, &format!("\"{keyword}\" value is invalid")))?;
+            if value > 1 {
+                return Err(bad(token, &format!("\"{keyword}\" value should be 0 or 1")));
+            }
+            entry.ignored_v4 = value == 0;
+            entry.ignored_v6 = value == 0;
+        }
+        "congctl" => {
+            let mut token = words.value(keyword, "a congestion control name")?;
+            if token == "lock" {
+                token = words.value(keyword, "a congestion control name")?;
+            }
+            let _ = token;
+        }
+        metric => {
+            // [lock] N: get_unsigned, or get_time_rtt for the times; the
+            // kernel keeps no metric of 0 (`ip_metrics_convert`), but a lock.
+            let lockable = metric != "rto_min";
+            let mut token = words.value(keyword, "a number")?;
+            let mut locked = metric == "rto_min";
+            if lockable && token == "lock" {
+                locked = true;
+                token = words.value(keyword, "a number")?;
+            }
+            let what = match metric {
+                "advmss" => "\"mss\" value is invalid".to_string(),
+                other => format!("\"{other}\" value is invalid"),
+            };
+            let value = if matches!(metric, "rtt" | "rttvar" | "rto_min") {
+                rtt_time(token)
+            } else {
+                values::number_u32(token).map(u64::from)
+            };
+            let value = value
+                .filter(|v| metric != "hoplimit" || *v <= 255)
+                .ok_or_else(|| bad(token, &what))?;
+            entry.ignored_v4 = value == 0 && !locked;
+            entry.ignored_v6 = entry.ignored_v4;
+        }
+    }
+    Ok(entry)
+}
+
+/// `get_time_rtt`: a number (`strtoul` base 0, or `strtod` when it has a
+/// `.`) with an optional unit s/sec/secs/ms/msec/msecs, any case. The
+/// value is what the kernel would keep only as far as zero or not.
+fn rtt_time(token: &str) -> Option<u64> {
+    let (value, used) = if token.contains('.') {
+        let end = token
+            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+            .unwrap_or(token.len());
+        let number: f64 = token[..end].parse().ok()?;
+        if number < 0.0 {
+            return None;
+        }
+        (number.ceil() as u64, end)
+    } else {
+        match values::strtoul_prefix(token, 0) {
+            (_, 0) => return None,
+            (u64::MAX, _) => return None,
+            found => found,
+        }
+    };
+    let unit = token[used..].to_ascii_lowercase();
+    matches!(
+        unit.as_str(),
+        "" | "s" | "sec" | "secs" | "ms" | "msec" | "msecs"
+    )
+    .then_some(value)
+}
+
+/// A route with `nhid`: fibre has no nexthop objects. The kernel
+/// (`rtm_to_fib_config`, `fib_create_info`) refuses one with paths of its
+/// own, else one naming an id that does not exist; a delete finds no
+/// route that uses it.
+fn nexthop_id_refusal(id: u32, deleting: bool, has_paths: bool) -> ParseError {
+    let message = if has_paths {
+        "Error: Nexthop specification and nexthop id are mutually exclusive."
+    } else if deleting {
+        "RTNETLINK answers: No such process"
+    } else {
+        "Error: Nexthop id does not exist."
+    };
+    ParseError::new(
+        "nhid",
+        "no nexthop id (fibre has no nexthop objects)",
+        Some(&id.to_string()),
+    )
+    .with_system_message(message)
+}
+
+/// The IPv4 route types `nat` and `xresolve`, which fibre's routes never
+/// have: an add wants scope nowhere of them (`fib_create_info`: "Invalid
+/// scope"; iproute2 gives nat scope host, xresolve universe) and then no
+/// path (kernel-checked), and a delete finds none ("No such process").
+fn unmodelled_type_refusal(
+    word: &str,
+    deleting: bool,
+    scope: Option<u8>,
+    has_paths: bool,
+) -> ParseError {
+    let refusal = unknown_word("route", "a route type fibre supports", word);
+    let scope = scope.unwrap_or(if word == "nat" {
+        Scope::HOST.0
+    } else {
+        Scope::UNIVERSE.0
+    });
+    if deleting {
+        refusal.with_system_message("RTNETLINK answers: No such process")
+    } else if scope < Scope::NOWHERE.0 {
+        refusal.with_system_message("Error: Invalid scope.")
+    } else if has_paths {
+        refusal.with_system_message(
+            "Error: Gateway, device and multipath can not be specified for this route type.",
+        )
+    } else {
+        refusal
+    }
+}
+
 /// iproute2's scope when none is given (see the module's table).
 fn default_scope(
     family: Family,
@@ -390,7 +678,29 @@ fn gateway(words: &mut Words<'_>) -> Result<IpAddr, ParseError> {
         Some("inet") => Some(Family::V4),
         Some("inet6") => Some(Family::V6),
         Some(w @ ("mpls" | "bridge" | "link")) => {
-            return Err(unknown_word("via", "an address family of inet or inet6", w))
+            words.next();
+            let token = words.value(w, "an address of that family")?;
+            // get_addr: an MPLS label stack (`mpls_pton`: labels below
+            // 2^20 joined by `/`) or a link-layer address (`ll_addr_a2n`:
+            // hex bytes joined by `:`) reads; no bridge address does. The
+            // kernel then takes neither as an IPv4 or IPv6 gateway.
+            let reads = match w {
+                "mpls" => token
+                    .split('/')
+                    .all(|label| values::number_u32(label).is_some_and(|l| l < 1 << 20)),
+                "link" => token.split(':').all(|byte| {
+                    (1..=2).contains(&byte.len()) && byte.chars().all(|c| c.is_ascii_hexdigit())
+                }),
+                _ => false,
+            };
+            let refusal = unknown_word("via", "an address family of inet or inet6", w);
+            return Err(if reads {
+                refusal.with_system_message("Error: Unsupported address family in RTA_VIA.")
+            } else {
+                refusal.with_system_message(format!(
+                    "Error: {w} address is expected rather than \"{token}\"."
+                ))
+            });
         }
         _ => None,
     };
@@ -441,9 +751,10 @@ fn nexthops(words: &mut Words<'_>, request_bytes: usize) -> Result<Vec<NexthopSp
     let mut multipath_len = 4;
     loop {
         if words.peek().is_none() {
+            // parse_nexthops: a `nexthop` with nothing after it.
             return Err(
                 ParseError::new("nexthop", "via, dev, weight or onlink", None)
-                    .with_system_message(INCOMPLETE),
+                    .with_system_message("Error: unexpected end of line after \"nexthop\""),
             );
         }
         let mut path = NexthopSpec {
@@ -480,7 +791,19 @@ fn nexthops(words: &mut Words<'_>, request_bytes: usize) -> Result<Vec<NexthopSp
                 }
                 "dev" => {
                     words.next();
-                    path.dev = Some(words.device("dev")?.to_string());
+                    let token = words.value("dev", "a device name")?;
+                    if !values::valid_ifname(token) {
+                        // parse_one_nh: `nodev`, then parse_nexthops' own line.
+                        return Err(ParseError::new(
+                            "dev",
+                            "a device name of 1 to 15 bytes without '/' or ':'",
+                            Some(token),
+                        )
+                        .with_system_message(format!(
+                            "Cannot find device \"{token}\" Error: cannot parse nexthop"
+                        )));
+                    }
+                    path.dev = Some(token.to_string());
                 }
                 "weight" => {
                     words.next();
@@ -541,6 +864,9 @@ fn weight(words: &mut Words<'_>) -> Result<u16, ParseError> {
         )),
     }
 }
+
+/// The largest MTU metric the kernel keeps (`ip_metrics_convert`).
+const IP_MAX_MTU_METRIC: u32 = 65535 - 15;
 
 /// The buffer `parse_nexthops` builds the nexthops in, and the bound it
 /// gives `addattr_l` for the whole request.

@@ -1,16 +1,19 @@
 //! `rule add|del ...` as iproute2 6.1's `iprule_modify` reads it: its
 //! keywords in its order, with `matches()` abbreviations (`p` is `pref`,
 //! `t` is `tun_id`, `ta` is `table`, `d` is `dsfield`, `s` is
-//! `suppress_prefixlength`, `n` is `nop`), its messages, and the request it
-//! sends. The family is `-6`'s (or `-4`'s), else IPv4: an address does not
-//! change it (`from 2001:db8::/32` without `-6` is an IPv4 request, which
-//! the kernel refuses). An add without an action looks up table main;
-//! with `lookup 0` (or `unicast`) it asks the kernel to pick a table.
+//! `suppress_prefixlength`, `r` is `realms`, `m` is `map-to`, `n` is
+//! `nop`), its messages, and the request it sends. The family is `-6`'s
+//! (or `-4`'s), else IPv4: an address does not change it (`from
+//! 2001:db8::/32` without `-6` is an IPv4 request, which the kernel
+//! refuses). An add without an action looks up table main; with `lookup 0`
+//! (or `unicast`) it asks the kernel to pick a table.
 //!
-//! Selectors and actions fibre does not model (`uidrange`, `ipproto`,
-//! `sport`, `dport`, `l3mdev`, `realms`, `tun_id`, `nat`/`map-to`, the
-//! route types `anycast`, `multicast`, `throw`, `xresolve` and bare
-//! numbers as actions) are refused by name rather than ignored.
+//! Every selector and action ip sends is kept as the kernel keeps it:
+//! `uidrange`, `ipproto`, `sport`, `dport`, `l3mdev`, `tun_id`, `realms`,
+//! and action numbers without a word of their own (`anycast`, `throw`,
+//! `nat ADDR`, `type 12`), whose lookups the kernel fails.
+
+use std::net::IpAddr;
 
 use super::error::ParseError;
 use super::values;
@@ -24,9 +27,20 @@ fn abbreviates(word: &str, full: &str) -> bool {
 }
 
 /// What fibre reads after `rule add|del`, for refusals.
-const RULE_WORDS: &str = "not, from, to, pref, tos, fwmark, lookup, goto, iif, oif, \
-     suppress_prefixlength, suppress_ifgroup, protocol or an action (blackhole, unreachable, \
-     prohibit, nop)";
+const RULE_WORDS: &str = "not, from, to, pref, tos, fwmark, realms, protocol, tun_id, lookup, \
+     suppress_prefixlength, suppress_ifgroup, iif, oif, l3mdev, uidrange, map-to, ipproto, \
+     sport, dport or an action (goto, nop, blackhole, unreachable, prohibit, a route type)";
+
+/// The `FR_ACT_*` numbers `iprule_modify` sends.
+const FR_ACT_UNSPEC: u8 = 0;
+const FR_ACT_TO_TBL: u8 = 1;
+const FR_ACT_GOTO: u8 = 2;
+const FR_ACT_NOP: u8 = 3;
+const FR_ACT_BLACKHOLE: u8 = 6;
+const FR_ACT_UNREACHABLE: u8 = 7;
+const FR_ACT_PROHIBIT: u8 = 8;
+/// RTN_NAT, the action `nat`/`map-to` sends.
+const RTN_NAT: u8 = 10;
 
 /// The rule request of the words after the verb.
 pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, ParseError> {
@@ -44,20 +58,26 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
         .with_system_message(format!("\"ip rule {verb}\" requires arguments.")));
     }
     let mut spec = RuleSpec::new(given_family.unwrap_or(Family::V4));
-    // iproute2 keeps the table apart from the action (`goto 5 lookup 100`
-    // is a goto); `table_ok` is its flag that a table (or a type) was given.
-    let mut table = None;
+    // `struct fib_rule_hdr`'s action as iproute2 fills it, the table it
+    // sends (`tid`), and its flag that a table or a type was given.
+    let mut action = match op {
+        RuleOp::Add => FR_ACT_TO_TBL,
+        RuleOp::Del => FR_ACT_UNSPEC,
+    };
+    let mut goto_target = None;
+    let mut table = TABLE_UNSPEC;
     let mut table_ok = false;
-    let mut kind = None;
     while let Some(word) = words.next() {
         if word == "not" {
             spec.invert = true;
         } else if word == "from" || word == "to" {
-            let prefix = selector(words, word, given_family)?;
+            let (prefix, written) = selector(words, word, given_family)?;
             if word == "from" {
                 spec.from = prefix;
+                spec.written_addrs.0 = written;
             } else {
                 spec.to = prefix;
+                spec.written_addrs.1 = written;
             }
         } else if ["preference", "order", "priority"]
             .iter()
@@ -69,7 +89,7 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
         } else if word == "fwmark" {
             spec.fwmark = Some(fwmark_value(words)?);
         } else if abbreviates(word, "realms") {
-            return Err(unmodelled(word, "realms"));
+            spec.realms = Some(realms(words, word)?);
         } else if abbreviates(word, "protocol") {
             let expected = "a protocol name or a number from 0 to 255";
             let token = words.value(word, expected)?;
@@ -77,14 +97,17 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
                 invalid_argument(word, expected, token, "\"protocol\" value is invalid")
             })?);
         } else if abbreviates(word, "tun_id") {
-            return Err(unmodelled(word, "tun_id"));
+            let expected = "a tunnel id from 0 to 18446744073709551615";
+            let token = words.value(word, expected)?;
+            // get_be64 (get_u64: strtoull with base 0, read whole).
+            spec.tun_id = values::strtoul_whole(token, 0).ok_or_else(|| {
+                invalid_argument(word, expected, token, "\"tun_id\" value is invalid")
+            })?;
         } else if abbreviates(word, "table") || word == "lookup" {
             let expected = "a table: local, main, default or a number from 0 to 4294967295";
             let token = words.value(word, expected)?;
-            table = Some(
-                values::table_id(token)
-                    .ok_or_else(|| invalid_argument(word, expected, token, "invalid table ID"))?,
-            );
+            table = values::table_id(token)
+                .ok_or_else(|| invalid_argument(word, expected, token, "invalid table ID"))?;
             table_ok = true;
         } else if abbreviates(word, "suppress_prefixlength") || word == "sup_pl" {
             spec.suppress_prefixlength = Some(suppress_prefixlength(words, word)?);
@@ -94,41 +117,159 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
             spec.iif = Some(ifname(words, word, "\"iif\"/\"dev\" not a valid ifname")?);
         } else if word == "oif" {
             spec.oif = Some(ifname(words, word, "\"oif\" not a valid ifname")?);
-        } else if ["l3mdev", "uidrange", "ipproto", "sport", "dport", "nat"].contains(&word) {
-            return Err(unmodelled(word, word));
-        } else if abbreviates(word, "map-to") {
-            return Err(unmodelled(word, "map-to"));
+        } else if word == "l3mdev" {
+            spec.l3mdev = true;
+            table_ok = true;
+        } else if word == "uidrange" {
+            let expected = "a uid range START-END";
+            let token = words.value(word, expected)?;
+            let (Some(start), Some(end)) = scan_range(token) else {
+                return Err(invalid_argument(word, expected, token, "invalid UID range"));
+            };
+            // sscanf's %u stores the low 32 bits of what strtoul read.
+            spec.uid_range = Some((start as u32, end as u32));
+        } else if word == "nat" || abbreviates(word, "map-to") {
+            let expected = "an IPv4 address";
+            let token = words.value(word, expected)?;
+            // get_addr32: the gateway must be an IPv4 address; the kernel
+            // keeps only the action (`ip rule` then shows `masquerade`).
+            let ipv4 = values::is_default_word(token)
+                || values::ip_addr(token).is_some_and(|a| a.is_ipv4());
+            if !ipv4 {
+                return Err(
+                    ParseError::new(word, expected, Some(token)).with_system_message(format!(
+                        "Error: an IP address is expected rather than \"{token}\""
+                    )),
+                );
+            }
+            action = RTN_NAT;
+        } else if word == "ipproto" {
+            let expected = "an IP protocol name (tcp, udp, ...) or a number from 0 to 255";
+            let token = words.value(word, expected)?;
+            spec.ip_proto = super::ipproto::ip_protocol(token).ok_or_else(|| {
+                invalid_argument(word, expected, token, "Invalid \"ipproto\" value")
+            })?;
+        } else if word == "sport" || word == "dport" {
+            let expected = "a port or a port range START-END";
+            let token = words.value(word, expected)?;
+            // sscanf("%hu-%hu"): one number is a range of one; %hu keeps
+            // the low 16 bits.
+            let range = match scan_range(token) {
+                (Some(start), Some(end)) => (start as u16, end as u16),
+                (Some(start), None) => (start as u16, start as u16),
+                _ => {
+                    let what = if word == "sport" {
+                        "invalid port range"
+                    } else {
+                        "invalid dport range"
+                    };
+                    return Err(invalid_argument(word, expected, token, what));
+                }
+            };
+            if word == "sport" {
+                spec.sport_range = Some(range);
+            } else {
+                spec.dport_range = Some(range);
+            }
         } else {
             let word = if word == "type" {
-                words.value(
-                    "type",
-                    "a rule type: blackhole, unreachable, prohibit, nop or goto",
-                )?
+                words.value("type", "a rule type: a route type, goto or nop")?
             } else {
                 word
             };
-            kind = rule_type(words, word)?;
+            let (number, target) = rule_type(words, word)?;
+            action = number;
+            if target.is_some() {
+                goto_target = target;
+            }
             table_ok = true;
         }
     }
-    spec.action = match (op, kind) {
-        (_, Some(action)) => Some(action),
+    if spec.l3mdev && table != TABLE_UNSPEC {
+        return Err(ParseError::new(
+            "l3mdev",
+            "no table (an l3mdev rule looks up its device's)",
+            Some(&table.to_string()),
+        )
+        .with_system_message("table can not be specified for l3mdev rules"));
+    }
+    if !table_ok && op == RuleOp::Add {
+        table = TABLE_MAIN;
+    }
+    // fib_nl2rule: a goto target only with action goto, and goto only with one.
+    match (action, goto_target) {
+        (FR_ACT_GOTO, None) => {
+            return Err(
+                ParseError::new("rule", "goto N (local is action goto)", Some("local"))
+                    .with_system_message("Error: Missing goto target for action goto."),
+            )
+        }
+        (FR_ACT_GOTO, _) | (_, None) => {}
+        (_, Some(target)) => {
+            return Err(ParseError::new(
+                "goto",
+                "goto as the rule's action (a later type replaced it)",
+                Some(&target.to_string()),
+            )
+            .with_system_message("Error: Unexpected goto."))
+        }
+    }
+    spec.action = match action {
+        FR_ACT_UNSPEC if op == RuleOp::Del => None,
         // `unicast` (FR_ACT_TO_TBL) with no table: table 0, as sent.
-        (RuleOp::Add, None) if table_ok => Some(RuleAction::Lookup(table.unwrap_or(TABLE_UNSPEC))),
-        (RuleOp::Add, None) => Some(RuleAction::Lookup(TABLE_MAIN)),
-        // A delete's table 0 (`rule_find`: `rule->table` unset) matches any.
-        (RuleOp::Del, None) => table.filter(|t| *t != TABLE_UNSPEC).map(RuleAction::Lookup),
+        FR_ACT_TO_TBL => Some(RuleAction::Lookup(table)),
+        FR_ACT_GOTO => goto_target.map(RuleAction::Goto),
+        FR_ACT_NOP => Some(RuleAction::Nop),
+        FR_ACT_BLACKHOLE => Some(RuleAction::Blackhole),
+        FR_ACT_UNREACHABLE => Some(RuleAction::Unreachable),
+        FR_ACT_PROHIBIT => Some(RuleAction::Prohibit),
+        other => Some(RuleAction::Other(other)),
     };
+    match spec.action {
+        // A delete's lookup of table 0 (`rule_find`: `rule->table` unset)
+        // is any table.
+        Some(RuleAction::Lookup(TABLE_UNSPEC)) if op == RuleOp::Del => {
+            spec.action = Some(RuleAction::Lookup(TABLE_UNSPEC));
+        }
+        Some(RuleAction::Lookup(_)) => {}
+        _ => spec.table_beside_action = table,
+    }
     Ok(spec)
+}
+
+/// C's `sscanf(token, "%u-%u")` (and `%hu-%hu`): the numbers it read, as
+/// `strtoul` with base 10 reads each (a sign and leading blanks taken);
+/// the second only after a `-` right behind the first.
+fn scan_range(token: &str) -> (Option<u64>, Option<u64>) {
+    let (start, used) = values::strtoul_prefix(token, 10);
+    if used == 0 {
+        return (None, None);
+    }
+    let Some(rest) = token[used..].strip_prefix('-') else {
+        return (Some(start), None);
+    };
+    match values::strtoul_prefix(rest, 10) {
+        (_, 0) => (Some(start), None),
+        (end, _) => (Some(start), Some(end)),
+    }
+}
+
+/// `realms [FROM/]TO` (see [`values::realms`]).
+fn realms(words: &mut Words<'_>, keyword: &str) -> Result<u32, ParseError> {
+    let expected = "realms [FROM/]TO, each a realm name or a number from 0 to 255";
+    let token = words.value(keyword, expected)?;
+    values::realms(token)
+        .ok_or_else(|| invalid_argument(keyword, expected, token, "invalid realms"))
 }
 
 /// A rule type after `type` or alone (the last `else` of
 /// `iprule_modify`): `goto N`, `nop`, or a route type by
 /// `rtnl_rtntype_a2n`, whose number the kernel takes as the action
 /// (`FR_ACT_*`): unicast (1) looks up a table, local (2) is a goto without
-/// a target, broadcast (3) a nop, 6-8 blackhole, unreachable, prohibit.
-/// None: the action stays "look up the table" (unicast).
-fn rule_type(words: &mut Words<'_>, word: &str) -> Result<Option<RuleAction>, ParseError> {
+/// a target, broadcast (3) a nop, 6-8 blackhole, unreachable, prohibit;
+/// the kernel keeps any other number. The action number, and the goto
+/// target given.
+fn rule_type(words: &mut Words<'_>, word: &str) -> Result<(u8, Option<u32>), ParseError> {
     if abbreviates(word, "help") {
         return Err(ParseError::new(
             "rule",
@@ -138,26 +279,14 @@ fn rule_type(words: &mut Words<'_>, word: &str) -> Result<Option<RuleAction>, Pa
     }
     if abbreviates(word, "goto") {
         let target = u32_value(words, "goto", "invalid target")?;
-        return Ok(Some(RuleAction::Goto(target)));
+        return Ok((FR_ACT_GOTO, Some(target)));
     }
     if abbreviates(word, "nop") {
-        return Ok(Some(RuleAction::Nop));
+        return Ok((FR_ACT_NOP, None));
     }
-    let Some(number) = route_type_number(word) else {
-        return Err(rule_garbage(word));
-    };
-    match number {
-        1 => Ok(None),
-        // fib_nl2rule: FR_ACT_GOTO needs FRA_GOTO.
-        2 => Err(
-            ParseError::new("rule", "goto N (local is action goto)", Some(word))
-                .with_system_message("Error: Missing goto target for action goto."),
-        ),
-        3 => Ok(Some(RuleAction::Nop)),
-        6 => Ok(Some(RuleAction::Blackhole)),
-        7 => Ok(Some(RuleAction::Unreachable)),
-        8 => Ok(Some(RuleAction::Prohibit)),
-        _ => Err(unmodelled(word, &format!("rule action {number}"))),
+    match route_type_number(word) {
+        Some(number) => Ok((number as u8, None)),
+        None => Err(rule_garbage(word)),
     }
 }
 
@@ -195,12 +324,14 @@ fn route_type_number(word: &str) -> Option<u32> {
 /// A `from`/`to` selector: `all`/`any`/`default` or `ADDR[/LEN]` as
 /// `get_prefix` reads it for the line's family (any family without
 /// `-4`/`-6`; the kernel then checks it against the request's). None:
-/// every address. Host bits are cleared: the kernel's match masks them.
+/// every address. The prefix has its host bits cleared, as the kernel's
+/// match masks them; the address as written comes beside it (the kernel
+/// keeps and shows it).
 fn selector(
     words: &mut Words<'_>,
     keyword: &str,
     given_family: Option<Family>,
-) -> Result<Option<Prefix>, ParseError> {
+) -> Result<(Option<Prefix>, Option<IpAddr>), ParseError> {
     let expected = match given_family {
         Some(Family::V4) => "an IPv4 prefix (ADDR/0..32) or \"all\"",
         Some(Family::V6) => "an IPv6 prefix (ADDR/0..128) or \"all\"",
@@ -208,7 +339,7 @@ fn selector(
     };
     let token = words.value(keyword, expected)?;
     if values::is_default_word(token) {
-        return Ok(None);
+        return Ok((None, None));
     }
     let parsed = values::addr_with_len(token)
         .filter(|(addr, _)| given_family.is_none_or(|f| f == Family::of(addr)));
@@ -222,7 +353,10 @@ fn selector(
     };
     let len = len.unwrap_or(Family::of(&addr).bits());
     // A zero length sends no address to match (`frh->src_len` 0).
-    Ok((len > 0).then(|| Prefix::containing(addr, len)))
+    if len == 0 {
+        return Ok((None, None));
+    }
+    Ok((Some(Prefix::containing(addr, len)), Some(addr)))
 }
 
 /// A `u32` argument as `get_u32` reads it, refused with ip's `what`.
@@ -232,11 +366,15 @@ fn u32_value(words: &mut Words<'_>, keyword: &str, what: &str) -> Result<u32, Pa
     values::number_u32(token).ok_or_else(|| invalid_argument(keyword, expected, token, what))
 }
 
-/// A device name, refused with ip's `what` (`check_ifname`).
+/// A device name as iproute2's `check_ifname` takes it, refused with ip's
+/// `what`: 1 to 15 bytes, no `/` and no blank (a rule
+/// may name `a:b` or `..`, which no device can be: the kernel keeps the
+/// name and the rule stays detached).
 fn ifname(words: &mut Words<'_>, keyword: &str, what: &str) -> Result<String, ParseError> {
-    let expected = "a device name of 1 to 15 bytes without '/' or ':'";
+    let expected = "a device name of 1 to 15 bytes without '/' or blanks";
     let token = words.value(keyword, expected)?;
-    if values::valid_ifname(token) {
+    let c_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\x0b' | '\x0c' | '\r');
+    if !token.is_empty() && token.len() < 16 && !token.contains(|c: char| c == '/' || c_space(c)) {
         Ok(token.to_string())
     } else {
         Err(invalid_argument(keyword, expected, token, what))
@@ -283,13 +421,13 @@ fn dsfield(words: &mut Words<'_>, keyword: &str) -> Result<u8, ParseError> {
 }
 
 /// `suppress_prefixlength N`: iproute2 takes any non-negative `int`
-/// (`get_s32`); the kernel suppresses routes no longer than N, so every
-/// N from 128 up suppresses all. fibre keeps N in a byte.
-fn suppress_prefixlength(words: &mut Words<'_>, keyword: &str) -> Result<u8, ParseError> {
-    let expected = "a prefix length from 0 to 255";
+/// (`get_s32`); the kernel suppresses routes no longer than N.
+fn suppress_prefixlength(words: &mut Words<'_>, keyword: &str) -> Result<u32, ParseError> {
+    let expected = "a prefix length from 0 to 2147483647";
     let token = words.value(keyword, expected)?;
-    let value = strtol(token)
+    strtol(token)
         .filter(|n| (0..=i64::from(i32::MAX)).contains(n))
+        .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| {
             invalid_argument(
                 keyword,
@@ -297,14 +435,7 @@ fn suppress_prefixlength(words: &mut Words<'_>, keyword: &str) -> Result<u8, Par
                 token,
                 "suppress_prefixlength value is invalid",
             )
-        })?;
-    u8::try_from(value).map_err(|_| {
-        ParseError::new(
-            keyword,
-            &format!("{expected} (ip takes up to 2147483647; fibre keeps lengths up to 255)"),
-            Some(token),
-        )
-    })
+        })
 }
 
 /// `suppress_ifgroup G` as `rtnl_group_a2n` reads it: `default` (group 0,
@@ -379,16 +510,6 @@ fn fwmark_value(words: &mut Words<'_>) -> Result<(u32, u32), ParseError> {
         }
     };
     Ok((mark, mask))
-}
-
-/// A word ip takes but fibre does not model: refused by name, so that a
-/// rule is never applied without a selector or action it was given.
-fn unmodelled(token: &str, what: &str) -> ParseError {
-    ParseError::new(
-        "rule",
-        &format!("{RULE_WORDS} (ip accepts {what}; fibre does not model it)"),
-        Some(token),
-    )
 }
 
 fn rule_garbage(token: &str) -> ParseError {

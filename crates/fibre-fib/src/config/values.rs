@@ -17,7 +17,7 @@ fn is_c_space(c: char) -> bool {
 /// `-` (a negative number wraps, as C's unsigned negation does), and with
 /// base 0 reads `0x` as hexadecimal and a leading `0` as octal. A value
 /// past `u64::MAX` saturates there (`ULONG_MAX` with `ERANGE`).
-fn strtoul_prefix(text: &str, base: u32) -> (u64, usize) {
+pub(crate) fn strtoul_prefix(text: &str, base: u32) -> (u64, usize) {
     let bytes = text.as_bytes();
     let mut pos = text.len() - text.trim_start_matches(is_c_space).len();
     let negative = match bytes.get(pos) {
@@ -72,7 +72,7 @@ fn strtoul_prefix(text: &str, base: u32) -> (u64, usize) {
 /// `token` read whole by `strtoul(token, &end, base)`: `None` when it has
 /// no digits or anything after them (iproute2's `!end || end == arg ||
 /// *end` test).
-fn strtoul_whole(token: &str, base: u32) -> Option<u64> {
+pub(crate) fn strtoul_whole(token: &str, base: u32) -> Option<u64> {
     match strtoul_prefix(token, base) {
         (_, 0) => None,
         (value, used) if used == token.len() => Some(value),
@@ -108,6 +108,27 @@ pub(crate) fn number_i32(token: &str) -> Option<i32> {
 /// `rtnl_rtntype_a2n`: `strtoul(arg, &end, 0)`, `res > 255` refused).
 pub(crate) fn number_at_most(token: &str, max: u64) -> Option<u64> {
     strtoul_whole(token, 0).filter(|value| *value <= max)
+}
+
+/// `realms [FROM/]TO` as `get_rt_realms_or_raw` reads it: realm names of
+/// the shipped `rt_realms` (`cosmos` is 0) or numbers up to 255, FROM in
+/// the high 16 bits; else the whole word as one number (`65536` is 1/0).
+pub(crate) fn realms(token: &str) -> Option<u32> {
+    let realm = |name: &str| -> Option<u32> {
+        if name == "cosmos" {
+            return Some(0);
+        }
+        number_at_most(name, 255).map(|n| n as u32)
+    };
+    let named = match token.split_once('/') {
+        Some((from, to)) => realm(from).and_then(|from| {
+            let to = if to.is_empty() { Some(0) } else { realm(to) };
+            to.map(|to| (from << 16) | to)
+        }),
+        None if token.is_empty() => Some(0),
+        None => realm(token),
+    };
+    named.or_else(|| number_u32(token))
 }
 
 /// The names of iproute2's shipped `rt_dsfield` file (DiffServ code points).

@@ -38,6 +38,9 @@ pub(crate) struct Flow {
     pub sport: u16,
     /// L4 destination port.
     pub dport: u16,
+    /// The uid the flow belongs to (`flowi_uid`), which `uidrange` rules
+    /// select on.
+    pub uid: u32,
     /// IPv6: the device routes are scored against (`ip6_pol_route`'s oif:
     /// the output device, or the input device for a link-local or
     /// multicast destination); 0 = none.
@@ -60,6 +63,7 @@ impl Flow {
             proto: 0,
             sport: 0,
             dport: 0,
+            uid: 0,
             v6_dev: 0,
             v6_strict: false,
         }
@@ -610,9 +614,12 @@ impl Fib {
                     continue;
                 }
                 RuleAction::Nop => continue,
-                RuleAction::Blackhole => return Err(Errno::Inval),
+                RuleAction::Blackhole | RuleAction::Other(_) => return Err(Errno::Inval),
                 RuleAction::Unreachable => return Err(Errno::NetUnreach),
                 RuleAction::Prohibit => return Err(Errno::Acces),
+                // fib_get_table / fib6_get_table read table 0 (an l3mdev
+                // rule's without a master device) as main.
+                RuleAction::Lookup(TABLE_UNSPEC) => TABLE_MAIN,
                 RuleAction::Lookup(table) => table,
             };
             let Some(t) = self.tables.get(&table) else {
@@ -639,7 +646,7 @@ impl Fib {
 fn suppressed(rule: &Rule, res: &impl Suppressible) -> bool {
     if rule
         .suppress_prefixlength
-        .is_some_and(|n| res.dst_len() <= n)
+        .is_some_and(|n| u32::from(res.dst_len()) <= n)
     {
         return true;
     }

@@ -145,15 +145,29 @@ pub(crate) fn lookup_tos(dst: &IpAddr, tos: u8) -> u8 {
     }
 }
 
+/// `IPPROTO_UDP`.
+const IPPROTO_UDP: u8 = 17;
+/// `IPPROTO_TCP`.
+const IPPROTO_TCP: u8 = 6;
+
+/// The output flow of a query. `inet_rtm_getroute` asks about a UDP packet
+/// unless told another protocol (kernel-checked: a rule `ipproto udp
+/// prohibit` refuses a plain IPv4 `route get`), `inet6_rtm_getroute` about
+/// none; both take the caller's uid (root's, 0) when none is given.
 fn flow_of(req: &RouteGetRequest, oif: LinkIndex) -> Flow {
+    let default_proto = match Family::of(&req.dst) {
+        Family::V4 => IPPROTO_UDP,
+        Family::V6 => 0,
+    };
     Flow {
         src: req.src,
         oif,
         mark: req.mark,
         tos: lookup_tos(&req.dst, req.tos),
-        proto: req.ipproto.unwrap_or(0),
+        proto: req.ipproto.unwrap_or(default_proto),
         sport: req.sport.unwrap_or(0),
         dport: req.dport.unwrap_or(0),
+        uid: req.uid.unwrap_or(0),
         ..Flow::output(req.dst)
     }
 }
@@ -558,6 +572,15 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
     let mut flow = flow_of(req, 0);
     flow.iif = iif;
     flow.src = Some(IpAddr::V4(src));
+    // The query becomes a packet (`inet_rtm_getroute_build_skb`) that
+    // `ip_route_input_slow` routes as the namespace's root's, whatever uid
+    // was asked (kernel-checked: `uid 4294967294` still matches `uidrange
+    // 0-0`); only a TCP or UDP header carries the ports.
+    flow.uid = 0;
+    if flow.proto != IPPROTO_TCP && flow.proto != IPPROTO_UDP {
+        flow.sport = 0;
+        flow.dport = 0;
+    }
     let res = fib.fib_lookup(&flow).map_err(err)?;
     let src_ip = IpAddr::V4(src);
     match res.kind {
@@ -635,7 +658,10 @@ fn output_v6(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
 /// `ip6_route_input`. The answer shows a preferred source only when the
 /// route has one (`src` on the route).
 fn input_v6(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAnswer, KernelError> {
-    let flow = flow_of(req, 0).with_v6_input_dev(iif);
+    let mut flow = flow_of(req, 0).with_v6_input_dev(iif);
+    // inet6_rtm_getroute: an input query without a uid has none
+    // (INVALID_UID), which no `uidrange` holds (kernel-checked).
+    flow.uid = req.uid.unwrap_or(u32::MAX);
     let res = fib.fib_lookup(&flow).map_err(err)?;
     answer_v6(fib, req, &res, &flow, Some(iif), |_| None)
 }

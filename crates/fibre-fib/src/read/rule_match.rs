@@ -33,7 +33,15 @@ fn iface_matches(fib: &Fib, name: &Option<String>, index: LinkIndex) -> bool {
     }
 }
 
-/// `fib_rule_match`: selectors, then `not`.
+/// `fib_rule_port_inrange` for a rule's port range, if it has one.
+fn port_matches(range: Option<(u16, u16)>, port: u16) -> bool {
+    range.is_none_or(|(start, end)| (start..=end).contains(&port))
+}
+
+/// `fib_rule_match`, then `fib4_rule_match` / `fib6_rule_match`: the
+/// selectors, then `not`. A `tun_id` rule never matches (fibre's flows have
+/// no tunnel metadata), nor an `l3mdev` one (no flow has an L3 master
+/// device: `l3mdev_fib_rule_match`).
 pub(crate) fn rule_matches(fib: &Fib, rule: &Rule, flow: &Flow) -> bool {
     let family = Family::of(&flow.dst);
     let matched = iface_matches(fib, &rule.iif, flow.iif)
@@ -41,8 +49,16 @@ pub(crate) fn rule_matches(fib: &Fib, rule: &Rule, flow: &Flow) -> bool {
         && rule
             .fwmark
             .is_none_or(|(mark, mask)| (mark ^ flow.mark) & mask == 0)
+        && rule.tun_id == 0
+        && !rule.l3mdev
+        && rule
+            .uid_range
+            .is_none_or(|(start, end)| (start..=end).contains(&flow.uid))
         && source_matches(rule, flow, family)
         && prefix_holds(&rule.to, Some(flow.dst), family)
-        && (rule.tos == 0 || rule.tos == flow.tos);
+        && (rule.tos == 0 || rule.tos == flow.tos)
+        && (rule.ip_proto == 0 || rule.ip_proto == flow.proto)
+        && port_matches(rule.sport_range, flow.sport)
+        && port_matches(rule.dport_range, flow.dport);
     matched != rule.invert
 }

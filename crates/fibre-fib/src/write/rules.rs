@@ -40,6 +40,15 @@ const fn rule(family: Family, priority: u32, table: TableId) -> Rule {
         suppress_prefixlength: None,
         suppress_ifgroup: None,
         protocol: Protocol::KERNEL,
+        table_beside_action: TABLE_UNSPEC,
+        l3mdev: false,
+        uid_range: None,
+        ip_proto: 0,
+        sport_range: None,
+        dport_range: None,
+        tun_id: 0,
+        realms: 0,
+        written_addrs: (None, None),
     }
 }
 
@@ -88,6 +97,22 @@ fn rule_from_spec(spec: &RuleSpec, priority: u32) -> Rule {
         // iproute2 sends no FRA_PROTOCOL unless asked; the kernel keeps
         // RTPROT_UNSPEC (`ip -d rule` shows "proto unspec"; checked on 6.18).
         protocol: spec.protocol.unwrap_or(Protocol::UNSPEC),
+        table_beside_action: match spec.action {
+            Some(RuleAction::Lookup(_)) | None => TABLE_UNSPEC,
+            Some(_) => spec.table_beside_action,
+        },
+        l3mdev: spec.l3mdev,
+        uid_range: spec.uid_range,
+        ip_proto: spec.ip_proto,
+        sport_range: spec.sport_range,
+        dport_range: spec.dport_range,
+        tun_id: spec.tun_id,
+        // fib4_rule_configure keeps FRA_FLOW (tclassid); IPv6 rules have none.
+        written_addrs: spec.written_addrs,
+        realms: match spec.family {
+            Family::V4 => spec.realms.unwrap_or(0),
+            Family::V6 => 0,
+        },
     }
 }
 
@@ -99,17 +124,28 @@ fn rule_from_spec(spec: &RuleSpec, priority: u32) -> Rule {
 fn rule_exists(r: &Rule, new: &Rule) -> bool {
     let same_action = match (r.action, new.action) {
         (RuleAction::Lookup(a), RuleAction::Lookup(b)) => a == b,
+        (RuleAction::Other(a), RuleAction::Other(b)) => a == b,
         (a, b) => std::mem::discriminant(&a) == std::mem::discriminant(&b),
     };
     same_action
+        && r.table() == new.table()
+        && r.l3mdev == new.l3mdev
+        && r.uid_range == new.uid_range
+        && r.ip_proto == new.ip_proto
+        && r.sport_range == new.sport_range
+        && r.dport_range == new.dport_range
+        && r.tun_id == new.tun_id
+        // fib4_rule_compare: the realms only when the new rule gives them.
+        && (new.realms == 0 || r.realms == new.realms)
         && r.priority == new.priority
         && r.iif == new.iif
         && r.oif == new.oif
         && r.fwmark.unwrap_or((0, 0)) == new.fwmark.unwrap_or((0, 0))
         && r.suppress_prefixlength == new.suppress_prefixlength
         && r.suppress_ifgroup == new.suppress_ifgroup
-        && new.from.is_none_or(|p| r.from == Some(p))
-        && new.to.is_none_or(|p| r.to == Some(p))
+        // fib4_rule_compare / fib6_rule_compare: the addresses exactly.
+        && (new.from.is_none() || (r.from == new.from && r.from_addr() == new.from_addr()))
+        && (new.to.is_none() || (r.to == new.to && r.to_addr() == new.to_addr()))
         && (new.tos == 0 || r.tos == new.tos)
         // Kernel-checked: `pref 0 lookup local` (proto unspec) is a new
         // rule beside the default one (proto kernel).
@@ -127,6 +163,16 @@ fn del_matches(spec: &RuleSpec, r: &Rule) -> bool {
         Some(a) => r.action == a,
     };
     action_ok
+        && (spec.table_beside_action == TABLE_UNSPEC || spec.table_beside_action == r.table())
+        && (!spec.l3mdev || r.l3mdev)
+        && spec.uid_range.is_none_or(|u| r.uid_range == Some(u))
+        && (spec.ip_proto == 0 || spec.ip_proto == r.ip_proto)
+        && spec.sport_range.is_none_or(|p| r.sport_range == Some(p))
+        && spec.dport_range.is_none_or(|p| r.dport_range == Some(p))
+        && (spec.tun_id == 0 || spec.tun_id == r.tun_id)
+        && spec
+            .realms
+            .is_none_or(|realms| spec.family == Family::V6 || realms == r.realms)
         && spec.priority.is_none_or(|p| p == r.priority)
         && spec.iif.as_ref().is_none_or(|n| r.iif.as_ref() == Some(n))
         && spec.oif.as_ref().is_none_or(|n| r.oif.as_ref() == Some(n))
@@ -143,13 +189,20 @@ fn del_matches(spec: &RuleSpec, r: &Rule) -> bool {
         && spec
             .from
             .filter(|p| !p.is_default())
-            .is_none_or(|p| r.from == Some(p))
+            .is_none_or(|p| {
+                r.from == Some(p) && r.from_addr() == Some(spec.written_addrs.0.unwrap_or(p.addr()))
+            })
         && spec
             .to
             .filter(|p| !p.is_default())
-            .is_none_or(|p| r.to == Some(p))
+            .is_none_or(|p| {
+                r.to == Some(p) && r.to_addr() == Some(spec.written_addrs.1.unwrap_or(p.addr()))
+            })
         && (spec.tos == 0 || spec.tos == r.tos)
-        && spec.protocol.is_none_or(|p| p == r.protocol)
+        // rule_find: protocol 0 (unspec) is any.
+        && spec
+            .protocol
+            .is_none_or(|p| p == Protocol::UNSPEC || p == r.protocol)
 }
 
 impl Fib {
@@ -169,6 +222,7 @@ impl Fib {
                 "Invalid dst address",
             ));
         }
+        self.rule_request_checks(spec)?;
         if op == RuleOp::Add {
             // fib4_rule_configure / fib6_rule_configure.
             if spec.tos & 0x03 != 0 {
@@ -188,30 +242,67 @@ impl Fib {
         }
     }
 
-    fn rule_add(&mut self, spec: &RuleSpec) -> Result<(), KernelError> {
-        let rules = match spec.family {
-            Family::V4 => &self.rules_v4,
-            Family::V6 => &self.rules_v6,
-        };
-        // fib_default_rule_pref: the second rule's priority minus one.
-        let priority = spec.priority.unwrap_or_else(|| match rules.get(1) {
+    /// The priority a request without one gets (`fib_default_rule_pref`:
+    /// the second rule's priority minus one).
+    fn default_rule_priority(&self, family: Family) -> u32 {
+        match self.rules(family).get(1) {
             Some(r) if r.priority > 0 => r.priority - 1,
             _ => 0,
-        });
-        let rule = rule_from_spec(spec, priority);
-        if let RuleAction::Goto(target) = rule.action {
-            if target <= rule.priority {
+        }
+    }
+
+    /// `fib_nl2rule`'s checks, which an add and a delete both pass, in its
+    /// order: the goto target (against the priority given, else the one
+    /// an add would get), the uid range (`uid_range_set`, start not past
+    /// end), then the port ranges (`fib_rule_port_range_valid`: no 0, end
+    /// below 65535, start not past end).
+    fn rule_request_checks(&self, spec: &RuleSpec) -> Result<(), KernelError> {
+        if let Some(RuleAction::Goto(target)) = spec.action {
+            let priority = spec
+                .priority
+                .unwrap_or_else(|| self.default_rule_priority(spec.family));
+            if target <= priority {
                 return Err(KernelError::with_extack(
                     Errno::Inval,
                     "Backward goto not supported",
                 ));
             }
         }
+        if let Some((start, end)) = spec.uid_range {
+            if start == u32::MAX || end == u32::MAX || start > end {
+                return Err(KernelError::with_extack(Errno::Inval, "Invalid uid range"));
+            }
+        }
+        let port_range_valid =
+            |(start, end): (u16, u16)| start != 0 && end != 0 && end < u16::MAX && start <= end;
+        if spec.sport_range.is_some_and(|r| !port_range_valid(r)) {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid sport range",
+            ));
+        }
+        if spec.dport_range.is_some_and(|r| !port_range_valid(r)) {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid dport range",
+            ));
+        }
+        Ok(())
+    }
+
+    fn rule_add(&mut self, spec: &RuleSpec) -> Result<(), KernelError> {
+        let priority = spec
+            .priority
+            .unwrap_or_else(|| self.default_rule_priority(spec.family));
+        let rule = rule_from_spec(spec, priority);
+        let rules = self.rules(spec.family);
         if rules.iter().any(|r| rule_exists(r, &rule)) {
             return Err(KernelError::new(Errno::Exist));
         }
         let mut rule = rule;
-        if rule.action == RuleAction::Lookup(TABLE_UNSPEC) {
+        // fib4_rule_configure / fib6_rule_configure: an l3mdev rule's
+        // table comes from the flow's device, never from here.
+        if rule.action == RuleAction::Lookup(TABLE_UNSPEC) && !rule.l3mdev {
             rule.action = RuleAction::Lookup(self.table_for_unspec_rule(spec.family)?);
         }
         let rules = match spec.family {

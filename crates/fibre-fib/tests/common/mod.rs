@@ -134,19 +134,8 @@ pub fn add(fib: &mut Fib, spec: RouteSpec) {
 
 pub fn rule_spec(family: Family, action: RuleAction) -> RuleSpec {
     RuleSpec {
-        family,
-        priority: None,
-        invert: false,
-        from: None,
-        to: None,
-        iif: None,
-        oif: None,
-        fwmark: None,
-        tos: 0,
         action: Some(action),
-        suppress_prefixlength: None,
-        suppress_ifgroup: None,
-        protocol: None,
+        ..RuleSpec::new(family)
     }
 }
 

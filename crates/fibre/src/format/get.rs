@@ -301,6 +301,12 @@ fn cache_flags(answer: &RouteAnswer) -> Vec<&'static str> {
         RouteType::Multicast => vec!["mc"],
         _ => vec![],
     };
+    // __mkroute_output: an output route leaving by the loopback device is
+    // local (kernel-checked: `route add 10.20.1.0/24 dev lo` and `route
+    // add anycast 0.0.0.0/0 dev lo` answer `cache <local>`).
+    if answer.iif.is_none() && answer.dev.as_deref() == Some("lo") && !flags.contains(&"local") {
+        flags.insert(0, "local");
+    }
     if answer.redirect {
         flags.push("redirect");
     }

@@ -1,8 +1,9 @@
 //! `ip rule show` lines (iproute2's `print_rule`).
 
 use std::fmt::Write;
+use std::net::IpAddr;
 
-use fibre_fib::{Prefix, Protocol, Rule, RuleAction};
+use fibre_fib::{Prefix, Protocol, RouteType, Rule, RuleAction, TABLE_UNSPEC};
 use serde_json::{json, Map, Value};
 
 use super::{addr_len, dsfield};
@@ -11,8 +12,22 @@ use super::{addr_len, dsfield};
 /// `ip` marks them `[detached]`).
 pub type DeviceExists<'a> = &'a dyn Fn(&str) -> bool;
 
-fn selector(prefix: &Prefix) -> String {
-    addr_len(prefix.addr(), prefix.len())
+/// Whether a rule of this priority is in the rule's family now: a goto to
+/// a priority no rule has is `[unresolved]` (`FIB_RULE_UNRESOLVED`).
+pub type PriorityExists<'a> = &'a dyn Fn(u32) -> bool;
+
+/// What `ip rule show` needs to know beyond the rule itself.
+#[derive(Clone, Copy)]
+pub struct RuleContext<'a> {
+    /// See [`DeviceExists`].
+    pub device_exists: DeviceExists<'a>,
+    /// See [`PriorityExists`].
+    pub priority_exists: PriorityExists<'a>,
+}
+
+/// A selector as the kernel keeps it: the address as given, the length.
+fn selector(addr: IpAddr, prefix: &Prefix) -> String {
+    addr_len(addr, prefix.len())
 }
 
 /// `ip rule` omits the protocol when it is unspec or kernel.
@@ -20,56 +35,137 @@ fn shows_protocol(protocol: Protocol) -> bool {
     protocol != Protocol::UNSPEC && protocol != Protocol::KERNEL
 }
 
-/// One rule as `ip rule show` prints it, newline included.
-pub fn rule_text(rule: &Rule, exists: DeviceExists<'_>) -> String {
+/// C's `%#llx`, which `print_0xhex` uses: no `0x` before a zero.
+fn c_hex(value: u32) -> String {
+    if value == 0 {
+        "0".into()
+    } else {
+        format!("{value:#x}")
+    }
+}
+
+/// `rtnl_rtrealm_n2a` with iproute2's shipped `rt_realms` (0 is `cosmos`).
+fn realm_name(realm: u32) -> String {
+    if realm == 0 {
+        "cosmos".into()
+    } else {
+        realm.to_string()
+    }
+}
+
+/// `rtnl_rtntype_n2a`: how `ip rule` names an action number it has no
+/// word of its own for.
+fn action_number_name(number: u8) -> String {
+    match number {
+        0 => "none".into(),
+        10 => "nat".into(),
+        11 => "xresolve".into(),
+        n => match RouteType::from_number(n) {
+            Some(kind) => kind.name().into(),
+            None => n.to_string(),
+        },
+    }
+}
+
+/// RTN_NAT as a rule action: the kernel keeps no gateway, so `ip` shows
+/// `masquerade`.
+const ACTION_NAT: u8 = 10;
+
+/// One rule as `ip rule show` prints it (iproute2 6.1's `print_rule`,
+/// field by field in its order), newline included.
+pub fn rule_text(rule: &Rule, context: RuleContext<'_>) -> String {
     let mut out = format!("{}:\t", rule.priority);
     if rule.invert {
         out.push_str("not ");
     }
-    match &rule.from {
-        Some(p) => {
-            let _ = write!(out, "from {}", selector(p));
+    match (&rule.from, rule.from_addr()) {
+        (Some(p), Some(addr)) => {
+            let _ = write!(out, "from {}", selector(addr, p));
         }
-        None => out.push_str("from all"),
+        _ => out.push_str("from all"),
     }
-    if let Some(p) = &rule.to {
-        let _ = write!(out, " to {}", selector(p));
+    if let (Some(p), Some(addr)) = (&rule.to, rule.to_addr()) {
+        let _ = write!(out, " to {}", selector(addr, p));
     }
     if rule.tos != 0 {
         let _ = write!(out, " tos {}", dsfield(rule.tos));
     }
     if let Some((mark, mask)) = rule.fwmark {
         if mask == u32::MAX {
-            let _ = write!(out, " fwmark {mark:#x}");
+            let _ = write!(out, " fwmark {}", c_hex(mark));
         } else {
-            let _ = write!(out, " fwmark {mark:#x}/{mask:#x}");
+            let _ = write!(out, " fwmark {}/{}", c_hex(mark), c_hex(mask));
         }
     }
     for (word, dev) in [("iif", &rule.iif), ("oif", &rule.oif)] {
         if let Some(dev) = dev {
             let _ = write!(out, " {word} {dev}");
-            if !exists(dev) {
+            if !(context.device_exists)(dev) {
                 out.push_str(" [detached]");
             }
         }
     }
-    match rule.action {
-        RuleAction::Lookup(table) => {
-            let _ = write!(out, " lookup {}", fibre_fib::table_name(table));
-            if let Some(len) = rule.suppress_prefixlength {
-                let _ = write!(out, " suppress_prefixlength {len}");
+    if rule.l3mdev {
+        out.push_str(" lookup [l3mdev-table]");
+    }
+    if let Some((start, end)) = rule.uid_range {
+        let _ = write!(out, " uidrange {start}-{end}");
+    }
+    if rule.ip_proto != 0 {
+        let _ = write!(
+            out,
+            " ipproto {}",
+            fibre_fib::config::ip_protocol_name(rule.ip_proto)
+        );
+    }
+    for (word, range) in [("sport", rule.sport_range), ("dport", rule.dport_range)] {
+        match range {
+            Some((start, end)) if start == end => {
+                let _ = write!(out, " {word} {start}");
             }
-            if let Some(group) = rule.suppress_ifgroup {
-                let _ = write!(out, " suppress_ifgroup {}", group_name(group));
+            Some((start, end)) => {
+                let _ = write!(out, " {word} {start}-{end}");
             }
+            None => {}
         }
+    }
+    if rule.tun_id != 0 {
+        let _ = write!(out, " tun_id {}", rule.tun_id);
+    }
+    let table = rule.table();
+    if table != TABLE_UNSPEC {
+        let _ = write!(out, " lookup {}", fibre_fib::table_name(table));
+        if let Some(len) = rule.suppress_prefixlength {
+            let _ = write!(out, " suppress_prefixlength {len}");
+        }
+        if let Some(group) = rule.suppress_ifgroup {
+            let _ = write!(out, " suppress_ifgroup {}", group_name(group));
+        }
+    }
+    if rule.realms != 0 {
+        let (from, to) = (rule.realms >> 16, rule.realms & 0xffff);
+        if from != 0 {
+            let _ = write!(out, " realms {}/{}", realm_name(from), realm_name(to));
+        } else {
+            let _ = write!(out, " realms {}", realm_name(to));
+        }
+    }
+    match rule.action {
+        RuleAction::Lookup(_) => {}
         RuleAction::Goto(target) => {
             let _ = write!(out, " goto {target}");
+            if !(context.priority_exists)(target) {
+                out.push_str(" [unresolved]");
+            }
         }
         RuleAction::Nop => out.push_str(" nop"),
         RuleAction::Blackhole => out.push_str(" blackhole"),
         RuleAction::Unreachable => out.push_str(" unreachable"),
         RuleAction::Prohibit => out.push_str(" prohibit"),
+        RuleAction::Other(ACTION_NAT) => out.push_str(" masquerade"),
+        RuleAction::Other(number) => {
+            let _ = write!(out, " {}", action_number_name(number));
+        }
     }
     if shows_protocol(rule.protocol) {
         let _ = write!(out, " proto {}", rule.protocol.name());
@@ -78,26 +174,26 @@ pub fn rule_text(rule: &Rule, exists: DeviceExists<'_>) -> String {
     out
 }
 
-/// One rule as `ip -j rule show` prints it.
-pub fn rule_json(rule: &Rule, exists: DeviceExists<'_>) -> Value {
+/// One rule as `ip -j rule show` prints it (`print_rule`'s JSON keys).
+pub fn rule_json(rule: &Rule, context: RuleContext<'_>) -> Value {
     let mut obj = Map::new();
     obj.insert("priority".into(), json!(rule.priority));
     if rule.invert {
         obj.insert("not".into(), Value::Null);
     }
-    match &rule.from {
-        Some(p) => {
-            obj.insert("src".into(), json!(p.addr().to_string()));
+    match (&rule.from, rule.from_addr()) {
+        (Some(p), Some(addr)) => {
+            obj.insert("src".into(), json!(addr.to_string()));
             if p.len() != p.family().bits() {
                 obj.insert("srclen".into(), json!(p.len()));
             }
         }
-        None => {
+        _ => {
             obj.insert("src".into(), json!("all"));
         }
     }
-    if let Some(p) = &rule.to {
-        obj.insert("dst".into(), json!(p.addr().to_string()));
+    if let (Some(p), Some(addr)) = (&rule.to, rule.to_addr()) {
+        obj.insert("dst".into(), json!(addr.to_string()));
         if p.len() != p.family().bits() {
             obj.insert("dstlen".into(), json!(p.len()));
         }
@@ -106,34 +202,77 @@ pub fn rule_json(rule: &Rule, exists: DeviceExists<'_>) -> Value {
         obj.insert("tos".into(), json!(dsfield(rule.tos)));
     }
     if let Some((mark, mask)) = rule.fwmark {
-        obj.insert("fwmark".into(), json!(format!("{mark:#x}")));
+        obj.insert("fwmark".into(), json!(c_hex(mark)));
         if mask != u32::MAX {
-            obj.insert("fwmask".into(), json!(format!("{mask:#x}")));
+            obj.insert("fwmask".into(), json!(c_hex(mask)));
         }
     }
     for (word, dev) in [("iif", &rule.iif), ("oif", &rule.oif)] {
         if let Some(dev) = dev {
             obj.insert(word.into(), json!(dev));
-            if !exists(dev) {
+            if !(context.device_exists)(dev) {
                 obj.insert(format!("{word}_detached"), Value::Null);
             }
         }
     }
-    match rule.action {
-        RuleAction::Lookup(table) => {
-            obj.insert("table".into(), json!(fibre_fib::table_name(table)));
-            if let Some(len) = rule.suppress_prefixlength {
-                obj.insert("suppress_prefixlen".into(), json!(len));
+    if rule.l3mdev {
+        obj.insert("l3mdev".into(), Value::Null);
+    }
+    if let Some((start, end)) = rule.uid_range {
+        obj.insert("uid_start".into(), json!(start));
+        obj.insert("uid_end".into(), json!(end));
+    }
+    if rule.ip_proto != 0 {
+        obj.insert(
+            "ipproto".into(),
+            json!(fibre_fib::config::ip_protocol_name(rule.ip_proto)),
+        );
+    }
+    for (word, range) in [("sport", rule.sport_range), ("dport", rule.dport_range)] {
+        match range {
+            Some((start, end)) if start == end => {
+                obj.insert(word.into(), json!(start));
             }
-            if let Some(group) = rule.suppress_ifgroup {
-                obj.insert("suppress_ifgroup".into(), json!(group_name(group)));
+            Some((start, end)) => {
+                obj.insert(format!("{word}_start"), json!(start));
+                obj.insert(format!("{word}_end"), json!(end));
             }
+            None => {}
         }
+    }
+    if rule.tun_id != 0 {
+        obj.insert("tun_id".into(), json!(rule.tun_id));
+    }
+    let table = rule.table();
+    if table != TABLE_UNSPEC {
+        obj.insert("table".into(), json!(fibre_fib::table_name(table)));
+        if let Some(len) = rule.suppress_prefixlength {
+            obj.insert("suppress_prefixlen".into(), json!(len));
+        }
+        if let Some(group) = rule.suppress_ifgroup {
+            obj.insert("suppress_ifgroup".into(), json!(group_name(group)));
+        }
+    }
+    if rule.realms != 0 {
+        let (from, to) = (rule.realms >> 16, rule.realms & 0xffff);
+        if from != 0 {
+            obj.insert("flow_from".into(), json!(realm_name(from)));
+        }
+        obj.insert("flow_to".into(), json!(realm_name(to)));
+    }
+    match rule.action {
+        RuleAction::Lookup(_) => {}
         RuleAction::Goto(target) => {
             obj.insert("goto".into(), json!(target));
+            if !(context.priority_exists)(target) {
+                obj.insert("unresolved".into(), Value::Null);
+            }
         }
         RuleAction::Nop => {
-            obj.insert("action".into(), json!("nop"));
+            obj.insert("nop".into(), Value::Null);
+        }
+        RuleAction::Other(ACTION_NAT) => {
+            obj.insert("masquerade".into(), Value::Null);
         }
         RuleAction::Blackhole => {
             obj.insert("action".into(), json!("blackhole"));
@@ -143,6 +282,9 @@ pub fn rule_json(rule: &Rule, exists: DeviceExists<'_>) -> Value {
         }
         RuleAction::Prohibit => {
             obj.insert("action".into(), json!("prohibit"));
+        }
+        RuleAction::Other(number) => {
+            obj.insert("action".into(), json!(action_number_name(number)));
         }
     }
     if shows_protocol(rule.protocol) {
@@ -180,6 +322,15 @@ mod tests {
             suppress_prefixlength: None,
             suppress_ifgroup: None,
             protocol: Protocol::KERNEL,
+            table_beside_action: 0,
+            l3mdev: false,
+            uid_range: None,
+            ip_proto: 0,
+            sport_range: None,
+            dport_range: None,
+            tun_id: 0,
+            realms: 0,
+            written_addrs: (None, None),
         }
     }
 
@@ -188,7 +339,11 @@ mod tests {
         Prefix::new(a.parse().unwrap(), l.parse().unwrap()).unwrap()
     }
 
-    const ONLY_ETH0: &dyn Fn(&str) -> bool = &|name| name == "eth0";
+    /// Only eth0 exists, and only rules of priority 32766.
+    const ONLY_ETH0: RuleContext<'static> = RuleContext {
+        device_exists: &|name| name == "eth0",
+        priority_exists: &|priority| priority == 32766,
+    };
 
     // Expected strings are iproute2 6.1's output for the same rules.
 

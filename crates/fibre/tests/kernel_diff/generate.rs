@@ -28,6 +28,13 @@ const TCLASS_VALUES: &[u8] = &[0x04, 0x08, 0x10, 0x18, 0x20, 0xb8];
 /// Transport protocols a query may name, with ports (the kernel namespace
 /// hashes ECMP flows by L4, fibre's answer must still be a live path).
 const IPPROTOS: &[&str] = &["tcp", "udp", "sctp", "icmp", "ipv6-icmp"];
+/// Ports rules select and queries ask about, so that some meet.
+const PORTS: &[u32] = &[22, 53, 80, 443, 8080];
+/// Rules' port ranges (`sport`/`dport`), around [`PORTS`].
+const PORT_RANGES: &[&str] = &["53", "80-443", "1-1024", "8000-8100"];
+/// Rules' uid ranges, and the uids queries ask for.
+const UID_RANGES: &[&str] = &["0-0", "5-10", "1000-2000"];
+const UIDS: &[u32] = &[0, 7, 1500];
 /// wg-quick's firewall mark and table.
 const WG_MARK: u32 = 51820;
 
@@ -478,6 +485,20 @@ fn rule(rng: &mut Rng, plan: &mut Plan, v6: bool) -> String {
         plan.toses.push((v6, tos));
         line.push_str(&format!(" tos 0x{tos:02x}"));
     }
+    // The L4 and uid selectors (fib4_rule_match, fib6_rule_match,
+    // fib_rule_match), which queries' ipproto, ports and uid meet.
+    if rng.chance(8) {
+        line.push_str(&format!(" ipproto {}", rng.pick(&["tcp", "udp", "icmp"])));
+    }
+    if rng.chance(8) {
+        line.push_str(&format!(" sport {}", rng.pick(PORT_RANGES)));
+    }
+    if rng.chance(8) {
+        line.push_str(&format!(" dport {}", rng.pick(PORT_RANGES)));
+    }
+    if rng.chance(8) {
+        line.push_str(&format!(" uidrange {}", rng.pick(UID_RANGES)));
+    }
     match rng.below(100) {
         0..=54 => line.push_str(&format!(" lookup {}", rng.pick(TABLES))),
         55..=64 => {
@@ -676,12 +697,21 @@ fn query(rng: &mut Rng, plan: &Plan) -> String {
         text.push_str(&format!(" tos 0x{tos:02x}"));
     }
     if rng.chance(15) {
+        let mut port = || {
+            if rng.chance(60) {
+                u64::from(*rng.pick(PORTS))
+            } else {
+                rng.range(1, 0xffff)
+            }
+        };
+        let (sport, dport) = (port(), port());
         text.push_str(&format!(
-            " ipproto {} sport {} dport {}",
+            " ipproto {} sport {sport} dport {dport}",
             rng.pick(IPPROTOS),
-            rng.range(1, 0xffff),
-            rng.range(1, 0xffff)
         ));
+    }
+    if rng.chance(15) {
+        text.push_str(&format!(" uid {}", rng.pick(UIDS)));
     }
     text
 }
@@ -758,6 +788,11 @@ mod tests {
             " down",
             "type veth peer name fdv1",
             " mark ",
+            " ipproto tcp",
+            " sport ",
+            " dport ",
+            " uidrange ",
+            " uid ",
             " ipproto tcp sport ",
             " dport ",
         ] {

@@ -47,19 +47,10 @@ fn command() -> impl Strategy<Value = Command> {
         (0u16..6, 1000u32..1003).prop_map(|(n, prio)| Command::Rule {
             op: RuleOp::Add,
             spec: RuleSpec {
-                family: Family::V6,
                 priority: Some(prio),
-                invert: false,
                 from: Some(dst(n)),
-                to: None,
-                iif: None,
-                oif: None,
-                fwmark: None,
-                tos: 0,
                 action: Some(RuleAction::Lookup(TABLE_MAIN)),
-                suppress_prefixlength: None,
-                suppress_ifgroup: None,
-                protocol: None,
+                ..RuleSpec::new(Family::V6)
             },
         }),
     ]
