@@ -19,6 +19,7 @@
 //! - `dev X onlink` without gateway: `Error: Invalid flags for nexthop -
 //!   PERVASIVE and ONLINK can not be set.`.
 
+use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 
 use crate::command::{NexthopSpec, RouteOp, RouteSpec};
@@ -45,6 +46,19 @@ pub(crate) fn same_route(a: &Route, b: &Route) -> bool {
         && a.mtu == b.mtu
         && a.mtu_lock == b.mtu_lock
         && same_nexthops(&a.nexthops, &b.nexthops)
+}
+
+/// A hash of what [`same_route`] compares (and nothing else), so that
+/// routes it calls the same have the same fingerprint.
+pub(crate) fn route_fingerprint(r: &Route) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    (r.table, r.dst, r.tos, r.kind, r.protocol, r.scope, r.metric).hash(&mut hasher);
+    (r.prefsrc, r.mtu, r.mtu_lock).hash(&mut hasher);
+    r.nexthops.len().hash(&mut hasher);
+    for nh in &r.nexthops {
+        (nh.gateway, nh.dev, nh.weight, nh.flags.onlink).hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 fn same_nexthop(a: &Nexthop, b: &Nexthop) -> bool {
@@ -1055,12 +1069,11 @@ impl Fib {
             nh.flags.linkdown = !local_like && !carrier;
         }
         let t = self.create_table(route.table, route.family());
-        let routes = t.routes_mut(&route.dst);
-        if routes.iter().any(|r| same_route(r, &route)) {
-            return;
-        }
-        let at = position(routes, &route, Place::Last);
-        routes.insert(at, route);
+        let dst = route.dst;
+        // Place::Last: after the routes of the same TOS and metric.
+        t.insert_unless_same(&dst, route, same_route, route_fingerprint, |r| {
+            (std::cmp::Reverse(r.tos), r.metric)
+        });
     }
 
     /// Removes a route identical to `route`, if present.
