@@ -15,22 +15,26 @@ use super::words::{
 use crate::command::AddressSpec;
 use crate::types::{Family, Scope};
 
-/// Flags iproute2 accepts that change nothing here: the ones it sets
-/// (`ifa_flag_data`, matched whole) and the read-only ones it only warns
-/// about (`Warning: secondary option is not mutable from userspace`).
-const IGNORED_FLAGS: &[&str] = &[
-    "nodad",
-    "home",
-    "optimistic",
-    "mngtmpaddr",
-    "autojoin",
-    "secondary",
-    "temporary",
-    "dadfailed",
-    "deprecated",
-    "tentative",
-    "permanent",
-    "stable-privacy",
+/// `ifa_flag_data`, the flags iproute2 reads (matched whole): name,
+/// read-only (only warned about: `Warning: secondary option is not mutable
+/// from userspace`), IPv6 only (warned about on a line not yet of that
+/// family). Of those it sets, `noprefixroute` and `autojoin` matter here;
+/// the others are about DAD and temporary addresses, which do not apply to
+/// a FIB, and are read and ignored.
+const ADDR_FLAGS: &[(&str, bool, bool)] = &[
+    ("secondary", true, false),
+    ("temporary", true, false),
+    ("nodad", false, true),
+    ("optimistic", false, true),
+    ("dadfailed", true, true),
+    ("home", false, true),
+    ("deprecated", true, true),
+    ("tentative", true, true),
+    ("permanent", true, true),
+    ("mngtmpaddr", false, true),
+    ("noprefixroute", false, false),
+    ("autojoin", false, false),
+    ("stable-privacy", true, true),
 ];
 
 /// `INFINITY_LIFE_TIME`: a lifetime of `forever`.
@@ -77,17 +81,45 @@ fn lifetime(words: &mut Words<'_>, keyword: &str) -> Result<u32, ParseError> {
 /// How `broadcast` was written.
 enum Broadcast {
     Given(Ipv4Addr),
+    /// An IPv6 address, which iproute2 sends and the kernel ignores.
+    GivenV6,
     /// `brd +`: the subnet's all-ones address.
     AllOnes,
     /// `brd -`: the subnet's network address.
     AllZeros,
 }
 
-/// The address request of the words after the verb, and whether it is
-/// iproute2's wildcard deletion: an IPv4 `addr del` without a length sends
-/// no `IFA_ADDRESS`, so the kernel deletes the first address with that
-/// local address whatever its length (`inet_rtm_deladdr`).
-pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), ParseError> {
+/// The address request of the words after the verb (`delete`: of an `addr
+/// del`), and whether it is iproute2's wildcard deletion: an IPv4 `addr
+/// del` without a length sends no `IFA_ADDRESS`, so the kernel deletes the
+/// first address with that local address whatever its length
+/// (`inet_rtm_deladdr`).
+///
+/// The warnings iproute2 prints on the way (a read-only or IPv6-only flag)
+/// come before its message in a refusal, as on its standard error.
+pub(crate) fn parse_addr(
+    words: &mut Words<'_>,
+    delete: bool,
+) -> Result<(AddressSpec, bool), ParseError> {
+    let mut warnings = Vec::new();
+    parse_addr_warning(words, delete, &mut warnings).map_err(|mut err| {
+        if !warnings.is_empty() {
+            // One line: a message shows no line breaks.
+            let mut message = warnings.join(" ");
+            if let Some(own) = err.system_message.take() {
+                message = format!("{message} {own}");
+            }
+            err.system_message = Some(message);
+        }
+        err
+    })
+}
+
+fn parse_addr_warning(
+    words: &mut Words<'_>,
+    delete: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(AddressSpec, bool), ParseError> {
     let mut local: Option<(IpAddr, Option<u8>)> = None;
     let mut peer: Option<(IpAddr, Option<u8>)> = None;
     let mut broadcast = None;
@@ -95,9 +127,11 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
     let mut dev = None;
     let mut label = None;
     let mut noprefixroute = false;
+    let mut autojoin = false;
     let mut metric = None;
     let mut valid_lft = None;
     let mut preferred_lft = None;
+    let mut anycast = false;
     while let Some(word) = words.next() {
         match keyword_in(ADDR_KEYWORDS, word).unwrap_or(word) {
             "peer" => {
@@ -117,7 +151,7 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
                     "-" => Broadcast::AllZeros,
                     _ => match words.address_from(word, token)? {
                         IpAddr::V4(a) => Broadcast::Given(a),
-                        IpAddr::V6(_) => return Err(v6_broadcast(word, token)),
+                        IpAddr::V6(_) => Broadcast::GivenV6,
                     },
                 });
             }
@@ -133,7 +167,6 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
                 let token = words.value("label", "a label")?;
                 label = Some(token.to_string());
             }
-            "noprefixroute" => noprefixroute = true,
             "metric" => metric = Some(words.number(word, "metric")?),
             "valid_lft" => {
                 if valid_lft.is_some() {
@@ -147,15 +180,39 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
                 }
                 preferred_lft = Some(lifetime(words, "preferred_lft")?);
             }
-            w if IGNORED_FLAGS.contains(&w) => {}
-            "anycast" | "proto" | "protocol" => {
-                return Err(unknown_word(
-                    "addr",
-                    "a keyword fibre supports (it does not model this one)",
-                    word,
-                ))
+            "anycast" => {
+                // IFA_ANYCAST: read as get_addr reads it, then ignored, as
+                // both families' kernels ignore it (neither rtm_to_ifaddr nor
+                // inet6_rtm_newaddr looks at it).
+                let token = words.value("anycast", "an address")?;
+                if anycast {
+                    return Err(duplicate_argument("anycast", token));
+                }
+                words.address_from("anycast", token)?;
+                anycast = true;
+            }
+            flag if ADDR_FLAGS.iter().any(|(name, ..)| *name == flag) => {
+                let &(name, read_only, v6_only) = ADDR_FLAGS
+                    .iter()
+                    .find(|(name, ..)| *name == flag)
+                    .expect("found above");
+                if read_only {
+                    warnings.push(format!(
+                        "Warning: {name} option is not mutable from userspace"
+                    ));
+                } else if v6_only && words.family != Some(Family::V6) {
+                    warnings.push(format!(
+                        "Warning: {name} option can be set only for IPv6 addresses"
+                    ));
+                } else if name == "noprefixroute" {
+                    noprefixroute = true;
+                } else if name == "autojoin" {
+                    autojoin = true;
+                }
             }
             other => {
+                // ipaddr_modify's last branch: anything else is the local
+                // address (iproute2 6.1 has no `proto` here either).
                 let token = if other == "local" {
                     words.value("local", "an address with an optional /LEN")?
                 } else {
@@ -186,19 +243,21 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
         return Err(ParseError::new("addr", "dev NAME", None)
             .with_system_message("Not enough information: \"dev\" argument is required."));
     };
-    if let Some(label) = &label {
-        if label.len() > LABEL_MAX_BYTES && Family::of(&local_addr) == Family::V4 {
-            // IPv6 has no IFA_LABEL in its policy and ignores it.
-            return Err(ParseError::new(
-                "label",
-                &format!("a label of at most {LABEL_MAX_BYTES} bytes"),
-                Some(label),
-            )
-            .with_system_message("Error: Attribute failed policy validation."));
+    let family = Family::of(&local_addr);
+    let bits = family.bits();
+    let prefix_len = peer.and_then(|(_, len)| len).or(local_len).unwrap_or(bits);
+    // ipaddr_modify, in its order: `brd +|-` (not for a deletion), then
+    // (after the device is found) the lifetimes, then autojoin.
+    let broadcast = match broadcast {
+        None | Some(Broadcast::GivenV6) => None,
+        Some(Broadcast::AllOnes | Broadcast::AllZeros) if delete => None,
+        Some(_) if family == Family::V6 => {
+            return Err(v6_broadcast("broadcast", &local_addr.to_string()))
         }
-    }
+        Some(Broadcast::Given(a)) => Some(a),
+        Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
+    };
     if valid_lft.is_some() || preferred_lft.is_some() {
-        // ipaddr_modify, after the device is known.
         let valid = valid_lft.unwrap_or(FOREVER);
         let preferred = preferred_lft.unwrap_or(FOREVER);
         if valid == 0 {
@@ -216,17 +275,43 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
             .with_system_message("preferred_lft is greater than valid_lft"));
         }
     }
-    let wildcard = local_len.is_none() && peer.is_none() && Family::of(&local_addr) == Family::V4;
-    let bits = Family::of(&local_addr).bits();
-    let prefix_len = peer.and_then(|(_, len)| len).or(local_len).unwrap_or(bits);
-    let broadcast = match broadcast {
-        None => None,
-        Some(_) if Family::of(&local_addr) == Family::V6 => {
-            return Err(v6_broadcast("broadcast", &local_addr.to_string()))
+    if autojoin && !local_addr.is_multicast() {
+        return Err(ParseError::new(
+            "autojoin",
+            "a multicast local address",
+            Some(&local_addr.to_string()),
+        )
+        .with_system_message("autojoin needs multicast address"));
+    }
+    // The kernel's checks, after all of iproute2's.
+    if let Some(label) = &label {
+        if label.len() > LABEL_MAX_BYTES && family == Family::V4 {
+            // IPv6 has no IFA_LABEL in its policy and ignores it.
+            return Err(ParseError::new(
+                "label",
+                &format!("a label of at most {LABEL_MAX_BYTES} bytes"),
+                Some(label),
+            )
+            .with_system_message("Error: Attribute failed policy validation."));
         }
-        Some(Broadcast::Given(a)) => Some(a),
-        Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
-    };
+    }
+    if family == Family::V6 && local_addr.is_multicast() && !delete {
+        // inet6_addr_add refuses a multicast address without autojoin;
+        // with it the kernel joins the group, which fibre does not model.
+        let refusal = ParseError::new(
+            "local",
+            "a unicast address (fibre does not model multicast addresses)",
+            Some(&local_addr.to_string()),
+        );
+        return Err(if autojoin {
+            refusal
+        } else {
+            refusal.with_system_message(
+                "Error: ipv6: Cannot assign multicast address without \"IFA_F_MCAUTOJOIN\" flag.",
+            )
+        });
+    }
+    let wildcard = local_len.is_none() && peer.is_none() && family == Family::V4;
     Ok((
         AddressSpec {
             dev,

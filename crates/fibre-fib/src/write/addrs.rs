@@ -13,7 +13,10 @@
 //!   secondaries (`promote_secondaries` is 0 in a new namespace).
 //! - IPv6: `local A` in table local (metric 0) at once, `prefix/N` in main
 //!   (proto kernel, metric 256 or the address' metric) only while the link
-//!   is up, including for /128. The list is ordered by scope, newest first.
+//!   is up, including for /128 and on lo (not for lo's own ::1); with a
+//!   `peer P` the prefix is still the local address', and P/128 is routed
+//!   too (even with `noprefixroute`). The list is ordered by scope, newest
+//!   first.
 //! - With forwarding on, each IPv6 address of an up link (link-local too)
 //!   adds `anycast PREFIX::` (its subnet-router anycast address) in table
 //!   local, on ifb even while the link is down (DAD completes at once on
@@ -416,21 +419,41 @@ impl Fib {
             0,
         )];
         let is_loopback = matches!(link.kind, LinkKind::Loopback);
-        if link.up && !addr.noprefixroute && !is_loopback {
-            out.push(kernel_route(
-                TABLE_MAIN,
-                RouteType::Unicast,
-                Prefix::containing(addr.peer.unwrap_or(addr.local), addr.prefix_len),
-                index,
-                None,
-                addr.metric,
-            ));
+        // init_loopback gives lo its ::1 without a prefix route; an address
+        // added by request gets one on any link, lo too (inet6_addr_add ->
+        // addrconf_prefix_route), kernel-checked.
+        let own_loopback = is_loopback && addr.local == IpAddr::V6(std::net::Ipv6Addr::LOCALHOST);
+        if link.up && !own_loopback {
+            if !addr.noprefixroute {
+                // Of the local address, whatever the peer.
+                out.push(kernel_route(
+                    TABLE_MAIN,
+                    RouteType::Unicast,
+                    Prefix::containing(addr.local, addr.prefix_len),
+                    index,
+                    None,
+                    addr.metric,
+                ));
+            }
+            if let Some(peer) = addr.peer {
+                // __ipv6_ifa_notify: a host route to the peer, whatever the
+                // length given with it (kernel-checked: `peer P/64` routes P/128).
+                out.push(kernel_route(
+                    TABLE_MAIN,
+                    RouteType::Unicast,
+                    Prefix::host(peer),
+                    index,
+                    None,
+                    addr.metric,
+                ));
+            }
         }
         // addrconf_join_anycast: with forwarding on (the model's setting) the
         // subnet-router anycast address of each address once DAD is done,
-        // which on ifb (NOARP) is at once, even while the link is down.
+        // which on ifb (NOARP) is at once, even while the link is down; on
+        // lo too (kernel-checked).
         let subnet_router = Prefix::containing(addr.local, addr.prefix_len).addr();
-        if !is_loopback && addr.prefix_len < 127 && !subnet_router.is_unspecified() {
+        if addr.prefix_len < 127 && !subnet_router.is_unspecified() {
             out.push(kernel_route(
                 TABLE_LOCAL,
                 RouteType::Anycast,

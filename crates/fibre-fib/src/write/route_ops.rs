@@ -61,6 +61,28 @@ pub(crate) fn route_fingerprint(r: &Route) -> u64 {
     hasher.finish()
 }
 
+/// `fib6_add_rt2node` for a route the kernel adds itself (no request, so
+/// no NLM_F_EXCL): a route of the same prefix and metric whose path leaves
+/// by the same device and gateway (`rt6_duplicate_nexthop`) is a duplicate
+/// whatever the two routes' types, so an address that is its own subnet's
+/// anycast address gets only one of the `local` and `anycast` routes
+/// (kernel-checked).
+pub(crate) fn same_path_v6(a: &Route, b: &Route) -> bool {
+    a.table == b.table && a.dst == b.dst && a.metric == b.metric && first_path(a) == first_path(b)
+}
+
+/// A hash of what [`same_path_v6`] compares.
+pub(crate) fn path_fingerprint_v6(r: &Route) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    (r.table, r.dst, r.metric, first_path(r)).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The device and gateway of a route's first path.
+fn first_path(r: &Route) -> Option<(Option<LinkIndex>, Option<IpAddr>)> {
+    r.nexthops.first().map(|nh| (nh.dev, nh.gateway))
+}
+
 fn same_nexthop(a: &Nexthop, b: &Nexthop) -> bool {
     a.gateway == b.gateway
         && a.dev == b.dev
@@ -1071,9 +1093,13 @@ impl Fib {
         let t = self.create_table(route.table, route.family());
         let dst = route.dst;
         // Place::Last: after the routes of the same TOS and metric.
-        t.insert_unless_same(&dst, route, same_route, route_fingerprint, |r| {
-            (std::cmp::Reverse(r.tos), r.metric)
-        });
+        let order = |r: &Route| (std::cmp::Reverse(r.tos), r.metric);
+        match dst.family() {
+            Family::V4 => t.insert_unless_same(&dst, route, same_route, route_fingerprint, order),
+            Family::V6 => {
+                t.insert_unless_same(&dst, route, same_path_v6, path_fingerprint_v6, order)
+            }
+        };
     }
 
     /// Removes a route identical to `route`, if present.
