@@ -403,3 +403,91 @@ fn autojoin_and_multicast_addresses() {
     // Only a warning, without a refusal.
     accepted("addr add 10.9.0.1/24 home dev fd0");
 }
+
+#[test]
+fn the_addr_device_is_looked_up_after_the_line() {
+    refused_with(
+        "addr ad 2001:db8:20::1/48 dev abcdefghijklmnop bogus",
+        "Error: either \"local\" is duplicate, or \"bogus\" is a garbage.",
+    );
+    refused_with(
+        "addr add 2001:db8:20::1/48 dev a:b",
+        "Cannot find device \"a:b\"",
+    );
+    refused_with(
+        "addr add 2001:db8:20::1/48 dev fd9",
+        "Cannot find device \"fd9\"",
+    );
+}
+
+#[test]
+fn an_ipv6_metric_of_zero_is_the_default() {
+    let fib = accepted("addre add 2001:db8:2::1/128 priority 0 dev\tfd0");
+    let main = show(&fib, Family::V6, TABLE_MAIN);
+    assert!(
+        main.iter()
+            .any(|r| r
+                .starts_with("unicast 2001:db8:2::1 dev fd0 proto kernel scope global metric 256")),
+        "{main:?}"
+    );
+}
+
+#[test]
+fn a_peer_without_a_length_makes_a_host_address() {
+    // ipaddr_modify: the prefix length is the peer's (32 here), not /024's 20.
+    let fib = accepted("address add 10.2.0.1/024 peer 255.255.255.255 dev fd0");
+    let main = show(&fib, Family::V4, TABLE_MAIN);
+    assert!(
+        main.iter()
+            .any(|r| r.starts_with("unicast 255.255.255.255 dev fd0")),
+        "{main:?}"
+    );
+    assert!(!main.iter().any(|r| r.contains("/20")), "{main:?}");
+}
+
+#[test]
+fn an_address_that_is_another_links_broadcast_gets_only_its_local_route() {
+    // fib_valid_prefsrc: table local calls 10.1.0.255 broadcast (fd0's), so
+    // the prefix and broadcast routes with that source are not made.
+    let fib = accepted("addr add 10.1.0.255/16 dev fdv0");
+    let main = show(&fib, Family::V4, TABLE_MAIN);
+    let local = show(&fib, Family::V4, TABLE_LOCAL);
+    assert!(!main.iter().any(|r| r.contains("dev fdv0")), "{main:?}");
+    assert!(
+        local
+            .iter()
+            .any(|r| r.starts_with("local 10.1.0.255 dev fdv0")),
+        "{local:?}"
+    );
+    assert!(
+        !local
+            .iter()
+            .any(|r| r.starts_with("broadcast 10.1.255.255")),
+        "{local:?}"
+    );
+    // Any other address of that link gets all three.
+    let fib = accepted("addr add 10.7.0.255/24 dev fdv0");
+    assert!(show(&fib, Family::V4, TABLE_MAIN)
+        .iter()
+        .any(|r| r.starts_with("unicast 10.7.0.0/24 dev fdv0")));
+}
+
+#[test]
+fn lo_under_1280_has_no_ipv6() {
+    let has_loopback = |fib: &Fib| {
+        show(fib, Family::V6, TABLE_LOCAL)
+            .iter()
+            .any(|r| r.starts_with("local ::1 dev lo"))
+    };
+    assert!(!has_loopback(&accepted("link set lo mtu 68")));
+    assert!(!has_loopback(&accepted(
+        "link set lo down\nlink set lo up mtu 68"
+    )));
+    // Raised again, lo gets ::1 back only when it next comes up.
+    assert!(!has_loopback(&accepted(
+        "link set lo mtu 68\nlink set lo mtu 1500"
+    )));
+    assert!(has_loopback(&accepted(
+        "link set lo mtu 68\nlink set lo mtu 1500\nlink set lo down\nlink set lo up"
+    )));
+}

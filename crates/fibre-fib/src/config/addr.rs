@@ -162,7 +162,8 @@ fn parse_addr_warning(
                     invalid_argument("scope", expected, token, "invalid scope value.")
                 })?);
             }
-            "dev" => dev = Some(words.device("dev")?.to_string()),
+            // Only a name here; ll_name_to_index looks it up after the line.
+            "dev" => dev = Some(words.value("dev", "a device name")?),
             "label" => {
                 let token = words.value("label", "a label")?;
                 label = Some(token.to_string());
@@ -245,7 +246,12 @@ fn parse_addr_warning(
     };
     let family = Family::of(&local_addr);
     let bits = family.bits();
-    let prefix_len = peer.and_then(|(_, len)| len).or(local_len).unwrap_or(bits);
+    // ipaddr_modify: a peer sets the length (its own, or the full one),
+    // and a length still 0 is the local address' (or the full one).
+    let prefix_len = match peer.map(|(_, len)| len.unwrap_or(bits)) {
+        Some(len) if len != 0 => len,
+        _ => local_len.unwrap_or(bits),
+    };
     // ipaddr_modify, in its order: `brd +|-` (not for a deletion), then
     // (after the device is found) the lifetimes, then autojoin.
     let broadcast = match broadcast {
@@ -257,6 +263,13 @@ fn parse_addr_warning(
         Some(Broadcast::Given(a)) => Some(a),
         Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
     };
+    // ll_name_to_index: a name no device can have is not found; one that
+    // could be is the FIB's to find.
+    if !values::valid_ifname(dev) {
+        return Err(ParseError::new("dev", "a device name", Some(dev))
+            .with_system_message(format!("Cannot find device \"{dev}\"")));
+    }
+    let dev = dev.to_string();
     if valid_lft.is_some() || preferred_lft.is_some() {
         let valid = valid_lft.unwrap_or(FOREVER);
         let preferred = preferred_lft.unwrap_or(FOREVER);

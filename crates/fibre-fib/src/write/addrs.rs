@@ -172,10 +172,12 @@ impl Fib {
             scope,
             secondary: false,
             noprefixroute: spec.noprefixroute,
-            metric: spec.metric.unwrap_or(match family {
-                Family::V4 => 0,
-                Family::V6 => 256,
-            }),
+            // addrconf_prefix_route: an IPv6 metric of 0 is the default 256.
+            metric: match (family, spec.metric) {
+                (Family::V6, None | Some(0)) => 256,
+                (Family::V4, None) => 0,
+                (_, Some(metric)) => metric,
+            },
             label: spec.label.clone(),
         }
     }

@@ -351,7 +351,10 @@ impl Fib {
             if self.addrs_v4.get(&index).is_none_or(|v| v.is_empty()) {
                 let _ = self.addr_insert_v4(index, loopback_v4());
             }
-            if self.addrs_v6.get(&index).is_none_or(|v| v.is_empty()) {
+            // init_loopback, which needs an inet6_dev: none under 1280
+            // (kernel-checked: `link set lo up mtu 68` leaves lo without ::1,
+            // and raising the MTU again brings it back only at the next up).
+            if self.ipv6_enabled(index) && self.addrs_v6.get(&index).is_none_or(|v| v.is_empty()) {
                 let _ = self.addr_insert_v6(index, loopback_v6());
             }
         }
@@ -365,11 +368,11 @@ impl Fib {
         }
     }
 
-    /// IPv6 runs on a link whose MTU is at least 1280 (IPV6_MIN_MTU); lo always.
+    /// IPv6 runs on a link whose MTU is at least 1280 (IPV6_MIN_MTU), lo too.
     pub(crate) fn ipv6_enabled(&self, index: LinkIndex) -> bool {
         self.links
             .get(&index)
-            .is_some_and(|l| matches!(l.kind, LinkKind::Loopback) || l.mtu >= IPV6_MIN_MTU)
+            .is_some_and(|l| l.mtu >= IPV6_MIN_MTU)
     }
 
     /// addrconf on an up link: prefix routes of the addresses kept while

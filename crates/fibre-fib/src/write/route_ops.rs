@@ -1090,6 +1090,15 @@ impl Fib {
                 .is_some_and(|l| l.carrier);
             nh.flags.linkdown = !local_like && !carrier;
         }
+        if let Some(src) = route.prefsrc {
+            // fib_create_info -> fib_valid_prefsrc, whose refusal fib_magic
+            // ignores: a source that table local does not call local (an
+            // address that is another link's broadcast address) leaves the
+            // address with its local route only (kernel-checked).
+            if route.family() == Family::V4 && !self.valid_prefsrc_v4(&route, src) {
+                return;
+            }
+        }
         let t = self.create_table(route.table, route.family());
         let dst = route.dst;
         // Place::Last: after the routes of the same TOS and metric.
