@@ -491,3 +491,30 @@ fn lo_under_1280_has_no_ipv6() {
         "link set lo mtu 68\nlink set lo mtu 1500\nlink set lo down\nlink set lo up"
     )));
 }
+
+#[test]
+fn default_as_the_local_address_is_an_empty_one() {
+    // get_prefix takes default/any/all as an address of no bytes; the
+    // kernel then refuses the request, by its family.
+    refused_with(
+        "-6 addr del any dev fd0",
+        "Error: Attribute failed policy validation.",
+    );
+    refused_with(
+        "-4 addr del all priority 10 dev fd2",
+        "Error: Attribute failed policy validation.",
+    );
+    refused_with(
+        "addr del default dev fd2",
+        "RTNETLINK answers: Operation not supported",
+    );
+    refused_with(
+        "-6 addre del default dev \t a:b",
+        "Cannot find device \"a:b\"",
+    );
+    // Of no bytes, it is no duplicate for the next word to replace.
+    refused_with(
+        "addr add default optimistic dev dev    lo",
+        "Warning: optimistic option can be set only for IPv6 addresses Error: any valid prefix is expected rather than \"lo\".",
+    );
+}

@@ -132,6 +132,7 @@ fn parse_addr_warning(
     let mut valid_lft = None;
     let mut preferred_lft = None;
     let mut anycast = false;
+    let mut zero_local = false;
     while let Some(word) = words.next() {
         match keyword_in(ADDR_KEYWORDS, word).unwrap_or(word) {
             "peer" => {
@@ -229,42 +230,41 @@ fn parse_addr_warning(
                         "Error: either \"local\" is duplicate, or \"{token}\" is a garbage."
                     )));
                 }
+                if values::is_default_word(token) {
+                    // get_prefix: no bytes, so a later word is a local again.
+                    zero_local = true;
+                    continue;
+                }
                 local = Some(words.addr_len_from("local", token)?);
             }
         }
     }
-    let Some((local_addr, local_len)) = local else {
+    if local.is_none() && !zero_local {
         return Err(ParseError::new(
             "addr",
             "an address such as 10.0.0.1/24",
             None,
         ));
-    };
+    }
     let Some(dev) = dev else {
         return Err(ParseError::new("addr", "dev NAME", None)
             .with_system_message("Not enough information: \"dev\" argument is required."));
     };
-    let family = Family::of(&local_addr);
-    let bits = family.bits();
-    // ipaddr_modify: a peer sets the length (its own, or the full one),
-    // and a length still 0 is the local address' (or the full one).
-    let prefix_len = match peer.map(|(_, len)| len.unwrap_or(bits)) {
-        Some(len) if len != 0 => len,
-        _ => local_len.unwrap_or(bits),
-    };
-    // ipaddr_modify, in its order: `brd +|-` (not for a deletion), then
-    // (after the device is found) the lifetimes, then autojoin.
-    let broadcast = match broadcast {
-        None | Some(Broadcast::GivenV6) => None,
-        Some(Broadcast::AllOnes | Broadcast::AllZeros) if delete => None,
-        Some(_) if family == Family::V6 => {
-            return Err(v6_broadcast("broadcast", &local_addr.to_string()))
+    // ipaddr_modify, in its order: `brd +|-` (not for a deletion), the
+    // device (ll_name_to_index), the lifetimes, autojoin.
+    let family = local.map(|(addr, _)| Family::of(&addr)).or(words.family);
+    if let Some(rule @ (Broadcast::AllOnes | Broadcast::AllZeros)) = &broadcast {
+        if !delete && family != Some(Family::V4) {
+            let token = if matches!(rule, Broadcast::AllOnes) {
+                "+"
+            } else {
+                "-"
+            };
+            return Err(v6_broadcast("broadcast", token));
         }
-        Some(Broadcast::Given(a)) => Some(a),
-        Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
-    };
-    // ll_name_to_index: a name no device can have is not found; one that
-    // could be is the FIB's to find.
+    }
+    // A name no device can have is not found; one that could be is the
+    // FIB's to find.
     if !values::valid_ifname(dev) {
         return Err(ParseError::new("dev", "a device name", Some(dev))
             .with_system_message(format!("Cannot find device \"{dev}\"")));
@@ -288,14 +288,39 @@ fn parse_addr_warning(
             .with_system_message("preferred_lft is greater than valid_lft"));
         }
     }
-    if autojoin && !local_addr.is_multicast() {
+    let multicast = local.is_some_and(|(addr, _)| addr.is_multicast());
+    if autojoin && !multicast {
         return Err(ParseError::new(
             "autojoin",
             "a multicast local address",
-            Some(&local_addr.to_string()),
+            local.map(|(addr, _)| addr.to_string()).as_deref(),
         )
         .with_system_message("autojoin needs multicast address"));
     }
+    let Some((local_addr, local_len)) = local else {
+        // get_prefix read default/any/all as a local address of no bytes:
+        // without a family no kernel handler takes the request, with one
+        // its policy refuses the empty IFA_LOCAL.
+        let refusal = ParseError::new("local", "an address such as 10.0.0.1/24", Some("default"));
+        return Err(match family {
+            None => refusal.with_system_message("RTNETLINK answers: Operation not supported"),
+            Some(_) => refusal.with_system_message("Error: Attribute failed policy validation."),
+        });
+    };
+    let bits = Family::of(&local_addr).bits();
+    // ipaddr_modify: a peer sets the length (its own, or the full one),
+    // and a length still 0 is the local address' (or the full one).
+    let prefix_len = match peer.map(|(_, len)| len.unwrap_or(bits)) {
+        Some(len) if len != 0 => len,
+        _ => local_len.unwrap_or(bits),
+    };
+    let family = Family::of(&local_addr);
+    let broadcast = match broadcast {
+        None | Some(Broadcast::GivenV6) => None,
+        Some(Broadcast::AllOnes | Broadcast::AllZeros) if delete => None,
+        Some(Broadcast::Given(a)) => Some(a),
+        Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
+    };
     // The kernel's checks, after all of iproute2's.
     if let Some(label) = &label {
         if label.len() > LABEL_MAX_BYTES && family == Family::V4 {
