@@ -518,3 +518,40 @@ fn default_as_the_local_address_is_an_empty_one() {
         "Warning: optimistic option can be set only for IPv6 addresses Error: any valid prefix is expected rather than \"lo\".",
     );
 }
+
+#[test]
+fn mngtmpaddr_needs_a_64() {
+    let message = "Error: ipv6: address with \"mngtmpaddr\" flag must have a prefix length of 64.";
+    refused_with("addr add 2001:db8:20::1/48 mngtmpaddr dev fdv0", message);
+    refused_with(
+        "\taddr add 2001:db8:20::1 dev fdv0 priority 0 mngtmpaddr",
+        message,
+    );
+    accepted("addr add 2001:db8:20::1/64 mngtmpaddr dev fdv0");
+    // On an IPv4 line it is only warned about.
+    accepted("addr add 10.9.0.1/24 mngtmpaddr dev fd0");
+}
+
+#[test]
+fn replacing_an_ipv6_address_changes_its_metric_and_prefix_route() {
+    // inet6_addr_modify: the /64 stays, its route takes the new metric.
+    let fib = accepted("-6 addr replace 2001:db8:1::1/128 priority 10 dev fd0");
+    let main = show(&fib, Family::V6, TABLE_MAIN);
+    assert!(
+        main.iter().any(|r| r
+            .starts_with("unicast 2001:db8:1::/64 dev fd0 proto kernel scope global metric 10")),
+        "{main:?}"
+    );
+    assert!(!main
+        .iter()
+        .any(|r| r.contains("2001:db8:1::/64 dev fd0 proto kernel scope global metric 256")));
+    // noprefixroute takes the route away; a replace without it brings it back.
+    let fib = accepted("addr replace 2001:db8:1::1/64 noprefixroute dev fd0");
+    assert!(!show(&fib, Family::V6, TABLE_MAIN)
+        .iter()
+        .any(|r| r.contains("2001:db8:1::/64")));
+    let fib = accepted("addr replace 2001:db8:1::1/64 noprefixroute dev fd0\naddr replace 2001:db8:1::1/64 dev fd0");
+    assert!(show(&fib, Family::V6, TABLE_MAIN)
+        .iter()
+        .any(|r| r.starts_with("unicast 2001:db8:1::/64 dev fd0")));
+}

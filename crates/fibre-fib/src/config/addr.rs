@@ -133,6 +133,7 @@ fn parse_addr_warning(
     let mut preferred_lft = None;
     let mut anycast = false;
     let mut zero_local = false;
+    let mut mngtmpaddr = false;
     while let Some(word) = words.next() {
         match keyword_in(ADDR_KEYWORDS, word).unwrap_or(word) {
             "peer" => {
@@ -210,6 +211,8 @@ fn parse_addr_warning(
                     noprefixroute = true;
                 } else if name == "autojoin" {
                     autojoin = true;
+                } else if name == "mngtmpaddr" {
+                    mngtmpaddr = true;
                 }
             }
             other => {
@@ -332,6 +335,17 @@ fn parse_addr_warning(
             )
             .with_system_message("Error: Attribute failed policy validation."));
         }
+    }
+    if mngtmpaddr && prefix_len != 64 && !delete {
+        // inet6_rtm_newaddr: temporary addresses are made from a /64.
+        return Err(ParseError::new(
+            "mngtmpaddr",
+            "a /64 address",
+            Some(&format!("{local_addr}/{prefix_len}")),
+        )
+        .with_system_message(
+            "Error: ipv6: address with \"mngtmpaddr\" flag must have a prefix length of 64.",
+        ));
     }
     if family == Family::V6 && local_addr.is_multicast() && !delete {
         // inet6_addr_add refuses a multicast address without autojoin;

@@ -148,7 +148,9 @@ impl Fib {
                     .flatten()
                     .any(|a| a.local == addr.local);
                 if exists {
-                    return already_assigned(op, "ipv6: address already assigned");
+                    already_assigned(op, "ipv6: address already assigned")?;
+                    self.addr_modify_v6(index, addr, spec.metric);
+                    return Ok(());
                 }
                 self.addr_insert_v6(index, addr)
             }
@@ -407,6 +409,35 @@ impl Fib {
             self.add_kernel_route(r);
         }
         Ok(())
+    }
+
+    /// `inet6_addr_modify` (a replace of an address the link has): the
+    /// length and the local address stay, the metric changes when one
+    /// other than 0 is given and `noprefixroute` is as now asked, and the
+    /// prefix route follows (`modify_prefix_route`: made, given the new
+    /// metric, or deleted). Kernel-checked: `replace 2001:db8:1::1/128
+    /// priority 10` of a /64 leaves the /64 route with metric 10.
+    fn addr_modify_v6(&mut self, index: LinkIndex, asked: Address, metric: Option<u32>) {
+        let Some(list) = self.addrs_v6.get_mut(&index) else {
+            return;
+        };
+        let Some(held) = list.iter_mut().find(|a| a.local == asked.local) else {
+            return;
+        };
+        let old = held.clone();
+        if let Some(metric) = metric.filter(|m| *m != 0) {
+            held.metric = metric;
+        }
+        held.noprefixroute = asked.noprefixroute;
+        let new = held.clone();
+        let before = self.addr_routes_v6(index, &old);
+        let after = self.addr_routes_v6(index, &new);
+        for r in before.iter().filter(|r| !after.contains(r)) {
+            self.remove_exact_route(r);
+        }
+        for r in after.into_iter().filter(|r| !before.contains(r)) {
+            self.add_kernel_route(r);
+        }
     }
 
     /// The routes addrconf makes for an IPv6 address in the link's current state.
