@@ -555,3 +555,18 @@ fn replacing_an_ipv6_address_changes_its_metric_and_prefix_route() {
         .iter()
         .any(|r| r.starts_with("unicast 2001:db8:1::/64 dev fd0")));
 }
+
+#[test]
+fn words_after_a_veth_peer_are_the_peers() {
+    refused_with(
+        "link add name fd6 type veth peer name fdv6 up",
+        "RTNETLINK answers: Transport endpoint is not connected",
+    );
+    assert!(apply_str(
+        &fib(),
+        "t.conf",
+        "link add fd6 type veth peer name fdv6 mtu 1400",
+        false
+    )
+    .is_err());
+}

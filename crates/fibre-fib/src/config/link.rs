@@ -329,6 +329,23 @@ fn kind_value(token: &str, words: &mut Words<'_>) -> Result<LinkKind, ParseError
                 }
                 _ => words.link_name("peer", NameUse::Create)?,
             };
+            // veth_parse_opt reads the rest as the peer's own iplink_parse
+            // words, which fibre does not model; `up` there asks the kernel
+            // to open the peer before the pair exists.
+            if let Some(word) = words.next() {
+                let refusal = unknown_word(
+                    "peer",
+                    "the end of the line (fibre does not model the peer's own options)",
+                    word,
+                );
+                return Err(if word == "up" {
+                    refusal.with_system_message(
+                        "RTNETLINK answers: Transport endpoint is not connected",
+                    )
+                } else {
+                    refusal
+                });
+            }
             Ok(LinkKind::Veth {
                 peer: peer.to_string(),
             })
