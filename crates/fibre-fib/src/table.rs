@@ -7,7 +7,7 @@
 //! routes ordered by metric. [`PrefixEntry::routes`] is that list; the
 //! operations in `route_ops` decide where a new route goes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::net::IpAddr;
 
@@ -168,7 +168,25 @@ pub(crate) struct FamilyTable<K: Key> {
     /// What changed since [`FamilyTable::take_touched`] last asked, for
     /// the other copy of a left-right pair to follow (see `follow`).
     touched: Touched,
+    /// Per slot holding many routes: a fingerprint of each of its routes
+    /// (more is harmless), so that [`FamilyTable::insert_unless_same`]
+    /// knows a route is new without comparing it with every route there.
+    /// Dropped for a slot whose routes are handed out mutably.
+    fingerprints: HashMap<u32, Fingerprints, BuildHasherDefault<KeyHasher>>,
 }
+
+/// What [`FamilyTable::fingerprints`] knows of one slot's routes.
+#[derive(Debug, Clone)]
+struct Fingerprints {
+    /// A fingerprint of each route.
+    prints: HashSet<u64, BuildHasherDefault<KeyHasher>>,
+    /// Whether the routes are in the order `insert_unless_same` was given.
+    in_order: bool,
+}
+
+/// From how many routes a slot keeps [`FamilyTable::fingerprints`]: below
+/// it, comparing with each route costs less than the set.
+const FINGERPRINTED_FROM: usize = 16;
 
 /// The prefixes of one family table whose routes may have changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -221,6 +239,7 @@ impl<K: Key> Default for FamilyTable<K> {
             unsettled: None,
             all_unsettled: false,
             touched: Touched::None,
+            fingerprints: HashMap::default(),
         }
     }
 }
@@ -299,6 +318,77 @@ impl<K: Key> FamilyTable<K> {
 
     /// The routes of exactly this prefix, created empty when absent.
     pub fn routes_mut(&mut self, prefix: &Prefix) -> &mut Vec<Route> {
+        let slot = self.slot_to_change(prefix);
+        // The caller may change the routes: their fingerprints are made again.
+        self.fingerprints.remove(&slot);
+        &mut self.entries[slot as usize]
+            .as_mut()
+            .expect("the index points at live slots")
+            .routes
+    }
+
+    /// Adds `route` to the routes of `prefix` (created when absent) after
+    /// every route whose `order` is not greater than its own (before the
+    /// first greater one), unless a route `same` as it is there; true when
+    /// added. `fingerprint` must give routes that are `same` equal values.
+    ///
+    /// An entry with many routes (the kernel's routes of a prefix every link
+    /// has, such as fe80::/64, one per link) keeps their fingerprints, so a
+    /// new route is compared only with routes whose fingerprint it shares,
+    /// and whether the routes are in `order`, so its place is found by
+    /// bisection: the same place a scan from the front finds.
+    pub fn insert_unless_same<O: Ord>(
+        &mut self,
+        prefix: &Prefix,
+        route: Route,
+        same: impl Fn(&Route, &Route) -> bool,
+        fingerprint: impl Fn(&Route) -> u64,
+        order: impl Fn(&Route) -> O,
+    ) -> bool {
+        let slot = self.slot_to_change(prefix);
+        let routes = &mut self.entries[slot as usize]
+            .as_mut()
+            .expect("the index points at live slots")
+            .routes;
+        let key = order(&route);
+        let scan = |routes: &[Route]| {
+            routes
+                .iter()
+                .position(|r| order(r) > key)
+                .unwrap_or(routes.len())
+        };
+        let at = if routes.len() < FINGERPRINTED_FROM {
+            if routes.iter().any(|r| same(r, &route)) {
+                return false;
+            }
+            scan(routes)
+        } else {
+            let known = self
+                .fingerprints
+                .entry(slot)
+                .or_insert_with(|| Fingerprints {
+                    prints: routes.iter().map(&fingerprint).collect(),
+                    in_order: routes.windows(2).all(|w| order(&w[0]) <= order(&w[1])),
+                });
+            let print = fingerprint(&route);
+            if known.prints.contains(&print) && routes.iter().any(|r| same(r, &route)) {
+                return false;
+            }
+            known.prints.insert(print);
+            if known.in_order {
+                // Inserting before the first greater route keeps the order.
+                routes.partition_point(|r| order(r) <= key)
+            } else {
+                scan(routes)
+            }
+        };
+        routes.insert(at, route);
+        true
+    }
+
+    /// The slot of `prefix`, made when absent, its summary cleared (its
+    /// routes are about to change).
+    fn slot_to_change(&mut self, prefix: &Prefix) -> u32 {
         self.settle();
         self.touched.add(prefix);
         let slot = match self.slot_of(prefix) {
@@ -343,7 +433,7 @@ impl<K: Key> FamilyTable<K> {
             .expect("the index points at live slots");
         entry.single = None;
         self.summary_of[slot as usize] = 0;
-        &mut entry.routes
+        slot
     }
 
     /// Drops the entry of `prefix` when it holds no route any more.
@@ -365,6 +455,7 @@ impl<K: Key> FamilyTable<K> {
                 }
                 self.entries[slot as usize] = None;
                 self.summary_of[slot as usize] = 0;
+                self.fingerprints.remove(&slot);
                 self.free.push(slot);
             }
         }
@@ -424,6 +515,7 @@ impl<K: Key> FamilyTable<K> {
         self.touched = Touched::All;
         // The caller may change any entry's routes (a rare bulk change).
         self.summary_of.fill(0);
+        self.fingerprints.clear();
         for e in self.entries.iter_mut().flatten() {
             e.single = None;
         }
@@ -568,6 +660,25 @@ impl Table {
         match prefix.family() {
             Family::V4 => self.v4.routes_mut(prefix),
             Family::V6 => self.v6.routes_mut(prefix),
+        }
+    }
+
+    /// [`FamilyTable::insert_unless_same`] in the family of `prefix`.
+    pub fn insert_unless_same<O: Ord>(
+        &mut self,
+        prefix: &Prefix,
+        route: Route,
+        same: impl Fn(&Route, &Route) -> bool,
+        fingerprint: impl Fn(&Route) -> u64,
+        order: impl Fn(&Route) -> O,
+    ) -> bool {
+        match prefix.family() {
+            Family::V4 => self
+                .v4
+                .insert_unless_same(prefix, route, same, fingerprint, order),
+            Family::V6 => self
+                .v6
+                .insert_unless_same(prefix, route, same, fingerprint, order),
         }
     }
 
@@ -1050,3 +1161,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "table_insert_tests.rs"]
+mod insert_tests;

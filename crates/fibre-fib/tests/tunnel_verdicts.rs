@@ -143,8 +143,14 @@ fn blame(
         .keys()
         .map(|key| holds(key, &state).then_some(None))
         .collect();
+    let mut refused_line = None;
     for (i, statement) in applied.iter().enumerate() {
-        let _ = state.apply(&statement.command);
+        if refused_line == Some(statement.line) {
+            continue;
+        }
+        if state.apply(&statement.command).is_err() {
+            refused_line = Some(statement.line);
+        }
         for (key, held) in found.keys().zip(since.iter_mut()) {
             match (holds(key, &state), *held) {
                 (true, None) => *held = Some(Some(i)),
@@ -197,8 +203,14 @@ fn reference(text: &str, force: bool) -> Result<(Fib, Vec<String>), Vec<String>>
             .collect();
         let mut fib = Fib::new();
         let mut diagnostics = Vec::new();
+        let mut refused_line = None;
         for statement in &applied {
+            // A line is one request: what follows its refused part is not applied.
+            if refused_line == Some(statement.line) {
+                continue;
+            }
             if let Err(err) = fib.apply(&statement.command) {
+                refused_line = Some(statement.line);
                 diagnostics.push((statement.line, show(statement.line, &err.to_string())));
                 if !force {
                     return Err(diagnostics.into_iter().map(|(_, d)| d).collect());

@@ -15,22 +15,26 @@ use super::words::{
 use crate::command::AddressSpec;
 use crate::types::{Family, Scope};
 
-/// Flags iproute2 accepts that change nothing here: the ones it sets
-/// (`ifa_flag_data`, matched whole) and the read-only ones it only warns
-/// about (`Warning: secondary option is not mutable from userspace`).
-const IGNORED_FLAGS: &[&str] = &[
-    "nodad",
-    "home",
-    "optimistic",
-    "mngtmpaddr",
-    "autojoin",
-    "secondary",
-    "temporary",
-    "dadfailed",
-    "deprecated",
-    "tentative",
-    "permanent",
-    "stable-privacy",
+/// `ifa_flag_data`, the flags iproute2 reads (matched whole): name,
+/// read-only (only warned about: `Warning: secondary option is not mutable
+/// from userspace`), IPv6 only (warned about on a line not yet of that
+/// family). Of those it sets, `noprefixroute` and `autojoin` matter here;
+/// the others are about DAD and temporary addresses, which do not apply to
+/// a FIB, and are read and ignored.
+const ADDR_FLAGS: &[(&str, bool, bool)] = &[
+    ("secondary", true, false),
+    ("temporary", true, false),
+    ("nodad", false, true),
+    ("optimistic", false, true),
+    ("dadfailed", true, true),
+    ("home", false, true),
+    ("deprecated", true, true),
+    ("tentative", true, true),
+    ("permanent", true, true),
+    ("mngtmpaddr", false, true),
+    ("noprefixroute", false, false),
+    ("autojoin", false, false),
+    ("stable-privacy", true, true),
 ];
 
 /// `INFINITY_LIFE_TIME`: a lifetime of `forever`.
@@ -77,17 +81,45 @@ fn lifetime(words: &mut Words<'_>, keyword: &str) -> Result<u32, ParseError> {
 /// How `broadcast` was written.
 enum Broadcast {
     Given(Ipv4Addr),
+    /// An IPv6 address, which iproute2 sends and the kernel ignores.
+    GivenV6,
     /// `brd +`: the subnet's all-ones address.
     AllOnes,
     /// `brd -`: the subnet's network address.
     AllZeros,
 }
 
-/// The address request of the words after the verb, and whether it is
-/// iproute2's wildcard deletion: an IPv4 `addr del` without a length sends
-/// no `IFA_ADDRESS`, so the kernel deletes the first address with that
-/// local address whatever its length (`inet_rtm_deladdr`).
-pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), ParseError> {
+/// The address request of the words after the verb (`delete`: of an `addr
+/// del`), and whether it is iproute2's wildcard deletion: an IPv4 `addr
+/// del` without a length sends no `IFA_ADDRESS`, so the kernel deletes the
+/// first address with that local address whatever its length
+/// (`inet_rtm_deladdr`).
+///
+/// The warnings iproute2 prints on the way (a read-only or IPv6-only flag)
+/// come before its message in a refusal, as on its standard error.
+pub(crate) fn parse_addr(
+    words: &mut Words<'_>,
+    delete: bool,
+) -> Result<(AddressSpec, bool), ParseError> {
+    let mut warnings = Vec::new();
+    parse_addr_warning(words, delete, &mut warnings).map_err(|mut err| {
+        if !warnings.is_empty() {
+            // One line: a message shows no line breaks.
+            let mut message = warnings.join(" ");
+            if let Some(own) = err.system_message.take() {
+                message = format!("{message} {own}");
+            }
+            err.system_message = Some(message);
+        }
+        err
+    })
+}
+
+fn parse_addr_warning(
+    words: &mut Words<'_>,
+    delete: bool,
+    warnings: &mut Vec<String>,
+) -> Result<(AddressSpec, bool), ParseError> {
     let mut local: Option<(IpAddr, Option<u8>)> = None;
     let mut peer: Option<(IpAddr, Option<u8>)> = None;
     let mut broadcast = None;
@@ -95,9 +127,13 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
     let mut dev = None;
     let mut label = None;
     let mut noprefixroute = false;
+    let mut autojoin = false;
     let mut metric = None;
     let mut valid_lft = None;
     let mut preferred_lft = None;
+    let mut anycast = false;
+    let mut zero_local = false;
+    let mut mngtmpaddr = false;
     while let Some(word) = words.next() {
         match keyword_in(ADDR_KEYWORDS, word).unwrap_or(word) {
             "peer" => {
@@ -117,7 +153,7 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
                     "-" => Broadcast::AllZeros,
                     _ => match words.address_from(word, token)? {
                         IpAddr::V4(a) => Broadcast::Given(a),
-                        IpAddr::V6(_) => return Err(v6_broadcast(word, token)),
+                        IpAddr::V6(_) => Broadcast::GivenV6,
                     },
                 });
             }
@@ -128,12 +164,12 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
                     invalid_argument("scope", expected, token, "invalid scope value.")
                 })?);
             }
-            "dev" => dev = Some(words.device("dev")?.to_string()),
+            // Only a name here; ll_name_to_index looks it up after the line.
+            "dev" => dev = Some(words.value("dev", "a device name")?),
             "label" => {
                 let token = words.value("label", "a label")?;
                 label = Some(token.to_string());
             }
-            "noprefixroute" => noprefixroute = true,
             "metric" => metric = Some(words.number(word, "metric")?),
             "valid_lft" => {
                 if valid_lft.is_some() {
@@ -147,15 +183,41 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
                 }
                 preferred_lft = Some(lifetime(words, "preferred_lft")?);
             }
-            w if IGNORED_FLAGS.contains(&w) => {}
-            "anycast" | "proto" | "protocol" => {
-                return Err(unknown_word(
-                    "addr",
-                    "a keyword fibre supports (it does not model this one)",
-                    word,
-                ))
+            "anycast" => {
+                // IFA_ANYCAST: read as get_addr reads it, then ignored, as
+                // both families' kernels ignore it (neither rtm_to_ifaddr nor
+                // inet6_rtm_newaddr looks at it).
+                let token = words.value("anycast", "an address")?;
+                if anycast {
+                    return Err(duplicate_argument("anycast", token));
+                }
+                words.address_from("anycast", token)?;
+                anycast = true;
+            }
+            flag if ADDR_FLAGS.iter().any(|(name, ..)| *name == flag) => {
+                let &(name, read_only, v6_only) = ADDR_FLAGS
+                    .iter()
+                    .find(|(name, ..)| *name == flag)
+                    .expect("found above");
+                if read_only {
+                    warnings.push(format!(
+                        "Warning: {name} option is not mutable from userspace"
+                    ));
+                } else if v6_only && words.family != Some(Family::V6) {
+                    warnings.push(format!(
+                        "Warning: {name} option can be set only for IPv6 addresses"
+                    ));
+                } else if name == "noprefixroute" {
+                    noprefixroute = true;
+                } else if name == "autojoin" {
+                    autojoin = true;
+                } else if name == "mngtmpaddr" {
+                    mngtmpaddr = true;
+                }
             }
             other => {
+                // ipaddr_modify's last branch: anything else is the local
+                // address (iproute2 6.1 has no `proto` here either).
                 let token = if other == "local" {
                     words.value("local", "an address with an optional /LEN")?
                 } else {
@@ -171,34 +233,47 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
                         "Error: either \"local\" is duplicate, or \"{token}\" is a garbage."
                     )));
                 }
+                if values::is_default_word(token) {
+                    // get_prefix: no bytes, so a later word is a local again.
+                    zero_local = true;
+                    continue;
+                }
                 local = Some(words.addr_len_from("local", token)?);
             }
         }
     }
-    let Some((local_addr, local_len)) = local else {
+    if local.is_none() && !zero_local {
         return Err(ParseError::new(
             "addr",
             "an address such as 10.0.0.1/24",
             None,
         ));
-    };
+    }
     let Some(dev) = dev else {
         return Err(ParseError::new("addr", "dev NAME", None)
             .with_system_message("Not enough information: \"dev\" argument is required."));
     };
-    if let Some(label) = &label {
-        if label.len() > LABEL_MAX_BYTES && Family::of(&local_addr) == Family::V4 {
-            // IPv6 has no IFA_LABEL in its policy and ignores it.
-            return Err(ParseError::new(
-                "label",
-                &format!("a label of at most {LABEL_MAX_BYTES} bytes"),
-                Some(label),
-            )
-            .with_system_message("Error: Attribute failed policy validation."));
+    // ipaddr_modify, in its order: `brd +|-` (not for a deletion), the
+    // device (ll_name_to_index), the lifetimes, autojoin.
+    let family = local.map(|(addr, _)| Family::of(&addr)).or(words.family);
+    if let Some(rule @ (Broadcast::AllOnes | Broadcast::AllZeros)) = &broadcast {
+        if !delete && family != Some(Family::V4) {
+            let token = if matches!(rule, Broadcast::AllOnes) {
+                "+"
+            } else {
+                "-"
+            };
+            return Err(v6_broadcast("broadcast", token));
         }
     }
+    // A name no device can have is not found; one that could be is the
+    // FIB's to find.
+    if !values::valid_ifname(dev) {
+        return Err(ParseError::new("dev", "a device name", Some(dev))
+            .with_system_message(format!("Cannot find device \"{dev}\"")));
+    }
+    let dev = dev.to_string();
     if valid_lft.is_some() || preferred_lft.is_some() {
-        // ipaddr_modify, after the device is known.
         let valid = valid_lft.unwrap_or(FOREVER);
         let preferred = preferred_lft.unwrap_or(FOREVER);
         if valid == 0 {
@@ -216,17 +291,79 @@ pub(crate) fn parse_addr(words: &mut Words<'_>) -> Result<(AddressSpec, bool), P
             .with_system_message("preferred_lft is greater than valid_lft"));
         }
     }
-    let wildcard = local_len.is_none() && peer.is_none() && Family::of(&local_addr) == Family::V4;
+    let multicast = local.is_some_and(|(addr, _)| addr.is_multicast());
+    if autojoin && !multicast {
+        return Err(ParseError::new(
+            "autojoin",
+            "a multicast local address",
+            local.map(|(addr, _)| addr.to_string()).as_deref(),
+        )
+        .with_system_message("autojoin needs multicast address"));
+    }
+    let Some((local_addr, local_len)) = local else {
+        // get_prefix read default/any/all as a local address of no bytes:
+        // without a family no kernel handler takes the request, with one
+        // its policy refuses the empty IFA_LOCAL.
+        let refusal = ParseError::new("local", "an address such as 10.0.0.1/24", Some("default"));
+        return Err(match family {
+            None => refusal.with_system_message("RTNETLINK answers: Operation not supported"),
+            Some(_) => refusal.with_system_message("Error: Attribute failed policy validation."),
+        });
+    };
     let bits = Family::of(&local_addr).bits();
-    let prefix_len = peer.and_then(|(_, len)| len).or(local_len).unwrap_or(bits);
+    // ipaddr_modify: a peer sets the length (its own, or the full one),
+    // and a length still 0 is the local address' (or the full one).
+    let prefix_len = match peer.map(|(_, len)| len.unwrap_or(bits)) {
+        Some(len) if len != 0 => len,
+        _ => local_len.unwrap_or(bits),
+    };
+    let family = Family::of(&local_addr);
     let broadcast = match broadcast {
-        None => None,
-        Some(_) if Family::of(&local_addr) == Family::V6 => {
-            return Err(v6_broadcast("broadcast", &local_addr.to_string()))
-        }
+        None | Some(Broadcast::GivenV6) => None,
+        Some(Broadcast::AllOnes | Broadcast::AllZeros) if delete => None,
         Some(Broadcast::Given(a)) => Some(a),
         Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
     };
+    // The kernel's checks, after all of iproute2's.
+    if let Some(label) = &label {
+        if label.len() > LABEL_MAX_BYTES && family == Family::V4 {
+            // IPv6 has no IFA_LABEL in its policy and ignores it.
+            return Err(ParseError::new(
+                "label",
+                &format!("a label of at most {LABEL_MAX_BYTES} bytes"),
+                Some(label),
+            )
+            .with_system_message("Error: Attribute failed policy validation."));
+        }
+    }
+    if mngtmpaddr && prefix_len != 64 && !delete {
+        // inet6_rtm_newaddr: temporary addresses are made from a /64.
+        return Err(ParseError::new(
+            "mngtmpaddr",
+            "a /64 address",
+            Some(&format!("{local_addr}/{prefix_len}")),
+        )
+        .with_system_message(
+            "Error: ipv6: address with \"mngtmpaddr\" flag must have a prefix length of 64.",
+        ));
+    }
+    if family == Family::V6 && local_addr.is_multicast() && !delete {
+        // inet6_addr_add refuses a multicast address without autojoin;
+        // with it the kernel joins the group, which fibre does not model.
+        let refusal = ParseError::new(
+            "local",
+            "a unicast address (fibre does not model multicast addresses)",
+            Some(&local_addr.to_string()),
+        );
+        return Err(if autojoin {
+            refusal
+        } else {
+            refusal.with_system_message(
+                "Error: ipv6: Cannot assign multicast address without \"IFA_F_MCAUTOJOIN\" flag.",
+            )
+        });
+    }
+    let wildcard = local_len.is_none() && peer.is_none() && family == Family::V4;
     Ok((
         AddressSpec {
             dev,

@@ -598,7 +598,7 @@ mod tests {
             ),
             (
                 "link add g type vxlan remote 198.51.100.2",
-                "\"type\": expected a device type: dummy, ifb, veth, gre, ip6gre, gretap or ip6gretap, got \"vxlan\" (Error: Unknown device type.)",
+                "\"vxlan\": expected a device type fibre models: dummy, ifb, veth, gre, ip6gre, gretap or ip6gretap, got \"vxlan\"",
             ),
         ];
         for (line, want) in cases {

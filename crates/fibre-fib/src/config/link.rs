@@ -1,104 +1,325 @@
 //! `link add|set|del ...` (iproute2's `iplink_modify`), restricted to the
 //! device kinds fibre models: dummy, ifb, veth and the GRE tunnels (gre,
 //! ip6gre, gretap, ip6gretap; their options in [`super::gre`]).
+//!
+//! All three verbs read their words as `iplink_parse` does, in its order:
+//! its keywords (abbreviated where it uses `matches`), then anything else as
+//! the device name, a second one refused with `duparg2`. Only after the whole
+//! line does it look the device up (`ll_name_to_index`), so a garbage word
+//! is reported before a missing device; and everything after `type KIND`
+//! is the kind's (`iplink_modify` hands it to the kind's `parse_opt`).
 
 use super::error::ParseError;
 use super::gre::parse_gre;
+use super::values;
 use super::words::{
-    duplicate_argument, invalid_argument, link_name, unknown_word, NameUse, Words, INCOMPLETE,
+    abbreviates, duplicate_argument, invalid_argument, keyword_in, link_name, unknown_word,
+    NameUse, Spelling, Words,
 };
 use crate::command::Command;
 use crate::types::LinkKind;
 use crate::write::gre::GreKind;
 
-/// `link add [name|dev] NAME [mtu N] [up|down] type KIND [OPTIONS]`, KIND
-/// being `dummy`, `ifb`, `veth peer [name] P` or `gre|ip6gre|gretap|
-/// ip6gretap remote ADDR ...`. As in iproute2, everything after the kind
-/// is the kind's, so `mtu`, `up` and `down` go before `type`.
-///
-/// A trailing `up`/`down` becomes a second command, `link set NAME up`.
-pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseError> {
-    let mut name: Option<String> = None;
-    let mut mtu = None;
-    let mut up = None;
-    let mut kind = None;
+/// How `iplink_parse` takes one of its words.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LinkWord {
+    Up,
+    Down,
+    Name,
+    Mtu,
+    Type,
+    /// `help`: iproute2 prints its usage.
+    Help,
+    /// A keyword fibre does not model whose argument `get_integer` reads:
+    /// a bad one is refused as `Invalid "KEYWORD" value`.
+    Integer(&'static str),
+    /// A flag fibre does not model, set with `on` or `off` (`on_off`).
+    OnOff(&'static str),
+    /// A keyword fibre does not model whose argument `parse_on_off` reads.
+    OffOn(&'static str),
+    /// A keyword fibre does not model, with an argument.
+    Unmodelled(&'static str),
+    /// A keyword fibre does not model, without one.
+    UnmodelledFlag(&'static str),
+    /// Anything else: the device (`dev NAME` or a bare name).
+    Dev,
+}
+
+/// `iplink_parse`'s keywords in the order it tries them, each with whether
+/// an abbreviation is taken (`matches`): `t` is txqueuelen, `d` dynamic,
+/// `m` master, `l` link, `a` address, `ty` type.
+const LINK_WORDS: &[(&str, Spelling, LinkWord)] = {
+    use LinkWord::*;
+    use Spelling::*;
+    &[
+        ("up", Exact, Up),
+        ("down", Exact, Down),
+        ("name", Exact, Name),
+        ("index", Exact, Unmodelled("index")),
+        ("link", Abbreviated, Unmodelled("link")),
+        ("address", Abbreviated, Unmodelled("address")),
+        ("broadcast", Abbreviated, Unmodelled("broadcast")),
+        ("brd", Exact, Unmodelled("broadcast")),
+        ("txqueuelen", Abbreviated, Integer("txqueuelen")),
+        ("qlen", Exact, Integer("txqueuelen")),
+        ("txqlen", Abbreviated, Integer("txqueuelen")),
+        ("mtu", Exact, Mtu),
+        ("xdpgeneric", Exact, Unmodelled("xdpgeneric")),
+        ("xdpdrv", Exact, Unmodelled("xdpdrv")),
+        ("xdpoffload", Exact, Unmodelled("xdpoffload")),
+        ("xdp", Exact, Unmodelled("xdp")),
+        ("netns", Exact, Unmodelled("netns")),
+        ("multicast", Exact, OnOff("multicast")),
+        ("allmulticast", Exact, OnOff("allmulticast")),
+        ("promisc", Exact, OnOff("promisc")),
+        ("trailers", Exact, OnOff("trailers")),
+        ("arp", Exact, OnOff("arp")),
+        ("carrier", Exact, OffOn("carrier")),
+        ("vf", Exact, Unmodelled("vf")),
+        ("master", Abbreviated, Unmodelled("master")),
+        ("vrf", Exact, Unmodelled("vrf")),
+        ("nomaster", Abbreviated, UnmodelledFlag("nomaster")),
+        ("dynamic", Abbreviated, OnOff("dynamic")),
+        ("type", Abbreviated, Type),
+        ("alias", Abbreviated, Unmodelled("alias")),
+        ("group", Exact, Unmodelled("group")),
+        ("mode", Exact, Unmodelled("mode")),
+        ("state", Exact, Unmodelled("state")),
+        ("numtxqueues", Abbreviated, Integer("numtxqueues")),
+        ("numrxqueues", Abbreviated, Integer("numrxqueues")),
+        ("addrgenmode", Abbreviated, Unmodelled("addrgenmode")),
+        ("link-netns", Abbreviated, Unmodelled("link-netns")),
+        ("link-netnsid", Abbreviated, Integer("link-netnsid")),
+        ("protodown", Exact, OffOn("protodown")),
+        ("protodown_reason", Exact, Unmodelled("protodown_reason")),
+        ("gso_max_size", Exact, Unmodelled("gso_max_size")),
+        ("gso_max_segs", Exact, Unmodelled("gso_max_segs")),
+        ("gro_max_size", Exact, Unmodelled("gro_max_size")),
+        ("parentdev", Exact, Unmodelled("parentdev")),
+        // In iplink_parse's last branch, before the word is taken as the device.
+        ("help", Abbreviated, Help),
+    ]
+};
+
+fn link_word(word: &str) -> LinkWord {
+    keyword_in(LINK_WORDS, word).unwrap_or(LinkWord::Dev)
+}
+
+/// Where the device name of a line came from: `iplink_parse` keeps `dev`
+/// pointing at `name` until a `dev NAME` or bare name replaces it, and only
+/// a second such word is a duplicate.
+#[derive(Clone, Copy)]
+enum DevWord<'a> {
+    None,
+    FromName,
+    Given { keyword: &'a str, token: &'a str },
+}
+
+/// What `iplink_parse` read of a line, up to and including `type KIND`.
+struct LinkArgs<'a> {
+    /// `name NAME`.
+    name: Option<&'a str>,
+    dev: DevWord<'a>,
+    up: Option<bool>,
+    mtu: Option<u32>,
+    /// The word after `type`; the kind's own words are left unread.
+    kind: Option<&'a str>,
+}
+
+impl<'a> LinkArgs<'a> {
+    /// The device the line names, with the keyword it came with.
+    fn device(&self) -> Option<(&'a str, &'a str)> {
+        match self.dev {
+            DevWord::None => None,
+            DevWord::FromName => self.name.map(|name| ("name", name)),
+            DevWord::Given { keyword, token } => Some((keyword, token)),
+        }
+    }
+}
+
+/// Reads the words of a `link` command as `iplink_parse` does, stopping
+/// after `type KIND`. Its own refusals come here, word by word; the
+/// device's existence is the caller's to check afterwards.
+fn parse_link_args<'a>(words: &mut Words<'a>) -> Result<LinkArgs<'a>, ParseError> {
+    let mut args = LinkArgs {
+        name: None,
+        dev: DevWord::None,
+        up: None,
+        mtu: None,
+        kind: None,
+    };
     while let Some(word) = words.next() {
-        match word {
-            "mtu" => mtu = Some(mtu_value(words, mtu)?),
-            "up" => up = Some(true),
-            "down" => up = Some(false),
-            "type" => {
-                kind = Some(kind_value(words)?);
+        match link_word(word) {
+            LinkWord::Up => args.up = Some(true),
+            LinkWord::Down => args.up = Some(false),
+            LinkWord::Name => {
+                let token = words.value("name", IFNAME_WANTED)?;
+                if args.name.is_some() {
+                    return Err(duplicate_argument("name", token));
+                }
+                // check_ifname: under IFNAMSIZ as well.
+                link_name("name", token, NameUse::Syntax)?;
+                args.name = Some(token);
+                if matches!(args.dev, DevWord::None) {
+                    args.dev = DevWord::FromName;
+                }
+            }
+            LinkWord::Mtu => args.mtu = Some(mtu_value(words, args.mtu)?),
+            LinkWord::Type => {
+                args.kind = Some(words.value("type", &format!("a device type: {KINDS}"))?);
                 break;
             }
-            other => {
-                let token = if other == "name" || other == "dev" {
-                    words.link_name(other, NameUse::Create)?
-                } else if name.is_none() {
-                    link_name("dev", other, NameUse::Create)?
+            LinkWord::Help => {
+                return Err(unknown_word(
+                    "link",
+                    "a link command (fibre prints no usage text)",
+                    word,
+                ))
+            }
+            LinkWord::Integer(keyword) => {
+                let token = words.value(keyword, "a number")?;
+                if values::number_i32(token).is_none() {
+                    return Err(invalid_argument(
+                        keyword,
+                        "a number",
+                        token,
+                        &format!("Invalid \"{keyword}\" value"),
+                    ));
+                }
+                return Err(unmodelled(keyword, word));
+            }
+            LinkWord::OnOff(keyword) => {
+                let token = words.value(keyword, "on or off")?;
+                if token != "on" && token != "off" {
+                    return Err(ParseError::new(keyword, "on or off", Some(token))
+                        .with_system_message(format!(
+                            "Error: argument of \"{keyword}\" must be \"on\" or \"off\", not \"{token}\""
+                        )));
+                }
+                return Err(unmodelled(keyword, word));
+            }
+            LinkWord::OffOn(keyword) => {
+                let token = words.value(keyword, "on or off")?;
+                // parse_on_off: parse_one_of with "off", "on", by matches().
+                if !abbreviates(token, "off") && !abbreviates(token, "on") {
+                    return Err(ParseError::new(keyword, "on or off", Some(token))
+                        .with_system_message(format!(
+                            "Error: argument of \"{keyword}\" must be one of \"off\", \"on\", not \"{token}\""
+                        )));
+                }
+                return Err(unmodelled(keyword, word));
+            }
+            LinkWord::Unmodelled(keyword) => {
+                words.value(keyword, "its argument")?;
+                return Err(unmodelled(keyword, word));
+            }
+            LinkWord::UnmodelledFlag(keyword) => return Err(unmodelled(keyword, word)),
+            LinkWord::Dev => {
+                let (keyword, token) = if word == "dev" {
+                    ("dev", words.value("dev", IFNAME_WANTED)?)
                 } else {
-                    return Err(garbage(other));
+                    ("link", word)
                 };
-                if name.is_some() {
+                if matches!(args.dev, DevWord::Given { .. }) {
                     return Err(garbage(token));
                 }
-                name = Some(token.to_string());
+                // check_altifname: not empty, no '/' or blank.
+                link_name("dev", token, NameUse::Syntax).map_err(|err| ParseError {
+                    keyword: keyword.to_string(),
+                    ..err
+                })?;
+                args.dev = DevWord::Given { keyword, token };
             }
         }
     }
-    let Some(name) = name else {
+    Ok(args)
+}
+
+/// `link add [name|dev] NAME [mtu N] [up|down] type KIND [OPTIONS]`, KIND
+/// being `dummy`, `ifb`, `veth peer [name] P` or `gre|ip6gre|gretap|
+/// ip6gretap remote ADDR ...`. As in iproute2, everything after the kind
+/// is the kind's, so `mtu`, `up` and `down` go before `type`; dummy and ifb
+/// have no options, and iproute2 drops whatever follows them.
+///
+/// An `up`/`down` becomes a second command, `link set NAME up`.
+pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseError> {
+    let args = parse_link_args(words)?;
+    // iplink_parse: a `name` and a different `dev` cannot both name the new link.
+    if let (Some(name), DevWord::Given { token, .. }) = (args.name, args.dev) {
+        if name != token {
+            return Err(
+                ParseError::new("name", "one name for the new link", Some(token))
+                    .with_system_message(
+                        "both \"name\" and \"dev\" cannot be used when creating devices.",
+                    ),
+            );
+        }
+    }
+    let Some((keyword, name)) = args.device() else {
         return Err(ParseError::new("link add", "a device name", None)
             .with_system_message("Not enough information: \"dev\" argument is required."));
     };
-    let Some(kind) = kind else {
+    let Some(kind_word) = args.kind else {
         return Err(ParseError::new("link add", &format!("type {KINDS}"), None)
             .with_system_message("Not enough information: \"type\" argument is required"));
     };
-    if let Some(word) = words.next() {
-        return Err(unknown_word(
-            "type",
-            "the end of the line after the device type",
-            word,
-        ));
-    }
+    let kind = kind_value(kind_word, words)?;
+    // The kernel's checks of the new name come after all of iproute2's.
+    link_name(keyword, name, NameUse::Create)?;
     let mut commands = vec![Command::LinkAdd {
-        name: name.clone(),
+        name: name.to_string(),
         kind,
-        mtu,
+        mtu: args.mtu,
     }];
-    if up.is_some() {
+    if args.up.is_some() {
         commands.push(Command::LinkSet {
-            name,
-            up,
+            name: name.to_string(),
+            up: args.up,
             mtu: None,
         });
     }
     Ok(commands)
 }
 
+/// The name `veth_newlink` gives a peer without one (`dev_alloc_name`
+/// makes it the first free `vethN`).
+const VETH_PEER_TEMPLATE: &str = "veth%d";
+
 /// The kinds `link add` takes.
 const KINDS: &str = "dummy, ifb, veth, gre, ip6gre, gretap or ip6gretap";
 
-/// `dummy`, `ifb`, `veth [peer [name] P]` or a GRE kind and its options.
-fn kind_value(words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
-    let expected = format!("a device type: {KINDS}");
-    let token = words.value("type", &expected)?;
+/// The kind `token` names and its options: `dummy`, `ifb`, `veth [peer
+/// [name] P]` or a GRE kind and its options.
+fn kind_value(token: &str, words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
     if let Some(kind) = GreKind::from_name(token) {
         return Ok(LinkKind::Gre(parse_gre(kind, words)?));
     }
     match token {
-        "dummy" => Ok(LinkKind::Dummy),
-        "ifb" => Ok(LinkKind::Ifb),
+        // iplink_dummy.c, iplink_ifb.c: a link_util without parse_opt, so
+        // iplink_modify ignores the words after the kind.
+        "dummy" | "ifb" => {
+            while words.next().is_some() {}
+            Ok(if token == "dummy" {
+                LinkKind::Dummy
+            } else {
+                LinkKind::Ifb
+            })
+        }
         "veth" => {
             match words.next() {
                 Some("peer") => {}
-                Some(other) => return Err(unknown_word("veth", "\"peer name NAME\"", other)),
+                Some(other) => {
+                    // veth_parse_opt prints its usage for anything else.
+                    return Err(unknown_word("veth", "\"peer name NAME\"", other)
+                        .with_system_message(
+                            "Usage: ip link <options> type veth [peer <options>]",
+                        ));
+                }
                 None => {
-                    return Err(ParseError::new(
-                        "veth",
-                        "\"peer name NAME\" (fibre does not invent peer names)",
-                        None,
-                    ))
+                    // veth_newlink: the kernel names the peer itself.
+                    return Ok(LinkKind::Veth {
+                        peer: VETH_PEER_TEMPLATE.to_string(),
+                    });
                 }
             }
             let peer = match words.peek() {
@@ -108,74 +329,204 @@ fn kind_value(words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
                 }
                 _ => words.link_name("peer", NameUse::Create)?,
             };
+            // veth_parse_opt reads the rest as the peer's own iplink_parse
+            // words, which fibre does not model; `up` there asks the kernel
+            // to open the peer before the pair exists.
+            if let Some(word) = words.next() {
+                let refusal = unknown_word(
+                    "peer",
+                    "the end of the line (fibre does not model the peer's own options)",
+                    word,
+                );
+                return Err(if word == "up" {
+                    refusal.with_system_message(
+                        "RTNETLINK answers: Transport endpoint is not connected",
+                    )
+                } else {
+                    refusal
+                });
+            }
             Ok(LinkKind::Veth {
                 peer: peer.to_string(),
             })
         }
-        other => Err(ParseError::new("type", &expected, Some(other))
-            .with_system_message("Error: Unknown device type.")),
-    }
-}
-
-/// `link set [dev] NAME { up | down | mtu N }...`.
-pub(crate) fn parse_set(words: &mut Words<'_>) -> Result<Command, ParseError> {
-    let name = device_name(words, "link set")?;
-    let mut up = None;
-    let mut mtu = None;
-    let mut changed = false;
-    while let Some(word) = words.next() {
-        match word {
-            "up" => up = Some(true),
-            "down" => up = Some(false),
-            "mtu" => mtu = Some(mtu_value(words, mtu)?),
-            other => return Err(garbage(other)),
+        "vxlan" => Err(vxlan(words)),
+        other => {
+            let expected = format!("a device type: {KINDS}");
+            let refusal = ParseError::new("type", &expected, Some(other));
+            Err(match words.next() {
+                // iplink_modify: a kind iproute2 has no link_util for takes no words.
+                Some(next) => refusal.with_system_message(format!(
+                    "Garbage instead of arguments \"{next} ...\". Try \"ip link help\"."
+                )),
+                None => refusal.with_system_message("Error: Unknown device type."),
+            })
         }
-        changed = true;
     }
-    if !changed {
-        return Err(
-            ParseError::new(&name, "up, down or mtu N", None).with_system_message(INCOMPLETE)
-        );
-    }
-    Ok(Command::LinkSet { name, up, mtu })
 }
 
-/// `link del [dev] NAME`.
+/// `vxlan_parse_opt`'s first keywords, in its order, each abbreviated
+/// (`matches`) but the last two.
+const VXLAN_WORDS: &[&str] = &[
+    "id",
+    "vni",
+    "group",
+    "remote",
+    "local",
+    "dev",
+    "ttl",
+    "hoplimit",
+    "tos",
+    "dsfield",
+    "df",
+    "label",
+    "flowlabel",
+    "ageing",
+    "maxaddress",
+    "port",
+    "srcport",
+    "dstport",
+    "nolearning",
+    "learning",
+    "noproxy",
+    "proxy",
+    "norsc",
+    "rsc",
+    "nol2miss",
+    "l2miss",
+    "nol3miss",
+    "l3miss",
+    "udpcsum",
+    "noudpcsum",
+    "udp6zerocsumtx",
+    "noudp6zerocsumtx",
+    "udp6zerocsumrx",
+    "noudp6zerocsumrx",
+    "remcsumtx",
+    "noremcsumtx",
+    "remcsumrx",
+    "noremcsumrx",
+    "external",
+    "noexternal",
+    "gbp",
+    "gpe",
+    "help",
+];
+
+/// `type vxlan`, which fibre does not model, refused with what iproute2 or
+/// the kernel says where that does not depend on the options' values:
+/// without options the kernel's `vxlan_validate` wants an id; an option
+/// `vxlan_parse_opt` does not know it calls an unknown command.
+fn vxlan(words: &mut Words<'_>) -> ParseError {
+    let refusal = |got: Option<&str>| {
+        ParseError::new(
+            "vxlan",
+            &format!("a device type fibre models: {KINDS}"),
+            got,
+        )
+    };
+    match words.next() {
+        None => refusal(Some("vxlan")).with_system_message(
+            "Error: Required attributes not provided to perform the operation.",
+        ),
+        Some(first) => {
+            let known = VXLAN_WORDS.iter().any(|full| abbreviates(first, full))
+                || first == "vnifilter"
+                || first == "novnifilter";
+            if known {
+                refusal(Some("vxlan"))
+            } else {
+                refusal(Some(first))
+                    .with_system_message(format!("vxlan: unknown command \"{first}\"?"))
+            }
+        }
+    }
+}
+
+/// `link set [dev] NAME [up|down] [mtu N]`; nothing to change is no
+/// error (iproute2 sends the request, and the kernel changes nothing).
+pub(crate) fn parse_set(words: &mut Words<'_>) -> Result<Command, ParseError> {
+    let args = parse_link_args(words)?;
+    let name = existing_device(&args, "link set")?;
+    if let Some(kind) = args.kind {
+        return Err(ParseError::new(
+            "type",
+            "nothing after the changes (fibre does not change a link's kind)",
+            Some(kind),
+        ));
+    }
+    if let (Some(new), DevWord::Given { token, .. }) = (args.name, args.dev) {
+        if new != token {
+            return Err(ParseError::new(
+                "name",
+                "the link's own name (fibre does not rename links)",
+                Some(new),
+            ));
+        }
+    }
+    Ok(Command::LinkSet {
+        name,
+        up: args.up,
+        mtu: args.mtu,
+    })
+}
+
+/// `link del [dev] NAME`. iproute2 reads the line as for `set`; the
+/// kernel's `rtnl_dellink` only looks at which device, so `up`, `down`
+/// and `mtu N` change nothing.
 pub(crate) fn parse_del(words: &mut Words<'_>) -> Result<Command, ParseError> {
-    let name = device_name(words, "link del")?;
-    if let Some(word) = words.next() {
-        return Err(garbage(word));
+    let args = parse_link_args(words)?;
+    let name = existing_device(&args, "link del")?;
+    if let Some(kind) = args.kind {
+        return Err(ParseError::new(
+            "type",
+            "nothing after the device (fibre does not delete by kind)",
+            Some(kind),
+        ));
     }
     Ok(Command::LinkDel { name })
 }
 
-fn device_name(words: &mut Words<'_>, command: &str) -> Result<String, ParseError> {
-    match words.peek() {
-        Some("dev") | Some("name") => {
-            let keyword = words.next().unwrap_or("dev");
-            Ok(words.link_name(keyword, NameUse::Find)?.to_string())
-        }
-        Some(_) => Ok(words.link_name(command, NameUse::Find)?.to_string()),
-        None => Err(ParseError::new(command, "a device name", None)
-            .with_system_message("Not enough information: \"dev\" argument is required.")),
-    }
+/// The device a `set` or `del` names, refused as `iplink_parse` refuses it
+/// once the line is read: none at all, or one no device can be called
+/// (`ll_name_to_index` finds none). One that could exist is the FIB's to
+/// find.
+fn existing_device(args: &LinkArgs<'_>, command: &str) -> Result<String, ParseError> {
+    let Some((keyword, name)) = args.device() else {
+        return Err(ParseError::new(command, "a device name", None)
+            .with_system_message("Not enough information: \"dev\" argument is required."));
+    };
+    Ok(link_name(keyword, name, NameUse::Find)?.to_string())
 }
 
 /// `mtu N`, read as `iplink_parse` reads it (`get_integer`, base 0); a
 /// negative number goes to the kernel as the u32 it is on the wire
 /// (where `dev_validate_mtu` reads it back as a negative int), and a
-/// second `mtu` is refused (`duparg`).
+/// second `mtu` is refused (`duparg`) unless the first was -1, which is
+/// iproute2's own "none yet" (both then go, and the kernel keeps the last).
 fn mtu_value(words: &mut Words<'_>, mtu: Option<u32>) -> Result<u32, ParseError> {
     let expected = "an MTU from -2147483648 to 2147483647";
     let token = words.value("mtu", expected)?;
-    if mtu.is_some() {
+    if mtu.is_some_and(|earlier| earlier as i32 != -1) {
         return Err(duplicate_argument("mtu", token));
     }
-    super::values::number_i32(token)
+    values::number_i32(token)
         .map(|value| value as u32)
         .ok_or_else(|| invalid_argument("mtu", expected, token, "Invalid \"mtu\" value"))
 }
 
+const IFNAME_WANTED: &str = "a device name of 1 to 15 bytes without '/' or ':'";
+
+/// A keyword of `ip link` that fibre does not model.
+fn unmodelled(keyword: &str, word: &str) -> ParseError {
+    unknown_word(
+        "link",
+        &format!("up, down, mtu N, type T or a device name (fibre does not model \"{keyword}\")"),
+        word,
+    )
+}
+
+/// `duparg2("dev", token)`: a second device name, or a word no keyword takes.
 fn garbage(token: &str) -> ParseError {
     unknown_word("link", "up, down, mtu N, type T or a device name", token).with_system_message(
         format!("Error: either \"dev\" is duplicate, or \"{token}\" is a garbage."),

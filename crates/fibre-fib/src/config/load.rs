@@ -335,6 +335,10 @@ fn stream(
                             });
                         }
                         streamed.apply_diagnostics.push(refusal);
+                        // One line is one request to the kernel (`link add
+                        // X up` sets IFF_UP in its RTM_NEWLINK): what follows
+                        // a refused part is not applied.
+                        break;
                     }
                 }
             }
@@ -450,11 +454,14 @@ fn apply_statements(
 ) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
     let mut next = fib.clone();
     let mut diagnostics = Vec::new();
+    let mut refused_line = None;
     for statement in statements {
-        if skipped_lines.contains(&statement.line) {
+        if skipped_lines.contains(&statement.line) || refused_line == Some(statement.line) {
+            // The rest of a refused line is not applied (see `stream`).
             continue;
         }
         if let Err(err) = next.apply(&statement.command) {
+            refused_line = Some(statement.line);
             diagnostics.push(Diagnostic {
                 file: name.to_string(),
                 line: statement.line,

@@ -191,13 +191,18 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
             None => Err(bad_verb("link", "add, set or del", verb)),
         },
         Object::Address => {
-            let op = match find(verb, &["add", "replace", "delete"]) {
+            // do_ipaddr: `change` (NLM_F_REPLACE without NLM_F_CREATE) is a
+            // replace for the kernel, which creates a missing address anyway
+            // (inet_rtm_newaddr, inet6_rtm_newaddr: "userspace already relies
+            // on not having to provide this").
+            let op = match find(verb, &["add", "change", "replace", "delete"]) {
                 Some("add") => AddrOp::Add,
-                Some("replace") => AddrOp::Replace,
+                Some("change" | "replace") => AddrOp::Replace,
                 Some(_) => AddrOp::Del,
-                None => return Err(bad_verb("addr", "add, replace or del", verb)),
+                None if verb == "chg" => AddrOp::Replace,
+                None => return Err(bad_verb("address", "add, change, replace or del", verb)),
             };
-            let (spec, wildcard) = addr::parse_addr(&mut words)?;
+            let (spec, wildcard) = addr::parse_addr(&mut words, op == AddrOp::Del)?;
             let op = if op == AddrOp::Del && wildcard {
                 AddrOp::DelAnyLength
             } else {

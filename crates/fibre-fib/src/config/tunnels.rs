@@ -103,11 +103,18 @@ pub(super) fn blame(
         since.push(key.holds(&state).then_some(None));
         watch.local_of(at, key, &state);
     }
+    let mut refused_line = None;
     for (i, statement) in applied.iter().enumerate() {
+        if refused_line == Some(statement.line) {
+            // The rest of a refused line is not applied (see `load`).
+            continue;
+        }
         let links = links_named(&state, &statement.command);
         // A refused command is checked like the others: the state after
         // it is what the next statement sees.
-        let _ = state.apply(&statement.command);
+        if state.apply(&statement.command).is_err() {
+            refused_line = Some(statement.line);
+        }
         for at in watch.reached_by(&mut state, &statement.command, &links, i) {
             let key = keys[at];
             match (key.holds(&state), since[at]) {

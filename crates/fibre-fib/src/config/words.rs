@@ -254,10 +254,7 @@ pub(crate) enum Spelling {
 /// The keyword `word` stands for in `table`: the first entry, in the
 /// parser's own order, that it spells (so an abbreviation resolves as ip
 /// resolves it); each entry is (full word, spelling, keyword fibre reads).
-pub(crate) fn keyword_in(
-    table: &[(&str, Spelling, &'static str)],
-    word: &str,
-) -> Option<&'static str> {
+pub(crate) fn keyword_in<T: Copy>(table: &[(&str, Spelling, T)], word: &str) -> Option<T> {
     table
         .iter()
         .find(|(full, spelling, _)| match spelling {
@@ -293,11 +290,13 @@ pub(crate) fn unknown_word(command: &str, expected: &str, token: &str) -> ParseE
 
 const IFNAME_WANTED: &str = "a device name of 1 to 15 bytes without '/' or ':'";
 
-/// What a link command does with a name: make a device of it, or find one.
+/// What a link command does with a name: make a device of it, or find one;
+/// or only iproute2's own check of it, as it reads the word.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NameUse {
     Create,
     Find,
+    Syntax,
 }
 
 /// `token` as the name of a link command, refused where `ip` refuses it
@@ -325,10 +324,11 @@ pub(crate) fn link_name<'t>(
             "Error: argument \"{token}\" is wrong: \"{ip_word}\" not a valid ifname"
         ));
     }
-    if values::valid_ifname(token) {
+    if usage == NameUse::Syntax || values::valid_ifname(token) {
         return Ok(token);
     }
     match usage {
+        NameUse::Syntax => Ok(token),
         NameUse::Find => refuse(format!("Cannot find device \"{token}\"")),
         NameUse::Create if token.len() >= 16 => {
             refuse("Error: Attribute failed policy validation.".to_string())

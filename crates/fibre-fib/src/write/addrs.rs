@@ -13,7 +13,10 @@
 //!   secondaries (`promote_secondaries` is 0 in a new namespace).
 //! - IPv6: `local A` in table local (metric 0) at once, `prefix/N` in main
 //!   (proto kernel, metric 256 or the address' metric) only while the link
-//!   is up, including for /128. The list is ordered by scope, newest first.
+//!   is up, including for /128 and on lo (not for lo's own ::1); with a
+//!   `peer P` the prefix is still the local address', and P/128 is routed
+//!   too (even with `noprefixroute`). The list is ordered by scope, newest
+//!   first.
 //! - With forwarding on, each IPv6 address of an up link (link-local too)
 //!   adds `anycast PREFIX::` (its subnet-router anycast address) in table
 //!   local, on ifb even while the link is down (DAD completes at once on
@@ -145,7 +148,9 @@ impl Fib {
                     .flatten()
                     .any(|a| a.local == addr.local);
                 if exists {
-                    return already_assigned(op, "ipv6: address already assigned");
+                    already_assigned(op, "ipv6: address already assigned")?;
+                    self.addr_modify_v6(index, addr, spec.metric);
+                    return Ok(());
                 }
                 self.addr_insert_v6(index, addr)
             }
@@ -169,10 +174,12 @@ impl Fib {
             scope,
             secondary: false,
             noprefixroute: spec.noprefixroute,
-            metric: spec.metric.unwrap_or(match family {
-                Family::V4 => 0,
-                Family::V6 => 256,
-            }),
+            // addrconf_prefix_route: an IPv6 metric of 0 is the default 256.
+            metric: match (family, spec.metric) {
+                (Family::V6, None | Some(0)) => 256,
+                (Family::V4, None) => 0,
+                (_, Some(metric)) => metric,
+            },
             label: spec.label.clone(),
         }
     }
@@ -404,6 +411,35 @@ impl Fib {
         Ok(())
     }
 
+    /// `inet6_addr_modify` (a replace of an address the link has): the
+    /// length and the local address stay, the metric changes when one
+    /// other than 0 is given and `noprefixroute` is as now asked, and the
+    /// prefix route follows (`modify_prefix_route`: made, given the new
+    /// metric, or deleted). Kernel-checked: `replace 2001:db8:1::1/128
+    /// priority 10` of a /64 leaves the /64 route with metric 10.
+    fn addr_modify_v6(&mut self, index: LinkIndex, asked: Address, metric: Option<u32>) {
+        let Some(list) = self.addrs_v6.get_mut(&index) else {
+            return;
+        };
+        let Some(held) = list.iter_mut().find(|a| a.local == asked.local) else {
+            return;
+        };
+        let old = held.clone();
+        if let Some(metric) = metric.filter(|m| *m != 0) {
+            held.metric = metric;
+        }
+        held.noprefixroute = asked.noprefixroute;
+        let new = held.clone();
+        let before = self.addr_routes_v6(index, &old);
+        let after = self.addr_routes_v6(index, &new);
+        for r in before.iter().filter(|r| !after.contains(r)) {
+            self.remove_exact_route(r);
+        }
+        for r in after.into_iter().filter(|r| !before.contains(r)) {
+            self.add_kernel_route(r);
+        }
+    }
+
     /// The routes addrconf makes for an IPv6 address in the link's current state.
     fn addr_routes_v6(&self, index: LinkIndex, addr: &Address) -> Vec<Route> {
         let link = &self.links[&index];
@@ -416,21 +452,41 @@ impl Fib {
             0,
         )];
         let is_loopback = matches!(link.kind, LinkKind::Loopback);
-        if link.up && !addr.noprefixroute && !is_loopback {
-            out.push(kernel_route(
-                TABLE_MAIN,
-                RouteType::Unicast,
-                Prefix::containing(addr.peer.unwrap_or(addr.local), addr.prefix_len),
-                index,
-                None,
-                addr.metric,
-            ));
+        // init_loopback gives lo its ::1 without a prefix route; an address
+        // added by request gets one on any link, lo too (inet6_addr_add ->
+        // addrconf_prefix_route), kernel-checked.
+        let own_loopback = is_loopback && addr.local == IpAddr::V6(std::net::Ipv6Addr::LOCALHOST);
+        if link.up && !own_loopback {
+            if !addr.noprefixroute {
+                // Of the local address, whatever the peer.
+                out.push(kernel_route(
+                    TABLE_MAIN,
+                    RouteType::Unicast,
+                    Prefix::containing(addr.local, addr.prefix_len),
+                    index,
+                    None,
+                    addr.metric,
+                ));
+            }
+            if let Some(peer) = addr.peer {
+                // __ipv6_ifa_notify: a host route to the peer, whatever the
+                // length given with it (kernel-checked: `peer P/64` routes P/128).
+                out.push(kernel_route(
+                    TABLE_MAIN,
+                    RouteType::Unicast,
+                    Prefix::host(peer),
+                    index,
+                    None,
+                    addr.metric,
+                ));
+            }
         }
         // addrconf_join_anycast: with forwarding on (the model's setting) the
         // subnet-router anycast address of each address once DAD is done,
-        // which on ifb (NOARP) is at once, even while the link is down.
+        // which on ifb (NOARP) is at once, even while the link is down; on
+        // lo too (kernel-checked).
         let subnet_router = Prefix::containing(addr.local, addr.prefix_len).addr();
-        if !is_loopback && addr.prefix_len < 127 && !subnet_router.is_unspecified() {
+        if addr.prefix_len < 127 && !subnet_router.is_unspecified() {
             out.push(kernel_route(
                 TABLE_LOCAL,
                 RouteType::Anycast,

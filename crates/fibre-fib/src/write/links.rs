@@ -6,7 +6,8 @@
 //!   `xa_alloc_cyclic` from the last one given);
 //! - a veth pair is two links, the peer registered first (lower index);
 //!   carrier only when both ends are up; dummy and ifb have carrier when up;
-//! - `lo` coming up gets 127.0.0.1/8 and ::1/128;
+//! - `lo` coming up gets 127.0.0.1/8 and ::1/128 (going down, it loses
+//!   ::1 with its other IPv6 addresses);
 //! - a link coming up with carrier (for a veth: once both ends are up) gets
 //!   an IPv6 link-local address from its MAC (EUI-64).
 //!   The kernel's MACs for ifb/veth are random; the model derives a stable
@@ -151,8 +152,13 @@ impl Fib {
             _ => mtu.unwrap_or(1500),
         };
         check_mtu(kind, mtu)?;
-        if let LinkKind::Veth { peer } = kind {
+        let mut kind = kind.clone();
+        if let LinkKind::Veth { peer } = &mut kind {
             check_name(peer)?;
+            // veth_newlink: a peer without a name is "veth%d", registered
+            // first, so `link add veth0 type veth` makes the peer veth0 and
+            // then finds its own name taken (kernel-checked: File exists).
+            *peer = self.allocate_name(peer)?;
             if peer == name || self.link_by_name(peer).is_some() {
                 return Err(KernelError::new(Errno::Exist));
             }
@@ -177,13 +183,32 @@ impl Fib {
             Link {
                 index,
                 name: name.into(),
-                kind: kind.clone(),
+                kind,
                 mtu,
                 up: false,
                 carrier: false,
             },
         );
         Ok(())
+    }
+
+    /// `dev_alloc_name`: a name with `%d` in it is the first it makes with
+    /// a number there that no link has (`__dev_alloc_name`: one `%d` and no
+    /// other `%`, else EINVAL); any other name is itself.
+    fn allocate_name(&self, template: &str) -> Result<String, KernelError> {
+        let Some(at) = template.find('%') else {
+            return Ok(template.to_string());
+        };
+        let (head, tail) = (&template[..at], &template[at + 1..]);
+        let Some(tail) = tail.strip_prefix('d').filter(|t| !t.contains('%')) else {
+            return Err(KernelError::new(Errno::Inval));
+        };
+        (0..32768)
+            .map(|n| format!("{head}{n}{tail}"))
+            .take_while(|name| name.len() <= MAX_NAME_LEN)
+            .find(|name| self.link_by_name(name).is_none())
+            // ENFILE, which fibre's errors do not name: no name is left.
+            .ok_or_else(|| KernelError::new(Errno::Inval))
     }
 
     /// The MTU of the device the route to a tunnel's remote leaves by, as
@@ -326,7 +351,10 @@ impl Fib {
             if self.addrs_v4.get(&index).is_none_or(|v| v.is_empty()) {
                 let _ = self.addr_insert_v4(index, loopback_v4());
             }
-            if self.addrs_v6.get(&index).is_none_or(|v| v.is_empty()) {
+            // init_loopback, which needs an inet6_dev: none under 1280
+            // (kernel-checked: `link set lo up mtu 68` leaves lo without ::1,
+            // and raising the MTU again brings it back only at the next up).
+            if self.ipv6_enabled(index) && self.addrs_v6.get(&index).is_none_or(|v| v.is_empty()) {
                 let _ = self.addr_insert_v6(index, loopback_v6());
             }
         }
@@ -340,11 +368,11 @@ impl Fib {
         }
     }
 
-    /// IPv6 runs on a link whose MTU is at least 1280 (IPV6_MIN_MTU); lo always.
+    /// IPv6 runs on a link whose MTU is at least 1280 (IPV6_MIN_MTU), lo too.
     pub(crate) fn ipv6_enabled(&self, index: LinkIndex) -> bool {
         self.links
             .get(&index)
-            .is_some_and(|l| matches!(l.kind, LinkKind::Loopback) || l.mtu >= IPV6_MIN_MTU)
+            .is_some_and(|l| l.mtu >= IPV6_MIN_MTU)
     }
 
     /// addrconf on an up link: prefix routes of the addresses kept while
@@ -421,14 +449,13 @@ impl Fib {
         // Carrier lost by a peer leaves its IPv6 configuration alone
         // (NETDEV_CHANGE without link_ready only marks routes linkdown).
         let _ = self.refresh_carrier(index);
-        // addrconf_ifdown: IPv6 addresses go (keep_addr_on_down = 0), lo keeps ::1.
-        let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
-        if !is_loopback {
-            let v6: Vec<Address> = self.addrs_v6.remove(&index).unwrap_or_default();
-            for a in &v6 {
-                self.local_addrs.removed(&a.local);
-                self.remove_addr_routes_v6(index, a);
-            }
+        // addrconf_ifdown: IPv6 addresses go (keep_addr_on_down = 0), on lo
+        // ::1 too (kernel-checked: a down lo has no IPv6 address or route;
+        // coming up gives it ::1 again).
+        let v6: Vec<Address> = self.addrs_v6.remove(&index).unwrap_or_default();
+        for a in &v6 {
+            self.local_addrs.removed(&a.local);
+            self.remove_addr_routes_v6(index, a);
         }
         // fib_disable_ip: routes through the link die, host-scope (local) ones stay.
         self.flush_routes_of_dev(index, false);

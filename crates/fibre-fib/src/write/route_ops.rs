@@ -19,6 +19,7 @@
 //! - `dev X onlink` without gateway: `Error: Invalid flags for nexthop -
 //!   PERVASIVE and ONLINK can not be set.`.
 
+use std::hash::{Hash, Hasher};
 use std::net::IpAddr;
 
 use crate::command::{NexthopSpec, RouteOp, RouteSpec};
@@ -45,6 +46,41 @@ pub(crate) fn same_route(a: &Route, b: &Route) -> bool {
         && a.mtu == b.mtu
         && a.mtu_lock == b.mtu_lock
         && same_nexthops(&a.nexthops, &b.nexthops)
+}
+
+/// A hash of what [`same_route`] compares (and nothing else), so that
+/// routes it calls the same have the same fingerprint.
+pub(crate) fn route_fingerprint(r: &Route) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    (r.table, r.dst, r.tos, r.kind, r.protocol, r.scope, r.metric).hash(&mut hasher);
+    (r.prefsrc, r.mtu, r.mtu_lock).hash(&mut hasher);
+    r.nexthops.len().hash(&mut hasher);
+    for nh in &r.nexthops {
+        (nh.gateway, nh.dev, nh.weight, nh.flags.onlink).hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+/// `fib6_add_rt2node` for a route the kernel adds itself (no request, so
+/// no NLM_F_EXCL): a route of the same prefix and metric whose path leaves
+/// by the same device and gateway (`rt6_duplicate_nexthop`) is a duplicate
+/// whatever the two routes' types, so an address that is its own subnet's
+/// anycast address gets only one of the `local` and `anycast` routes
+/// (kernel-checked).
+pub(crate) fn same_path_v6(a: &Route, b: &Route) -> bool {
+    a.table == b.table && a.dst == b.dst && a.metric == b.metric && first_path(a) == first_path(b)
+}
+
+/// A hash of what [`same_path_v6`] compares.
+pub(crate) fn path_fingerprint_v6(r: &Route) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    (r.table, r.dst, r.metric, first_path(r)).hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The device and gateway of a route's first path.
+fn first_path(r: &Route) -> Option<(Option<LinkIndex>, Option<IpAddr>)> {
+    r.nexthops.first().map(|nh| (nh.dev, nh.gateway))
 }
 
 fn same_nexthop(a: &Nexthop, b: &Nexthop) -> bool {
@@ -1054,13 +1090,25 @@ impl Fib {
                 .is_some_and(|l| l.carrier);
             nh.flags.linkdown = !local_like && !carrier;
         }
-        let t = self.create_table(route.table, route.family());
-        let routes = t.routes_mut(&route.dst);
-        if routes.iter().any(|r| same_route(r, &route)) {
-            return;
+        if let Some(src) = route.prefsrc {
+            // fib_create_info -> fib_valid_prefsrc, whose refusal fib_magic
+            // ignores: a source that table local does not call local (an
+            // address that is another link's broadcast address) leaves the
+            // address with its local route only (kernel-checked).
+            if route.family() == Family::V4 && !self.valid_prefsrc_v4(&route, src) {
+                return;
+            }
         }
-        let at = position(routes, &route, Place::Last);
-        routes.insert(at, route);
+        let t = self.create_table(route.table, route.family());
+        let dst = route.dst;
+        // Place::Last: after the routes of the same TOS and metric.
+        let order = |r: &Route| (std::cmp::Reverse(r.tos), r.metric);
+        match dst.family() {
+            Family::V4 => t.insert_unless_same(&dst, route, same_route, route_fingerprint, order),
+            Family::V6 => {
+                t.insert_unless_same(&dst, route, same_path_v6, path_fingerprint_v6, order)
+            }
+        };
     }
 
     /// Removes a route identical to `route`, if present.
