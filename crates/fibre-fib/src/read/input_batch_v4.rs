@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use crate::error::Errno;
 use crate::fib::Fib;
 use crate::read::batch::{FlowKeyV4, Forward};
-use crate::read::lookup::{Flow, LOOPBACK_IFINDEX};
+use crate::read::lookup::{FibResult, Flow, LOOPBACK_IFINDEX};
 use crate::types::*;
 
 /// The unspecified address: `brd_input` validates a broadcast's source
@@ -68,29 +68,50 @@ impl Fib {
     /// One key of [`Fib::lookup_input_batch_v4`], for a link `iif` known
     /// to exist: route_get's `input_v4` without the answer's text.
     fn lookup_input_v4(&self, iif: LinkIndex, key: &FlowKeyV4) -> Result<Forward, Errno> {
+        match self.input_flow_v4(iif, key) {
+            Ok(flow) => self.input_answer_v4(iif, key, &flow, self.fib_lookup(&flow)),
+            Err(answer) => answer,
+        }
+    }
+
+    /// What [`Fib::lookup_input_v4`] asks `fib_lookup` for `key` received
+    /// on `iif`, or (`Err`) its answer where it needs no lookup (multicast,
+    /// limited broadcast, martians). Shared with the burst.
+    #[inline(always)]
+    pub(crate) fn input_flow_v4(
+        &self,
+        iif: LinkIndex,
+        key: &FlowKeyV4,
+    ) -> Result<Flow, Result<Forward, Errno>> {
         let dst = Ipv4Addr::from(key.dst);
         let src = Ipv4Addr::from(key.src);
         let tos = key.tos & 0x1c;
         if dst.is_multicast() {
-            self.multicast_input_v4(iif, dst, src, tos)?;
-            return Ok(on_lo(RouteType::Multicast, TABLE_UNSPEC, CACHE_CLASS_PLAIN));
+            return Err(self
+                .multicast_input_v4(iif, dst, src, tos)
+                .map(|()| on_lo(RouteType::Multicast, TABLE_UNSPEC, CACHE_CLASS_PLAIN)));
         }
         if src.is_multicast() || src.is_broadcast() {
-            return Err(Errno::Inval);
+            return Err(Err(Errno::Inval));
         }
         let src_ip = IpAddr::V4(src);
         if dst.is_broadcast() || (key.src == 0 && key.dst == 0) {
             // Limited broadcast needs no route (table 0, no route class).
             if key.src != 0 {
-                self.validate_source_v4(&src_ip, &ZERO, tos, 0, iif)?;
+                if let Err(e) = self.validate_source_v4(&src_ip, &ZERO, tos, 0, iif) {
+                    return Err(Err(e));
+                }
             }
-            return Ok(on_lo(RouteType::Broadcast, TABLE_UNSPEC, CACHE_CLASS_PLAIN));
+            return Err(Ok(on_lo(
+                RouteType::Broadcast,
+                TABLE_UNSPEC,
+                CACHE_CLASS_PLAIN,
+            )));
         }
         if key.src == 0 || key.dst == 0 || dst.is_loopback() || src.is_loopback() {
-            return Err(Errno::Inval);
+            return Err(Err(Errno::Inval));
         }
-        let dst_ip = IpAddr::V4(dst);
-        let flow = Flow {
+        Ok(Flow {
             src: Some(src_ip),
             iif,
             mark: key.mark,
@@ -98,9 +119,23 @@ impl Fib {
             proto: key.proto,
             sport: key.sport,
             dport: key.dport,
-            ..Flow::output(dst_ip)
-        };
-        let res = self.fib_lookup(&flow)?;
+            ..Flow::output(IpAddr::V4(dst))
+        })
+    }
+
+    /// [`Fib::lookup_input_v4`]'s answer once `fib_lookup` of `flow` (made
+    /// by [`Fib::input_flow_v4`]) answered `res`. Shared with the burst.
+    #[inline(always)]
+    pub(crate) fn input_answer_v4<'a>(
+        &'a self,
+        iif: LinkIndex,
+        key: &FlowKeyV4,
+        flow: &Flow,
+        res: Result<FibResult<'a>, Errno>,
+    ) -> Result<Forward, Errno> {
+        let src_ip = IpAddr::V4(Ipv4Addr::from(key.src));
+        let (dst_ip, tos) = (flow.dst, flow.tos);
+        let res = res?;
         // The entry's summary spares reading the route (a cache miss).
         let class = match res.single {
             Some(s) => s.cache_class,
@@ -124,7 +159,7 @@ impl Fib {
                 let (dev, gateway) = match single {
                     Some(s) => (s.dev(), s.gateway_v4()),
                     None => {
-                        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+                        let nh = self.choose_path(&res, flow).ok_or(Errno::NetUnreach)?;
                         let gateway = match self.used_gateway_v4(res.route, nh) {
                             Some(IpAddr::V4(g)) => u32::from(g),
                             // None, or an IPv6 gateway (`via inet6`): the
