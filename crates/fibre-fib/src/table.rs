@@ -438,6 +438,21 @@ impl<K: Key> FamilyTable<K> {
         }
     }
 
+    /// Starts fetching the entry at `slot` (a hint, for a burst that reads
+    /// the entries of many slots next: their cache misses then overlap
+    /// instead of coming one after another).
+    #[inline(always)]
+    pub fn prefetch_entry(&self, slot: u32) {
+        fibre_lpm::prefetch(self.entries.as_ptr().wrapping_add(slot as usize));
+    }
+
+    /// Starts fetching the side array's word for `slot` (see
+    /// [`FamilyTable::prefetch_entry`]).
+    #[inline(always)]
+    pub fn prefetch_summary(&self, slot: u32) {
+        fibre_lpm::prefetch(self.summary_of.as_ptr().wrapping_add(slot as usize));
+    }
+
     /// The entry at `slot` (None for a free one).
     #[inline]
     pub fn entry_at(&self, slot: u32) -> Option<&PrefixEntry> {

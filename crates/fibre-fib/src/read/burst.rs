@@ -17,8 +17,10 @@
 //!    to shorter prefixes, throw, rejects, the summaries) and the rule's
 //!    suppressors ([`table_verdict`]). A key the table does not answer stays
 //!    in the burst for the next rule, as it would go on alone;
-//! 3. each key's answer from its lookup (route type, multipath hash, source
-//!    validation), again the per-key path's own code.
+//! 3. each key's answer from its lookup (route type, multipath hash), again
+//!    the per-key path's own code; then, for IPv4 input, the source
+//!    validations those answers still wait on (`fib_validate_source`), their
+//!    reverse lookups made as one more burst through step 2.
 //!
 //! While no IPv4 rule was ever added or deleted, IPv4 takes the kernel's
 //! merged local+main fast path instead of the rules (`fib_lookup` in
@@ -40,6 +42,7 @@ use crate::fib::Fib;
 use crate::read::batch::{output_flow_v6, FlowKeyV4, FlowKeyV6, Forward, Forward6};
 use crate::read::input_batch::input_flow_v6;
 use crate::read::lookup::{table_verdict, FibResult, Flow, Found6, Miss, RuleStep, Suppressible};
+use crate::read::route_get::SourceCheck;
 use crate::table::{FamilyTable, Table};
 use crate::types::*;
 
@@ -85,6 +88,10 @@ pub(crate) trait FibFamily: IpFamily<Bits: Key> {
     /// The family's half of a table.
     fn family_table(t: &Table) -> &FamilyTable<Self::Bits>;
 
+    /// Starts fetching what [`FibFamily::table_at`] reads first of `slot`
+    /// in `t`: IPv4 the entry, IPv6 the side array's word.
+    fn prefetch(t: &FamilyTable<Self::Bits>, slot: u32);
+
     /// The flow the per-key path looks up for `key`, or (`Err`) its answer
     /// where it needs no lookup.
     fn flow(
@@ -93,14 +100,16 @@ pub(crate) trait FibFamily: IpFamily<Bits: Key> {
         key: &Self::FlowKey,
     ) -> Result<Flow, Result<Self::Answer, Errno>>;
 
-    /// The per-key path's answer for `key` once its lookup found `found`.
+    /// The per-key path's answer for `key` once its lookup found `found`,
+    /// and the source validation (`fib_validate_source`) that still gates
+    /// it, if any: the burst makes those together afterwards.
     fn answer<'a>(
         fib: &'a Fib,
         form: Form,
         key: &Self::FlowKey,
         flow: &Flow,
         found: Result<Self::Found<'a>, Errno>,
-    ) -> Result<Self::Answer, Errno>;
+    ) -> (Result<Self::Answer, Errno>, Option<SourceCheck>);
 
     /// The per-key lookup of `flow` (`fib_lookup`, the data path's).
     fn lookup_one<'a>(fib: &'a Fib, flow: &Flow) -> Result<Self::Found<'a>, Errno>;
@@ -146,6 +155,11 @@ impl FibFamily for Ipv4 {
     }
 
     #[inline(always)]
+    fn prefetch(t: &FamilyTable<u32>, slot: u32) {
+        t.prefetch_entry(slot);
+    }
+
+    #[inline(always)]
     fn flow(fib: &Fib, form: Form, key: &FlowKeyV4) -> Result<Flow, Result<Forward, Errno>> {
         match form {
             Form::Output => fib.output_flow_v4(key),
@@ -160,10 +174,10 @@ impl FibFamily for Ipv4 {
         key: &FlowKeyV4,
         flow: &Flow,
         found: Result<FibResult<'a>, Errno>,
-    ) -> Result<Forward, Errno> {
+    ) -> (Result<Forward, Errno>, Option<SourceCheck>) {
         match form {
-            Form::Output => fib.output_answer_v4(key, flow, found),
-            Form::Input(iif) => fib.input_answer_v4(iif, key, flow, found),
+            Form::Output => (fib.output_answer_v4(key, flow, found), None),
+            Form::Input(iif) => fib.input_answer_unchecked_v4(iif, key, flow, found),
         }
     }
 
@@ -201,11 +215,14 @@ impl FibFamily for Ipv4 {
         let n = flows.len();
         let mut local_slots = [None; BURST_CHUNK];
         let mut main_slots = [None; BURST_CHUNK];
-        if let Some(t) = local {
-            t.longest_slots(dsts, &mut local_slots[..n]);
-        }
-        if let Some(t) = main {
-            t.longest_slots(dsts, &mut main_slots[..n]);
+        for (t, slots) in [(local, &mut local_slots), (main, &mut main_slots)] {
+            if let Some(t) = t {
+                t.longest_slots(dsts, &mut slots[..n]);
+                slots[..n]
+                    .iter()
+                    .flatten()
+                    .for_each(|&s| t.prefetch_entry(s));
+            }
         }
         for k in 0..n {
             let (flow, dst) = (&flows[k], dsts[k]);
@@ -234,6 +251,11 @@ impl FibFamily for Ipv6 {
     }
 
     #[inline(always)]
+    fn prefetch(t: &FamilyTable<u128>, slot: u32) {
+        t.prefetch_summary(slot);
+    }
+
+    #[inline(always)]
     fn flow(_fib: &Fib, form: Form, key: &FlowKeyV6) -> Result<Flow, Result<Forward6, Errno>> {
         Ok(match form {
             Form::Output => output_flow_v6(key),
@@ -248,11 +270,13 @@ impl FibFamily for Ipv6 {
         _key: &FlowKeyV6,
         flow: &Flow,
         found: Result<Found6<'a>, Errno>,
-    ) -> Result<Forward6, Errno> {
-        match form {
+    ) -> (Result<Forward6, Errno>, Option<SourceCheck>) {
+        // `ip6_route_input` validates no source (no rp_filter for IPv6).
+        let answer = match form {
             Form::Output => fib.output_answer_v6(flow, found),
             Form::Input(_) => fib.input_answer_v6(flow, found),
-        }
+        };
+        (answer, None)
     }
 
     #[inline]
@@ -272,6 +296,15 @@ impl FibFamily for Ipv6 {
         fib.table_lookup_v6_data_at(t, table, flow, dst, longest)
     }
 }
+
+/// A placeholder in the scratch array of source checks.
+const NO_CHECK: SourceCheck = SourceCheck {
+    src: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+    dst: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+    tos: 0,
+    oif: 0,
+    iif: 0,
+};
 
 /// A key's rule cursor once it is answered.
 const ANSWERED: usize = usize::MAX;
@@ -399,9 +432,64 @@ impl Fib {
         }
         let mut found = [Err(Errno::NetUnreach); BURST_CHUNK];
         self.resolve_burst::<I>(&flows[..n], &dsts[..n], &mut found[..n]);
+        // The answers; those a source validation still gates are held in
+        // `out` until their checks, made together, let them stand.
+        let mut checks = [NO_CHECK; BURST_CHUNK];
+        let mut checked = [0u8; BURST_CHUNK];
+        let mut c = 0;
         for ((flow, &i), found) in flows[..n].iter().zip(&key_of[..n]).zip(&found[..n]) {
             let i = usize::from(i);
-            out[i] = I::answer(self, form, &keys[i], flow, *found);
+            let (answer, check) = I::answer(self, form, &keys[i], flow, *found);
+            out[i] = answer;
+            if let Some(check) = check {
+                checks[c] = check;
+                checked[c] = i as u8;
+                c += 1;
+            }
+        }
+        if c > 0 {
+            let mut verdicts = [Ok(false); BURST_CHUNK];
+            self.validate_sources_v4(&checks[..c], &mut verdicts[..c]);
+            for (&i, verdict) in checked[..c].iter().zip(&verdicts[..c]) {
+                if let Err(e) = verdict {
+                    out[usize::from(i)] = Err(*e);
+                }
+            }
+        }
+    }
+
+    /// [`Fib::validate_source_v4`] of every check of `checks` into the
+    /// same position of `verdicts`, the reverse lookups made as one burst
+    /// (`fib_validate_source`'s `fib_lookup` of the source, per packet in
+    /// the kernel): the same verdicts.
+    fn validate_sources_v4(&self, checks: &[SourceCheck], verdicts: &mut [Result<bool, Errno>]) {
+        debug_assert!(checks.len() <= BURST_CHUNK && checks.len() == verdicts.len());
+        let unset = Flow::output(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        let mut flows = [unset; BURST_CHUNK];
+        let mut dsts = [0u32; BURST_CHUNK];
+        let mut check_of = [0u8; BURST_CHUNK];
+        let mut n = 0;
+        for (j, (check, verdict)) in checks.iter().zip(verdicts.iter_mut()).enumerate() {
+            let IpAddr::V4(src) = check.src else {
+                // Not an IPv4 input's check (none is made): taken alone.
+                *verdict = self.validate_source_v4(check);
+                continue;
+            };
+            match self.source_check_flow_v4(check) {
+                Ok(flow) => {
+                    flows[n] = flow;
+                    dsts[n] = u32::from(src);
+                    check_of[n] = j as u8;
+                    n += 1;
+                }
+                Err(done) => *verdict = done,
+            }
+        }
+        let mut found = [Err(Errno::NetUnreach); BURST_CHUNK];
+        self.resolve_burst::<Ipv4>(&flows[..n], &dsts[..n], &mut found[..n]);
+        for ((flow, &j), found) in flows[..n].iter().zip(&check_of[..n]).zip(&found[..n]) {
+            let j = usize::from(j);
+            verdicts[j] = self.source_check_verdict_v4(&checks[j], *flow, *found);
         }
     }
 
@@ -484,7 +572,12 @@ impl Fib {
             let Some(t) = self.tables.get(&id) else {
                 continue;
             };
-            I::family_table(t).longest_slots(&wave_dsts[..in_wave], &mut slots[..in_wave]);
+            let family = I::family_table(t);
+            family.longest_slots(&wave_dsts[..in_wave], &mut slots[..in_wave]);
+            slots[..in_wave]
+                .iter()
+                .flatten()
+                .for_each(|&s| I::prefetch(family, s));
             for (&k, &slot) in wave[..in_wave].iter().zip(&slots[..in_wave]) {
                 let k = usize::from(k);
                 let res = I::table_at(self, t, id, &flows[k], dsts[k], slot);
