@@ -81,6 +81,9 @@ pub(crate) trait FibFamily: IpFamily<Bits: Key> {
     type Found<'a>: Suppressible + Copy;
     /// The family as the FIB's types name it.
     const FAMILY: Family;
+    /// Whether the input path validates sources (`fib_validate_source`,
+    /// IPv4's rp_filter machinery; IPv6 has none).
+    const VALIDATES_SOURCES: bool;
 
     /// The key's destination as an LPM key.
     fn dst_bits(key: &Self::FlowKey) -> Self::Bits;
@@ -143,6 +146,7 @@ impl FibFamily for Ipv4 {
     type Answer = Forward;
     type Found<'a> = FibResult<'a>;
     const FAMILY: Family = Family::V4;
+    const VALIDATES_SOURCES: bool = true;
 
     #[inline(always)]
     fn dst_bits(key: &FlowKeyV4) -> u32 {
@@ -239,6 +243,7 @@ impl FibFamily for Ipv6 {
     type Answer = Forward6;
     type Found<'a> = Found6<'a>;
     const FAMILY: Family = Family::V6;
+    const VALIDATES_SOURCES: bool = false;
 
     #[inline(always)]
     fn dst_bits(key: &FlowKeyV6) -> u128 {
@@ -432,12 +437,35 @@ impl Fib {
         }
         let mut found = [Err(Errno::NetUnreach); BURST_CHUNK];
         self.resolve_burst::<I>(&flows[..n], &dsts[..n], &mut found[..n]);
-        // The answers; those a source validation still gates are held in
-        // `out` until their checks, made together, let them stand.
+        let (flows, key_of, found) = (&flows[..n], &key_of[..n], &found[..n]);
+        if I::VALIDATES_SOURCES && matches!(form, Form::Input(_)) {
+            self.answers_checked::<I>(form, keys, flows, key_of, found, out);
+            return;
+        }
+        for ((flow, &i), found) in flows.iter().zip(key_of).zip(found) {
+            let i = usize::from(i);
+            out[i] = I::answer(self, form, &keys[i], flow, *found).0;
+        }
+    }
+
+    /// The answers of a chunk whose answers may wait on source checks:
+    /// those are held in `out` until their checks, made together, let them
+    /// stand. Apart from [`Fib::burst_chunk`], so that the other forms do
+    /// not set up its scratch arrays.
+    #[inline(never)]
+    fn answers_checked<'a, I: FibFamily>(
+        &'a self,
+        form: Form,
+        keys: &[I::FlowKey],
+        flows: &[Flow],
+        key_of: &[u8],
+        found: &[Result<I::Found<'a>, Errno>],
+        out: &mut [Result<I::Answer, Errno>],
+    ) {
         let mut checks = [NO_CHECK; BURST_CHUNK];
         let mut checked = [0u8; BURST_CHUNK];
         let mut c = 0;
-        for ((flow, &i), found) in flows[..n].iter().zip(&key_of[..n]).zip(&found[..n]) {
+        for ((flow, &i), found) in flows.iter().zip(key_of).zip(found) {
             let i = usize::from(i);
             let (answer, check) = I::answer(self, form, &keys[i], flow, *found);
             out[i] = answer;
