@@ -130,6 +130,7 @@ pub trait Experiment {
 pub fn registry() -> Vec<Box<dyn Experiment>> {
     vec![
         Box::new(LookupExperiment::default()),
+        Box::new(crate::fib::FibExperiment::default()),
         Box::new(crate::synflood::SynfloodExperiment),
         Box::new(crate::udpflood::UdpfloodExperiment),
         Box::new(crate::refcnt::RefcntExperiment),

@@ -11,7 +11,8 @@
 //! The registry holds [`lookup::LookupExperiment`] (fibre's LPM engine
 //! against the crates `prefix-trie`, `poptrie` and
 //! `ip_network_table-deps-treebitmap` on the RIPE NCC RIS tables) and the
-//! experiments of the route cache, the devices and RCU: [`udpflood`],
+//! [`fib::FibExperiment`] (the FIB's data path per key against bursts,
+//! the raw LPM beside them), and the experiments of the route cache, the devices and RCU: [`udpflood`],
 //! [`refcnt`], [`greflood`] and [`synflood`]. Each keeps its engine here
 //! (`udpflood::engine`, ...) and measures an optimisation of the libraries
 //! against its "before": written here over the libraries' public API where
@@ -41,6 +42,7 @@ pub mod engines;
 pub mod error;
 pub mod experiment;
 pub mod family;
+pub mod fib;
 pub mod figures;
 pub mod greflood;
 pub mod lookup;

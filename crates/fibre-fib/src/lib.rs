@@ -44,7 +44,7 @@ pub mod types;
 mod write;
 
 // The public paths of the modules that moved into `read/` and `write/`.
-pub use read::{batch, multipath};
+pub use read::{batch, burst, multipath};
 pub use write::gre;
 
 pub use batch::{FlowKeyV4, FlowKeyV6, Forward, Forward6};

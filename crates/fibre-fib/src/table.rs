@@ -486,6 +486,64 @@ impl<K: Key> FamilyTable<K> {
         self.index.lookup(addr)
     }
 
+    /// [`FamilyTable::longest_slot`] of every address of `addrs` into the
+    /// same position of `out`: each full-length prefix found by its hash
+    /// probe, every other address walked down the LPM together with the
+    /// rest ([`Poptrie::lookup_batch`]'s lockstep walk, whose cache misses
+    /// overlap). The same answers as one `longest_slot` per address;
+    /// allocates nothing.
+    ///
+    /// # Panics
+    /// If the slices differ in length.
+    pub fn longest_slots(&self, addrs: &[K], out: &mut [Option<u32>]) {
+        assert_eq!(
+            addrs.len(),
+            out.len(),
+            "longest_slots: slices differ in length"
+        );
+        if self.hosts.is_empty() {
+            self.index.lookup_batch(addrs, out);
+            return;
+        }
+        // The addresses no host prefix answers, walked in groups of this many.
+        const GROUP: usize = 64;
+        let mut walk = [K::default(); GROUP];
+        let mut walked = [None; GROUP];
+        let mut at = [0usize; GROUP];
+        for (addrs, out) in addrs.chunks(GROUP).zip(out.chunks_mut(GROUP)) {
+            let mut n = 0;
+            for (i, (addr, slot)) in addrs.iter().zip(out.iter_mut()).enumerate() {
+                match self.hosts.get(addr) {
+                    Some(&host) => *slot = Some(host),
+                    None => {
+                        walk[n] = *addr;
+                        at[n] = i;
+                        n += 1;
+                    }
+                }
+            }
+            self.index.lookup_batch(&walk[..n], &mut walked[..n]);
+            for (&i, &slot) in at[..n].iter().zip(&walked[..n]) {
+                out[i] = slot;
+            }
+        }
+    }
+
+    /// Starts fetching the entry at `slot` (a hint, for a burst that reads
+    /// the entries of many slots next: their cache misses then overlap
+    /// instead of coming one after another).
+    #[inline(always)]
+    pub fn prefetch_entry(&self, slot: u32) {
+        fibre_lpm::prefetch(self.entries.as_ptr().wrapping_add(slot as usize));
+    }
+
+    /// Starts fetching the side array's word for `slot` (see
+    /// [`FamilyTable::prefetch_entry`]).
+    #[inline(always)]
+    pub fn prefetch_summary(&self, slot: u32) {
+        fibre_lpm::prefetch(self.summary_of.as_ptr().wrapping_add(slot as usize));
+    }
+
     /// The entry at `slot` (None for a free one).
     #[inline]
     pub fn entry_at(&self, slot: u32) -> Option<&PrefixEntry> {

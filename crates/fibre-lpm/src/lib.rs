@@ -92,6 +92,7 @@ mod poptrie;
 mod reference;
 
 pub use key::{Key, Value};
+pub use lookup::prefetch;
 pub use poptrie::{Poptrie, PoptrieStats};
 pub use reference::ReferenceLpm;
 

@@ -15,9 +15,13 @@ use crate::{Key, Value};
 pub(crate) const LANES: usize = 64;
 const _: () = assert!(<u32 as Key>::BATCH_LANES <= LANES && <u128 as Key>::BATCH_LANES <= LANES);
 
-/// Hints the CPU to pull the cache line holding `item` into L1.
+/// Hints the CPU to pull the cache line holding `item` into L1. Safe for
+/// any pointer, dangling or null included: a prefetch never faults nor
+/// changes memory. Public so that a caller walking a batch of this LPM's
+/// answers (the FIB's bursts: the entries the slots name) can overlap its
+/// own misses the same way.
 #[inline(always)]
-fn prefetch<T>(item: *const T) {
+pub fn prefetch<T>(item: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults and never changes
     // memory, whatever the address; SSE is part of the x86_64 baseline.

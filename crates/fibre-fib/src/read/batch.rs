@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::error::Errno;
 use crate::fib::Fib;
-use crate::read::lookup::{Flow, Found6, LOOPBACK_IFINDEX};
+use crate::read::lookup::{FibResult, Flow, Found6, LOOPBACK_IFINDEX};
 use crate::read::route_get::kind_by_dst_v4;
 use crate::table::SinglePath;
 use crate::types::*;
@@ -107,18 +107,27 @@ impl Fib {
     /// output path, except that a source address only feeds rules and the
     /// multipath hash (it is not checked to be one of ours).
     pub fn lookup_output_v4(&self, key: &FlowKeyV4) -> Result<Forward, Errno> {
-        let dst4 = Ipv4Addr::from(key.dst);
+        match self.output_flow_v4(key) {
+            Ok(flow) => self.output_answer_v4(key, &flow, self.fib_lookup(&flow)),
+            Err(answer) => answer,
+        }
+    }
+
+    /// What [`Fib::lookup_output_v4`] asks `fib_lookup` for `key`, or
+    /// (`Err`) its answer where it needs no lookup. Shared with the burst.
+    #[inline(always)]
+    pub(crate) fn output_flow_v4(&self, key: &FlowKeyV4) -> Result<Flow, Result<Forward, Errno>> {
         if key.dst == 0 {
             // A lookup for 0.0.0.0 is local delivery on lo.
-            return Ok(Forward {
+            return Err(Ok(Forward {
                 gateway: 0,
                 dev: LOOPBACK_IFINDEX,
                 table: TABLE_UNSPEC,
                 kind: RouteType::Local,
                 cache_class: CACHE_CLASS_PLAIN,
-            });
+            }));
         }
-        let dst = IpAddr::V4(dst4);
+        let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
         let flow = Flow {
             src: (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src))),
             oif: key.oif,
@@ -130,10 +139,22 @@ impl Fib {
             ..Flow::output(dst)
         };
         if key.oif != 0 && !self.links.get(&key.oif).is_some_and(|l| l.up) {
-            return Err(Errno::NetUnreach);
+            return Err(Err(Errno::NetUnreach));
         }
-        let by_dst = kind_by_dst_v4(&dst4);
-        let res = match self.fib_lookup(&flow) {
+        Ok(flow)
+    }
+
+    /// [`Fib::lookup_output_v4`]'s answer for `key` once `fib_lookup` of
+    /// its `flow` answered `res`. Shared with the burst.
+    #[inline(always)]
+    pub(crate) fn output_answer_v4<'a>(
+        &'a self,
+        key: &FlowKeyV4,
+        flow: &Flow,
+        res: Result<FibResult<'a>, Errno>,
+    ) -> Result<Forward, Errno> {
+        let by_dst = kind_by_dst_v4(&Ipv4Addr::from(key.dst));
+        let res = match res {
             Ok(res) => res,
             // With an oif and no route the kernel assumes the destination on link.
             Err(_) if key.oif != 0 => {
@@ -161,7 +182,7 @@ impl Fib {
                 cache_class: res.route.cache_class,
             });
         }
-        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+        let nh = self.choose_path(&res, flow).ok_or(Errno::NetUnreach)?;
         let kind = by_dst.unwrap_or(res.kind);
         let on_link = kind == RouteType::Broadcast
             || (kind == RouteType::Multicast && res.route.dst.len() < 4);
@@ -253,19 +274,19 @@ impl Fib {
     /// One key of [`Fib::lookup_output_batch_v6`]: `ip -6 route get`'s
     /// output path without the source address choice.
     pub fn lookup_output_v6(&self, key: &FlowKeyV6) -> Result<Forward6, Errno> {
-        let flow = Flow {
-            src: (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src))),
-            oif: key.oif,
-            mark: key.mark,
-            // The DSCP, as route_get's lookup sees it.
-            tos: key.tos & 0xfc,
-            proto: key.proto,
-            sport: key.sport,
-            dport: key.dport,
-            ..Flow::output(IpAddr::V6(Ipv6Addr::from(key.dst)))
-        }
-        .with_v6_output_dev();
-        let res = match self.fib_lookup_v6_data(&flow)? {
+        let flow = output_flow_v6(key);
+        self.output_answer_v6(&flow, self.fib_lookup_v6_data(&flow))
+    }
+
+    /// [`Fib::lookup_output_v6`]'s answer once the data path's lookup of
+    /// `flow` answered `found`. Shared with the burst.
+    #[inline(always)]
+    pub(crate) fn output_answer_v6<'a>(
+        &'a self,
+        flow: &Flow,
+        found: Result<Found6<'a>, Errno>,
+    ) -> Result<Forward6, Errno> {
+        let res = match found? {
             Found6::Single { single, table, .. } => return Ok(single_path_answer(single, table)),
             Found6::Full(res) => res,
         };
@@ -285,7 +306,7 @@ impl Fib {
                 cache_class: res.route.cache_class,
             });
         }
-        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+        let nh = self.choose_path(&res, flow).ok_or(Errno::NetUnreach)?;
         let gateway = match nh.gateway {
             Some(IpAddr::V6(g)) => u128::from(g),
             _ => 0,
@@ -298,6 +319,24 @@ impl Fib {
             cache_class: res.route.cache_class,
         })
     }
+}
+
+/// What [`Fib::lookup_output_v6`] asks the data path's lookup for `key`.
+/// Shared with the burst.
+#[inline(always)]
+pub(crate) fn output_flow_v6(key: &FlowKeyV6) -> Flow {
+    Flow {
+        src: (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src))),
+        oif: key.oif,
+        mark: key.mark,
+        // The DSCP, as route_get's lookup sees it.
+        tos: key.tos & 0xfc,
+        proto: key.proto,
+        sport: key.sport,
+        dport: key.dport,
+        ..Flow::output(IpAddr::V6(Ipv6Addr::from(key.dst)))
+    }
+    .with_v6_output_dev()
 }
 
 /// What both IPv6 data paths answer for a route that is its entry's only

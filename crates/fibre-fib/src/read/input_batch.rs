@@ -74,17 +74,19 @@ impl Fib {
 
     /// One key of [`Fib::lookup_input_batch_v6`], for a link `iif` known to exist.
     fn lookup_input_v6(&self, iif: LinkIndex, key: &FlowKeyV6) -> Result<Forward6, Errno> {
-        let flow = Flow {
-            src: (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src))),
-            mark: key.mark,
-            tos: key.tos & 0x1c,
-            proto: key.proto,
-            sport: key.sport,
-            dport: key.dport,
-            ..Flow::output(IpAddr::V6(Ipv6Addr::from(key.dst)))
-        }
-        .with_v6_input_dev(iif);
-        let res = match self.fib_lookup_v6_data(&flow)? {
+        let flow = input_flow_v6(iif, key);
+        self.input_answer_v6(&flow, self.fib_lookup_v6_data(&flow))
+    }
+
+    /// [`Fib::lookup_input_v6`]'s answer once the data path's lookup of
+    /// `flow` answered `found`. Shared with the burst.
+    #[inline(always)]
+    pub(crate) fn input_answer_v6<'a>(
+        &'a self,
+        flow: &Flow,
+        found: Result<Found6<'a>, Errno>,
+    ) -> Result<Forward6, Errno> {
+        let res = match found? {
             Found6::Single { single, table, .. } => return Ok(single_path_answer(single, table)),
             Found6::Full(res) => res,
         };
@@ -104,7 +106,7 @@ impl Fib {
                 cache_class: res.route.cache_class,
             });
         }
-        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+        let nh = self.choose_path(&res, flow).ok_or(Errno::NetUnreach)?;
         let gateway = match nh.gateway {
             Some(IpAddr::V6(g)) => u128::from(g),
             _ => 0,
@@ -117,6 +119,22 @@ impl Fib {
             cache_class: res.route.cache_class,
         })
     }
+}
+
+/// What [`Fib::lookup_input_batch_v6`] asks the data path's lookup for
+/// `key` received on `iif`. Shared with the burst.
+#[inline(always)]
+pub(crate) fn input_flow_v6(iif: LinkIndex, key: &FlowKeyV6) -> Flow {
+    Flow {
+        src: (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src))),
+        mark: key.mark,
+        tos: key.tos & 0x1c,
+        proto: key.proto,
+        sport: key.sport,
+        dport: key.dport,
+        ..Flow::output(IpAddr::V6(Ipv6Addr::from(key.dst)))
+    }
+    .with_v6_input_dev(iif)
 }
 
 #[cfg(test)]

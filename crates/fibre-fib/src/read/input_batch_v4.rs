@@ -8,7 +8,8 @@ use std::net::{IpAddr, Ipv4Addr};
 use crate::error::Errno;
 use crate::fib::Fib;
 use crate::read::batch::{FlowKeyV4, Forward};
-use crate::read::lookup::{Flow, LOOPBACK_IFINDEX};
+use crate::read::lookup::{FibResult, Flow, LOOPBACK_IFINDEX};
+use crate::read::route_get::SourceCheck;
 use crate::types::*;
 
 /// The unspecified address: `brd_input` validates a broadcast's source
@@ -68,29 +69,57 @@ impl Fib {
     /// One key of [`Fib::lookup_input_batch_v4`], for a link `iif` known
     /// to exist: route_get's `input_v4` without the answer's text.
     fn lookup_input_v4(&self, iif: LinkIndex, key: &FlowKeyV4) -> Result<Forward, Errno> {
+        match self.input_flow_v4(iif, key) {
+            Ok(flow) => self.input_answer_v4(iif, key, &flow, self.fib_lookup(&flow)),
+            Err(answer) => answer,
+        }
+    }
+
+    /// What [`Fib::lookup_input_v4`] asks `fib_lookup` for `key` received
+    /// on `iif`, or (`Err`) its answer where it needs no lookup (multicast,
+    /// limited broadcast, martians). Shared with the burst.
+    #[inline(always)]
+    pub(crate) fn input_flow_v4(
+        &self,
+        iif: LinkIndex,
+        key: &FlowKeyV4,
+    ) -> Result<Flow, Result<Forward, Errno>> {
         let dst = Ipv4Addr::from(key.dst);
         let src = Ipv4Addr::from(key.src);
         let tos = key.tos & 0x1c;
         if dst.is_multicast() {
-            self.multicast_input_v4(iif, dst, src, tos)?;
-            return Ok(on_lo(RouteType::Multicast, TABLE_UNSPEC, CACHE_CLASS_PLAIN));
+            return Err(self
+                .multicast_input_v4(iif, dst, src, tos)
+                .map(|()| on_lo(RouteType::Multicast, TABLE_UNSPEC, CACHE_CLASS_PLAIN)));
         }
         if src.is_multicast() || src.is_broadcast() {
-            return Err(Errno::Inval);
+            return Err(Err(Errno::Inval));
         }
         let src_ip = IpAddr::V4(src);
         if dst.is_broadcast() || (key.src == 0 && key.dst == 0) {
             // Limited broadcast needs no route (table 0, no route class).
             if key.src != 0 {
-                self.validate_source_v4(&src_ip, &ZERO, tos, 0, iif)?;
+                let check = SourceCheck {
+                    src: src_ip,
+                    dst: ZERO,
+                    tos,
+                    oif: 0,
+                    iif,
+                };
+                if let Err(e) = self.validate_source_v4(&check) {
+                    return Err(Err(e));
+                }
             }
-            return Ok(on_lo(RouteType::Broadcast, TABLE_UNSPEC, CACHE_CLASS_PLAIN));
+            return Err(Ok(on_lo(
+                RouteType::Broadcast,
+                TABLE_UNSPEC,
+                CACHE_CLASS_PLAIN,
+            )));
         }
         if key.src == 0 || key.dst == 0 || dst.is_loopback() || src.is_loopback() {
-            return Err(Errno::Inval);
+            return Err(Err(Errno::Inval));
         }
-        let dst_ip = IpAddr::V4(dst);
-        let flow = Flow {
+        Ok(Flow {
             src: Some(src_ip),
             iif,
             mark: key.mark,
@@ -98,54 +127,104 @@ impl Fib {
             proto: key.proto,
             sport: key.sport,
             dport: key.dport,
-            ..Flow::output(dst_ip)
+            ..Flow::output(IpAddr::V4(dst))
+        })
+    }
+
+    /// [`Fib::lookup_input_v4`]'s answer once `fib_lookup` of `flow` (made
+    /// by [`Fib::input_flow_v4`]) answered `res`.
+    #[inline(always)]
+    pub(crate) fn input_answer_v4<'a>(
+        &'a self,
+        iif: LinkIndex,
+        key: &FlowKeyV4,
+        flow: &Flow,
+        res: Result<FibResult<'a>, Errno>,
+    ) -> Result<Forward, Errno> {
+        match self.input_answer_unchecked_v4(iif, key, flow, res) {
+            (answer, None) => answer,
+            (answer, Some(check)) => self.validate_source_v4(&check).and(answer),
+        }
+    }
+
+    /// [`Fib::input_answer_v4`] before its source validation: the answer,
+    /// and the check (`fib_validate_source`) that still gates it, if any:
+    /// a failed check answers its errno instead. The burst makes every
+    /// key's check together. Shared with the burst.
+    #[inline(always)]
+    pub(crate) fn input_answer_unchecked_v4<'a>(
+        &'a self,
+        iif: LinkIndex,
+        key: &FlowKeyV4,
+        flow: &Flow,
+        res: Result<FibResult<'a>, Errno>,
+    ) -> (Result<Forward, Errno>, Option<SourceCheck>) {
+        let src = IpAddr::V4(Ipv4Addr::from(key.src));
+        let tos = flow.tos;
+        let check = |dst: IpAddr, oif: LinkIndex| {
+            Some(SourceCheck {
+                src,
+                dst,
+                tos,
+                oif,
+                iif,
+            })
         };
-        let res = self.fib_lookup(&flow)?;
+        let res = match res {
+            Ok(res) => res,
+            Err(e) => return (Err(e), None),
+        };
         // The entry's summary spares reading the route (a cache miss).
         let class = match res.single {
             Some(s) => s.cache_class,
             None => res.route.cache_class,
         };
         match res.kind {
-            RouteType::Broadcast => {
-                self.validate_source_v4(&src_ip, &ZERO, tos, 0, iif)?;
-                Ok(on_lo(RouteType::Broadcast, res.table, class))
-            }
-            RouteType::Local => {
-                self.validate_source_v4(&src_ip, &dst_ip, tos, 0, iif)?;
-                Ok(on_lo(RouteType::Local, res.table, class))
-            }
+            RouteType::Broadcast => (
+                Ok(on_lo(RouteType::Broadcast, res.table, class)),
+                check(ZERO, 0),
+            ),
+            RouteType::Local => (
+                Ok(on_lo(RouteType::Local, res.table, class)),
+                check(flow.dst, 0),
+            ),
             RouteType::Unicast => {
                 let single = res
                     .single
                     // A gateway that may be our own address needs the route
                     // (`used_gateway_v4`); without one, the summary says all.
                     .filter(|s| s.gateway_v4() == 0 || self.host_scope_gateways.is_empty());
-                let (dev, gateway) = match single {
-                    Some(s) => (s.dev(), s.gateway_v4()),
-                    None => {
-                        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
-                        let gateway = match self.used_gateway_v4(res.route, nh) {
-                            Some(IpAddr::V4(g)) => u32::from(g),
-                            // None, or an IPv6 gateway (`via inet6`): the
-                            // IPv4 answer has no field for it, as on output.
-                            _ => 0,
-                        };
-                        (nh.dev.ok_or(Errno::NetUnreach)?, gateway)
-                    }
+                let path = match single {
+                    Some(s) => Ok((s.dev(), s.gateway_v4())),
+                    None => self
+                        .choose_path(&res, flow)
+                        .ok_or(Errno::NetUnreach)
+                        .and_then(|nh| {
+                            let gateway = match self.used_gateway_v4(res.route, nh) {
+                                Some(IpAddr::V4(g)) => u32::from(g),
+                                // None, or an IPv6 gateway (`via inet6`): the
+                                // IPv4 answer has no field for it, as on output.
+                                _ => 0,
+                            };
+                            Ok((nh.dev.ok_or(Errno::NetUnreach)?, gateway))
+                        }),
                 };
-                self.validate_source_v4(&src_ip, &dst_ip, tos, dev, iif)?;
-                Ok(Forward {
+                let (dev, gateway) = match path {
+                    Ok(path) => path,
+                    Err(e) => return (Err(e), None),
+                };
+                let answer = Forward {
                     gateway,
                     dev,
                     table: res.table,
                     kind: RouteType::Unicast,
                     cache_class: class,
-                })
+                };
+                (Ok(answer), check(flow.dst, dev))
             }
             // Multicast, anycast, nat... routes: `ip_route_input_slow`'s
             // martian destination.
-            _ => Err(Errno::Inval),
+            _ => (Err(Errno::Inval), None),
         }
     }
 }
@@ -188,8 +267,14 @@ impl Fib {
         if src.is_unspecified() {
             return Ok(());
         }
-        self.validate_source_v4(&IpAddr::V4(src), &ZERO, tos, 0, iif)
-            .map(drop)
+        let check = SourceCheck {
+            src: IpAddr::V4(src),
+            dst: ZERO,
+            tos,
+            oif: 0,
+            iif,
+        };
+        self.validate_source_v4(&check).map(drop)
     }
 }
 

@@ -151,7 +151,7 @@ pub(crate) enum Found6<'a> {
 }
 
 /// What `suppressed` asks of a lookup's result.
-trait Suppressible {
+pub(crate) trait Suppressible {
     /// The matched route's prefix length.
     fn dst_len(&self) -> u8;
     /// Whether the route's first path has a device.
@@ -397,13 +397,28 @@ impl Fib {
         match flow.dst {
             IpAddr::V4(a) => {
                 let key = u32::from(a);
-                scan_table(t.v4.longest(key), || t.v4.matches(key), table, flow)
+                self.table_lookup_v4_at(t, table, flow, key, t.v4.longest_slot(key))
             }
             IpAddr::V6(a) => {
                 let key = u128::from(a);
                 scan_table(t.v6.longest(key), || t.v6.matches(key), table, flow)
             }
         }
+    }
+
+    /// [`Fib::table_lookup`] of an IPv4 flow once the longest prefix's
+    /// slot is known (`longest_slot` of `key`, or a burst's batched walk).
+    #[inline(always)]
+    pub(crate) fn table_lookup_v4_at<'a>(
+        &'a self,
+        t: &'a Table,
+        table: TableId,
+        flow: &Flow,
+        key: u32,
+        longest: Option<u32>,
+    ) -> Result<FibResult<'a>, Miss> {
+        let longest = longest.and_then(|slot| t.v4.entry_at(slot));
+        scan_table(longest, || t.v4.matches(key), table, flow)
     }
 
     /// [`Fib::table_lookup`] of an IPv6 flow for the data path: where the
@@ -417,7 +432,22 @@ impl Fib {
         flow: &Flow,
         key: u128,
     ) -> Result<Found6<'a>, Miss> {
-        let Some(slot) = t.v6.longest_slot(key) else {
+        self.table_lookup_v6_data_at(t, table, flow, key, t.v6.longest_slot(key))
+    }
+
+    /// [`Fib::table_lookup_v6_data`] once the longest prefix's slot is
+    /// known (`longest_slot` of `key`, or a burst's batched walk): the
+    /// per-key and the burst path share everything after the LPM.
+    #[inline(always)]
+    pub(crate) fn table_lookup_v6_data_at<'a>(
+        &'a self,
+        t: &'a Table,
+        table: TableId,
+        flow: &Flow,
+        key: u128,
+        longest: Option<u32>,
+    ) -> Result<Found6<'a>, Miss> {
+        let Some(slot) = longest else {
             return Err(Miss::Again);
         };
         if let Some(single) = t.v6.summary_at(slot) {
@@ -458,11 +488,38 @@ impl Fib {
             return Err(Miss::Again);
         };
         let key = u32::from(a);
+        let (local, main) = self.merged_tables_v4();
+        let l_slot = local.and_then(|t| t.longest_slot(key));
+        let m_slot = main.and_then(|t| t.longest_slot(key));
+        self.merged_lookup_at(flow, key, local, main, l_slot, m_slot)
+    }
+
+    /// The IPv4 families of tables local and main, which the merged fast
+    /// path reads as one.
+    #[inline]
+    pub(crate) fn merged_tables_v4(
+        &self,
+    ) -> (Option<&FamilyTable<u32>>, Option<&FamilyTable<u32>>) {
         let local = self.tables.get(&TABLE_LOCAL).map(|t| &t.v4);
         let main = self.tables.get(&TABLE_MAIN).map(|t| &t.v4);
+        (local, main)
+    }
+
+    /// [`Fib::merged_lookup`] once each table's longest prefix slot for
+    /// `key` is known (per key, or from a burst's batched walks).
+    #[inline]
+    pub(crate) fn merged_lookup_at<'a>(
+        &'a self,
+        flow: &Flow,
+        key: u32,
+        local: Option<&'a FamilyTable<u32>>,
+        main: Option<&'a FamilyTable<u32>>,
+        l_slot: Option<u32>,
+        m_slot: Option<u32>,
+    ) -> Result<FibResult<'a>, Miss> {
         // Fast path: the longest prefix of either table decides most lookups.
-        let l_best = local.and_then(|t| t.longest(key));
-        let m_best = main.and_then(|t| t.longest(key));
+        let l_best = local.zip(l_slot).and_then(|(t, s)| t.entry_at(s));
+        let m_best = main.zip(m_slot).and_then(|(t, s)| t.entry_at(s));
         let l_len = l_best.map(|e| e.prefix.len());
         let m_len = m_best.map(|e| e.prefix.len());
         let longest = l_len.max(m_len);
@@ -534,23 +591,33 @@ impl Fib {
     pub(crate) fn fib_lookup<'a>(&'a self, flow: &Flow) -> Result<FibResult<'a>, Errno> {
         let family = Family::of(&flow.dst);
         if family == Family::V4 && !self.custom_rules_v4 {
-            // Like the default rules: only "nothing here" goes on to table default.
-            let mut res = self.merged_lookup(flow);
-            if res.as_ref().err() == Some(&Miss::Again) {
-                if let Some(t) = self
-                    .tables
-                    .get(&TABLE_DEFAULT)
-                    .filter(|t| t.exists(Family::V4))
-                {
-                    res = self.table_lookup(t, TABLE_DEFAULT, flow);
-                }
-            }
-            return res.map_err(|m| match m {
-                Miss::Again | Miss::Thrown => Errno::NetUnreach,
-                Miss::Refused(e) => e,
-            });
+            return self.merged_fallback_v4(flow, self.merged_lookup(flow));
         }
         self.rules_lookup(flow, false)
+    }
+
+    /// The end of `fib_lookup`'s IPv4 fast path after the merged local+main
+    /// lookup answered `res`: like the default rules, only "nothing here"
+    /// goes on to table default.
+    #[inline]
+    pub(crate) fn merged_fallback_v4<'a>(
+        &'a self,
+        flow: &Flow,
+        mut res: Result<FibResult<'a>, Miss>,
+    ) -> Result<FibResult<'a>, Errno> {
+        if res.as_ref().err() == Some(&Miss::Again) {
+            if let Some(t) = self
+                .tables
+                .get(&TABLE_DEFAULT)
+                .filter(|t| t.exists(Family::V4))
+            {
+                res = self.table_lookup(t, TABLE_DEFAULT, flow);
+            }
+        }
+        res.map_err(|m| match m {
+            Miss::Again | Miss::Thrown => Errno::NetUnreach,
+            Miss::Refused(e) => e,
+        })
     }
 
     /// `fib6_lookup`, as `ip6_route_check_nh` validates a gateway with it
@@ -573,7 +640,7 @@ impl Fib {
     /// ([`crate::write::rules::v6_fast_path_rules`]). (IPv4's merged fast path is
     /// taken before any rule is read: see [`Fib::fib_lookup`].)
     #[inline]
-    fn lookup_rules(&self, family: Family) -> &[Rule] {
+    pub(crate) fn lookup_rules(&self, family: Family) -> &[Rule] {
         match family {
             Family::V6 if !self.custom_rules_v6 => crate::write::rules::v6_fast_path_rules(),
             family => self.rules(family),
@@ -602,43 +669,86 @@ impl Fib {
         while i < rules.len() {
             let rule = &rules[i];
             i += 1;
-            if !rule_matches(self, rule, flow) {
-                continue;
-            }
-            let table = match rule.action {
-                RuleAction::Goto(target) => {
-                    // An unresolved goto (no rule with that priority) is skipped.
-                    if let Some(j) = rules.iter().position(|r| r.priority == target) {
-                        i = j;
-                    }
+            let table = match self.rule_step(rules, rule, flow) {
+                RuleStep::Next => continue,
+                RuleStep::Jump(j) => {
+                    i = j;
                     continue;
                 }
-                RuleAction::Nop => continue,
-                RuleAction::Blackhole | RuleAction::Other(_) => return Err(Errno::Inval),
-                RuleAction::Unreachable => return Err(Errno::NetUnreach),
-                RuleAction::Prohibit => return Err(Errno::Acces),
-                // fib_get_table / fib6_get_table read table 0 (an l3mdev
-                // rule's without a master device) as main.
-                RuleAction::Lookup(TABLE_UNSPEC) => TABLE_MAIN,
-                RuleAction::Lookup(table) => table,
+                RuleStep::End(e) => return Err(e),
+                RuleStep::Lookup(table) => table,
             };
             let Some(t) = self.tables.get(&table) else {
                 continue;
             };
-            match table_lookup(t, table) {
-                Ok(res) => {
-                    if suppressed(rule, &res) {
-                        continue;
-                    }
-                    return Ok(res);
-                }
-                Err(Miss::Again) => continue,
-                Err(Miss::Thrown) if !throw_ends => continue,
-                Err(Miss::Thrown) => return Err(Errno::HostUnreach),
-                Err(Miss::Refused(e)) => return Err(e),
+            if let Some(answer) = table_verdict(rule, table_lookup(t, table), throw_ends) {
+                return answer;
             }
         }
         Err(Errno::NetUnreach)
+    }
+
+    /// What `fib_rules_lookup` does with `rule` (one of `rules`) for
+    /// `flow`, before any table is read: the rule's selectors
+    /// ([`rule_matches`]) and its action. Both the per-key walk and the
+    /// burst's take each rule through here.
+    #[inline(always)]
+    pub(crate) fn rule_step(&self, rules: &[Rule], rule: &Rule, flow: &Flow) -> RuleStep {
+        if !rule_matches(self, rule, flow) {
+            return RuleStep::Next;
+        }
+        match rule.action {
+            RuleAction::Goto(target) => {
+                // An unresolved goto (no rule with that priority) is skipped.
+                match rules.iter().position(|r| r.priority == target) {
+                    Some(j) => RuleStep::Jump(j),
+                    None => RuleStep::Next,
+                }
+            }
+            RuleAction::Nop => RuleStep::Next,
+            RuleAction::Blackhole | RuleAction::Other(_) => RuleStep::End(Errno::Inval),
+            RuleAction::Unreachable => RuleStep::End(Errno::NetUnreach),
+            RuleAction::Prohibit => RuleStep::End(Errno::Acces),
+            // fib_get_table / fib6_get_table read table 0 (an l3mdev rule's
+            // without a master device) as main.
+            RuleAction::Lookup(TABLE_UNSPEC) => RuleStep::Lookup(TABLE_MAIN),
+            RuleAction::Lookup(table) => RuleStep::Lookup(table),
+        }
+    }
+}
+
+/// Where `fib_rules_lookup` goes from one rule (see [`Fib::rule_step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RuleStep {
+    /// The rule does not match, or does nothing (`nop`, an unresolved
+    /// `goto`): on to the next rule.
+    Next,
+    /// `goto`: on at this index of the rule list (the kernel refuses a
+    /// goto to a priority not above the rule's own, so it lies ahead).
+    Jump(usize),
+    /// The rule's action ends the lookup with this errno (blackhole,
+    /// unreachable, prohibit).
+    End(Errno),
+    /// Look the flow up in this table.
+    Lookup(TableId),
+}
+
+/// What `fib_rules_lookup` makes of `rule`'s table lookup: `Some` answer
+/// ends the walk, `None` goes on with the next rule (nothing found, an IPv4
+/// throw, an IPv6 throw unless `throw_ends`, a suppressed result).
+#[inline(always)]
+pub(crate) fn table_verdict<R: Suppressible>(
+    rule: &Rule,
+    res: Result<R, Miss>,
+    throw_ends: bool,
+) -> Option<Result<R, Errno>> {
+    match res {
+        Ok(res) if suppressed(rule, &res) => None,
+        Ok(res) => Some(Ok(res)),
+        Err(Miss::Again) => None,
+        Err(Miss::Thrown) if !throw_ends => None,
+        Err(Miss::Thrown) => Some(Err(Errno::HostUnreach)),
+        Err(Miss::Refused(e)) => Some(Err(e)),
     }
 }
 

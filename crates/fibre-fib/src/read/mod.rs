@@ -6,6 +6,7 @@
 //! copy; nothing here writes shared state.
 
 pub mod batch;
+pub mod burst;
 pub(crate) mod input_batch;
 pub(crate) mod input_batch_v4;
 pub(crate) mod lookup;

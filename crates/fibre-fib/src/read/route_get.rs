@@ -225,34 +225,58 @@ impl Fib {
     /// `nhc_scope >= RT_SCOPE_HOST`). That positive answer is what makes the
     /// kernel mark a forwarded packet that leaves by the device it came in
     /// on for an ICMP redirect (`__mkroute_input`; `ip` prints `redirect`).
-    pub(crate) fn validate_source_v4(
+    pub(crate) fn validate_source_v4(&self, check: &SourceCheck) -> Result<bool, Errno> {
+        match self.source_check_flow_v4(check) {
+            Ok(flow) => self.source_check_verdict_v4(check, flow, self.fib_lookup(&flow)),
+            Err(verdict) => verdict,
+        }
+    }
+
+    /// The reverse lookup [`Fib::validate_source_v4`] makes for `check`,
+    /// or (`Err`) its verdict where it needs none (the address check).
+    #[inline(always)]
+    pub(crate) fn source_check_flow_v4(
         &self,
-        src: &IpAddr,
-        dst: &IpAddr,
-        tos: u8,
-        oif: LinkIndex,
-        iif: LinkIndex,
-    ) -> Result<bool, Errno> {
+        check: &SourceCheck,
+    ) -> Result<Flow, Result<bool, Errno>> {
+        let SourceCheck {
+            src,
+            dst,
+            tos,
+            oif,
+            iif,
+        } = *check;
         let fast = iif != oif;
         if fast && !self.custom_local_routes && !self.custom_rules_v4 {
-            return if self.is_local_address(src) {
+            return Err(if self.is_local_address(&src) {
                 Err(Errno::Inval)
             } else {
                 Ok(false)
-            };
+            });
         }
-        let mut flow = Flow {
-            dst: *src,
-            src: Some(*dst).filter(|d| !d.is_unspecified()),
+        Ok(Flow {
+            dst: src,
+            src: Some(dst).filter(|d| !d.is_unspecified()),
             iif: if oif != 0 {
                 oif
             } else {
                 crate::read::lookup::LOOPBACK_IFINDEX
             },
             tos,
-            ..Flow::output(*src)
-        };
-        let res = match self.fib_lookup(&flow) {
+            ..Flow::output(src)
+        })
+    }
+
+    /// [`Fib::validate_source_v4`]'s verdict once the reverse lookup of
+    /// `flow` (made by [`Fib::source_check_flow_v4`]) answered `res`.
+    pub(crate) fn source_check_verdict_v4<'a>(
+        &'a self,
+        check: &SourceCheck,
+        mut flow: Flow,
+        res: Result<FibResult<'a>, Errno>,
+    ) -> Result<bool, Errno> {
+        let iif = check.iif;
+        let res = match res {
             Err(_) => return Ok(false),
             Ok(res) if res.kind != RouteType::Unicast => return Err(Errno::Inval),
             Ok(res) => res,
@@ -273,6 +297,23 @@ impl Fib {
             .fib_lookup(&flow)
             .is_ok_and(|res| res.kind == RouteType::Unicast && direct(&res)))
     }
+}
+
+/// What `fib_validate_source` is asked: is `src`, of a packet to `dst`
+/// received on `iif` (and leaving by `oif`, 0 for local delivery), a
+/// source the packet may come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SourceCheck {
+    /// The packet's source.
+    pub src: IpAddr,
+    /// Its destination (the unspecified address for a broadcast).
+    pub dst: IpAddr,
+    /// Its TOS.
+    pub tos: u8,
+    /// The device it leaves by; 0 for local delivery.
+    pub oif: LinkIndex,
+    /// The device it arrived on.
+    pub iif: LinkIndex,
 }
 
 /// What an answer says beyond the request.
@@ -561,8 +602,14 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
         if !src.is_unspecified() {
             // brd_input validates with a zero destination.
             let zero = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
-            fib.validate_source_v4(&IpAddr::V4(src), &zero, req.tos & 0x1c, 0, iif)
-                .map_err(err)?;
+            fib.validate_source_v4(&SourceCheck {
+                src: IpAddr::V4(src),
+                dst: zero,
+                tos: req.tos & 0x1c,
+                oif: 0,
+                iif,
+            })
+            .map_err(err)?;
         }
         return Ok(broadcast_answer(TABLE_UNSPEC, None));
     }
@@ -587,13 +634,25 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
         RouteType::Broadcast => {
             // brd_input validates with a zero destination.
             let zero = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
-            fib.validate_source_v4(&src_ip, &zero, flow.tos, 0, iif)
-                .map_err(err)?;
+            fib.validate_source_v4(&SourceCheck {
+                src: src_ip,
+                dst: zero,
+                tos: flow.tos,
+                oif: 0,
+                iif,
+            })
+            .map_err(err)?;
             Ok(broadcast_answer(res.table, Some(res.route.clone())))
         }
         RouteType::Local => {
-            fib.validate_source_v4(&src_ip, &req.dst, flow.tos, 0, iif)
-                .map_err(err)?;
+            fib.validate_source_v4(&SourceCheck {
+                src: src_ip,
+                dst: req.dst,
+                tos: flow.tos,
+                oif: 0,
+                iif,
+            })
+            .map_err(err)?;
             Ok(answer(
                 fib,
                 req,
@@ -611,7 +670,13 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
         RouteType::Unicast => {
             let (nh, dev) = chosen_path(fib, &res, &flow)?;
             let direct_source = fib
-                .validate_source_v4(&src_ip, &req.dst, flow.tos, dev, iif)
+                .validate_source_v4(&SourceCheck {
+                    src: src_ip,
+                    dst: req.dst,
+                    tos: flow.tos,
+                    oif: dev,
+                    iif,
+                })
                 .map_err(err)?;
             // send_redirects and shared_media are on by default: out the
             // way it came in, from a directly reachable source.

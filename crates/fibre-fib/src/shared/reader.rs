@@ -39,6 +39,22 @@ impl FibReader {
     /// load and, when the epoch moved, one store to this reader's own cache
     /// line). Keep batches short (tens of packets): the writer's next batch
     /// waits for every reader's current one.
+    ///
+    /// A forwarding worker runs its receive burst here, so that the whole
+    /// burst ([`Fib::lookup_output_burst_v4`](crate::Fib::lookup_output_burst_v4)
+    /// and its kin) reads one snapshot:
+    ///
+    /// ```
+    /// use fibre_fib::{shared::{BatchMode, FibWriter}, config, Errno, Fib, FlowKeyV4};
+    /// let (fib, _) = config::apply_str(&Fib::new(), "r.conf",
+    ///     "link add d0 type ifb\nlink set d0 up\naddr add 10.0.0.1/24 dev d0\n", false).unwrap();
+    /// let writer = FibWriter::new(fib);
+    /// let mut reader = writer.shared().reader();
+    /// let keys = [FlowKeyV4 { dst: u32::from_be_bytes([10, 0, 0, 7]), ..Default::default() }; 32];
+    /// let mut out = [Err(Errno::Inval); 32];
+    /// reader.batch(|snap| snap.fib().lookup_output_burst_v4(&keys, &mut out));
+    /// assert!(out.iter().all(|r| r.is_ok_and(|f| f.dev == 2)));
+    /// ```
     pub fn batch<R>(&mut self, lookups: impl FnOnce(&Snapshot) -> R) -> R {
         let result = {
             let guard = self.handle.read();

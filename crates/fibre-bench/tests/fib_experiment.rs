@@ -1,0 +1,118 @@
+//! The FIB experiment from data files to summary rows, on small tables
+//! written in the RIS files' format: it builds both families' routers,
+//! checks every burst against the per-key answers, and reports each case.
+//! Nothing here asserts a speed.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use fibre_bench::data::SNAPSHOT;
+use fibre_bench::experiment::run_experiments;
+use fibre_bench::fib::{FibConfig, FibExperiment};
+use fibre_bench::timing::Plan;
+use fibre_bench::{Experiment, Options};
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+/// A table of `count` distinct prefixes, lengths 8 to 24 (IPv4) or 16 to
+/// 48 (IPv6), spread by a multiplicative hash.
+fn table_file(dir: &Path, tag: &str, count: u32) {
+    let mut gz = GzEncoder::new(
+        File::create(dir.join(format!("{SNAPSHOT}-{tag}.txt.gz"))).unwrap(),
+        Compression::fast(),
+    );
+    let mut seen = std::collections::BTreeSet::new();
+    let mut i = 0u32;
+    while seen.len() < count as usize {
+        i += 1;
+        let spread = i.wrapping_mul(0x9e37_79b9);
+        let line = if tag == "v6" {
+            let len = 16 + i % 33;
+            let addr = (0x2000_0000_u128 | u128::from(spread >> 3)) << 96;
+            let addr = addr & !(u128::MAX >> len);
+            format!("{}/{len}", std::net::Ipv6Addr::from(addr))
+        } else {
+            let len = 8 + i % 17;
+            // Clear of 198.18.0.0/15, the bench's uplink.
+            let addr = (spread & !(u32::MAX >> len)) & 0xbfff_ffff;
+            format!("{}/{len}", std::net::Ipv4Addr::from(addr))
+        };
+        if seen.insert(line.clone()) {
+            writeln!(gz, "{line}").unwrap();
+        }
+    }
+    gz.finish().unwrap();
+}
+
+#[test]
+fn the_fib_experiment_runs_on_small_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    table_file(dir.path(), "v4", 2_000);
+    table_file(dir.path(), "v6", 1_000);
+    let config = FibConfig {
+        queries: 3_000,
+        burst: 64,
+        plan: Plan {
+            runs: 1,
+            min_run: Duration::from_millis(1),
+            warm_up: Duration::ZERO,
+        },
+    };
+    let experiments: Vec<Box<dyn Experiment>> = vec![Box::new(FibExperiment::with_config(config))];
+    let options = Options {
+        quick: true,
+        threads: Some(2),
+        data_dir: Some(dir.path().to_path_buf()),
+        progress: false,
+        ..Options::default()
+    };
+    let outcome = run_experiments(&options, Some("fib"), experiments).unwrap();
+    let report = &outcome.reports[0];
+    assert_eq!(report.experiment, "fib");
+    let families = report.detail["families"].as_array().unwrap();
+    assert_eq!(families.len(), 2);
+    for (family, name, prefixes) in [(&families[0], "IPv4", 2_000), (&families[1], "IPv6", 1_000)] {
+        assert_eq!(family["family"], name);
+        assert_eq!(family["prefixes"], prefixes);
+        let cases = family["cases"].as_array().unwrap();
+        let names: Vec<(String, String)> = cases
+            .iter()
+            .map(|c| {
+                (
+                    c["rules"].as_str().unwrap().into(),
+                    c["form"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let want = [
+            ("default rules", "output"),
+            ("default rules", "input"),
+            ("wg-quick rules", "output"),
+            ("wg-quick rules", "input"),
+        ];
+        assert_eq!(names, want.map(|(r, f)| (r.to_string(), f.to_string())));
+        for c in cases {
+            for rate in ["per_key", "burst", "per_key_all", "burst_all"] {
+                assert!(c[rate]["median"].as_f64().unwrap() > 0.0, "{name} {c}");
+            }
+        }
+    }
+    // One summary row per case and family, plus the LPM comparison.
+    assert_eq!(report.measurements.len(), 2 * 5);
+    let text = outcome.to_text();
+    assert!(
+        text.contains("IPv4 output burst, default rules, 1 thread"),
+        "{text}"
+    );
+    assert!(text.contains("x per key"), "{text}");
+    assert!(text.contains("x LPM lookup_batch"), "{text}");
+}
+
+/// `fibre bench` lists the experiment.
+#[test]
+fn the_registry_holds_the_fib_experiment() {
+    let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name()).collect();
+    assert!(names.contains(&"fib"), "{names:?}");
+}
