@@ -21,6 +21,8 @@
 
 use std::net::Ipv6Addr;
 
+use fibre_base::Ipv6;
+
 use crate::checksum;
 use crate::ip::Protocol;
 use crate::ipv6;
@@ -199,7 +201,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     fn sum(&self, src: Ipv6Addr, dst: Ipv6Addr) -> u16 {
         let bytes = self.buffer.as_ref();
         let pseudo =
-            checksum::pseudo_header_v6(src, dst, Protocol::Icmpv6.into(), bytes.len() as u32);
+            checksum::pseudo_header::<Ipv6>(src, dst, Protocol::Icmpv6.into(), bytes.len() as u32);
         checksum::add(pseudo, checksum::sum(bytes))
     }
 }
