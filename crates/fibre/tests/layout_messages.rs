@@ -17,12 +17,13 @@ use rust_source::{code_only, repo_root, rust_files};
 /// before them, the fix after.
 const FIX_MARKER: &str = "if this fires";
 
-/// Files whose assertions are being rewritten on another branch (the FIB's
-/// data path and its tables): they are skipped until that work lands, and
-/// the test fails as soon as one of them has no assertion left to fix, so
-/// that an entry cannot outstay its reason.
+/// Sources (a file, or a folder ending in `/`) whose assertions are being
+/// rewritten on another branch (the FIB's data path and its tables): they
+/// are skipped until that work lands, and the test fails as soon as one
+/// entry has no assertion left to fix, so that it cannot outstay its
+/// reason.
 const REWRITTEN_ELSEWHERE: [&str; 2] = [
-    "crates/fibre-fib/src/read/batch.rs",
+    "crates/fibre-fib/src/read/",
     "crates/fibre-fib/src/table.rs",
 ];
 
@@ -259,6 +260,7 @@ fn every_compile_time_assertion_says_what_it_guards_and_what_to_do() {
     rust_files(&root.join("crates"), &mut files);
     let mut total = 0;
     let mut faults = Vec::new();
+    let mut skipped = [0usize; REWRITTEN_ELSEWHERE.len()];
     for path in &files {
         let relative = path
             .strip_prefix(&root)
@@ -275,15 +277,20 @@ fn every_compile_time_assertion_says_what_it_guards_and_what_to_do() {
                     .map(|why| format!("{relative}:{}: {}\n    {why}", a.line, a.text))
             })
             .collect();
-        if REWRITTEN_ELSEWHERE.contains(&relative.as_str()) {
-            assert!(
-                !file_faults.is_empty(),
-                "{relative} has no assertion without its fix left: remove it from \
-                 REWRITTEN_ELSEWHERE"
-            );
-            continue;
+        let elsewhere = REWRITTEN_ELSEWHERE.iter().position(|entry| {
+            relative == *entry || (entry.ends_with('/') && relative.starts_with(entry))
+        });
+        match elsewhere {
+            Some(entry) => skipped[entry] += file_faults.len(),
+            None => faults.extend(file_faults),
         }
-        faults.extend(file_faults);
+    }
+    for (entry, count) in REWRITTEN_ELSEWHERE.iter().zip(skipped) {
+        assert!(
+            count > 0,
+            "{entry} has no assertion without its fix left: remove it from \
+             REWRITTEN_ELSEWHERE"
+        );
     }
     // The workspace has dozens: finding none would mean the scanner broke.
     assert!(total > 40, "only {total} compile-time assertions found");
