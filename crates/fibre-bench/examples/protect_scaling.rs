@@ -20,7 +20,11 @@ const BATCH: u64 = 32;
 /// Entries in the table the readers look up (a power of two, so a key is
 /// reduced with a mask).
 const TABLE: usize = 1024;
-const _: () = assert!(TABLE.is_power_of_two());
+const _: () = assert!(
+    TABLE.is_power_of_two(),
+    "TABLE must be a power of two: readers reduce a key with `& (TABLE - 1)`, \
+     which otherwise skips entries; if this fires, pick a power of two"
+);
 
 /// The shared data: a small lookup table.
 #[derive(Clone)]

@@ -45,8 +45,19 @@ pub struct PacketBuf {
 
 // A batch walks these in a loop: keep each one small (buffer pointer and
 // length, three offsets, a one-byte verdict).
-const _: () = assert!(core::mem::size_of::<Verdict>() == 1);
-const _: () = assert!(core::mem::size_of::<PacketBuf>() == 48);
+const _: () = assert!(
+    core::mem::size_of::<Verdict>() == 1,
+    "Verdict must stay one byte (a tag over the one-byte DropReason), so that \
+     it fits PacketBuf's padding: if this fires, a variant carries data or \
+     DropReason grew past 255 reasons; count the detail on the device instead"
+);
+const _: () = assert!(
+    core::mem::size_of::<PacketBuf>() == 48,
+    "PacketBuf must stay 48 bytes (storage pointer and length, three offsets, \
+     the verdict), so that a batch walks four in three 64-byte lines: if this \
+     fires, a field was added; keep per-batch state in PacketBatch, or narrow \
+     the offsets"
+);
 
 /// Why a packet could not be placed in a buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -13,7 +13,12 @@ use crate::{Key, Value};
 /// Most addresses a batch can walk together: one bit each in a `u64` mask.
 /// How many it does walk is the key's [`Key::BATCH_LANES`].
 pub(crate) const LANES: usize = 64;
-const _: () = assert!(<u32 as Key>::BATCH_LANES <= LANES && <u128 as Key>::BATCH_LANES <= LANES);
+const _: () = assert!(
+    <u32 as Key>::BATCH_LANES <= LANES && <u128 as Key>::BATCH_LANES <= LANES,
+    "a key's BATCH_LANES must not exceed LANES: the lockstep walk keeps one \
+     bit per lane in a u64 mask and LANES-long scratch arrays on the stack; \
+     if this fires, lower the key's BATCH_LANES to at most LANES (64)"
+);
 
 /// Hints the CPU to pull the cache line holding `item` into L1. Safe for
 /// any pointer, dangling or null included: a prefetch never faults nor

@@ -27,12 +27,39 @@ pub(crate) struct Node {
     pub base1: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<Node>() == 24);
-const _: () = assert!(std::mem::align_of::<Node>() == 8);
-const _: () = assert!(std::mem::offset_of!(Node, vector) == 0);
-const _: () = assert!(std::mem::offset_of!(Node, leafvec) == 8);
-const _: () = assert!(std::mem::offset_of!(Node, base0) == 16);
-const _: () = assert!(std::mem::offset_of!(Node, base1) == 20);
+const _: () = assert!(
+    std::mem::size_of::<Node>() == 24,
+    "Node must stay 24 bytes (two 64-bit bitmaps, two 32-bit bases), so that \
+     a 64-byte line holds 2.67 nodes and one level of a lookup costs one \
+     line most of the time: if this fires, a field was added; keep it in a \
+     side array indexed like the node pool"
+);
+const _: () = assert!(
+    std::mem::align_of::<Node>() == 8,
+    "Node must be 8-aligned, so that the pool packs nodes 24 bytes apart with \
+     no padding: if this fires, a field wider than u64 was added; split it"
+);
+const _: () = assert!(
+    std::mem::offset_of!(Node, vector) == 0,
+    "Node::vector must open the node: every level reads it first; if this \
+     fires, restore the field order vector, leafvec, base0, base1"
+);
+const _: () = assert!(
+    std::mem::offset_of!(Node, leafvec) == 8,
+    "Node::leafvec must follow vector in the node's first 16 bytes: a level \
+     that ends on a leaf reads both bitmaps; if this fires, restore the field \
+     order vector, leafvec, base0, base1"
+);
+const _: () = assert!(
+    std::mem::offset_of!(Node, base0) == 16,
+    "Node::base0 must follow the two bitmaps: if this fires, restore the \
+     field order vector, leafvec, base0, base1"
+);
+const _: () = assert!(
+    std::mem::offset_of!(Node, base1) == 20,
+    "Node::base1 must close the node, after base0: if this fires, restore the \
+     field order vector, leafvec, base0, base1"
+);
 
 impl Node {
     /// Number of children that are nodes.

@@ -11,7 +11,7 @@
 //! [`add`] as long as every piece but the last starts at an even offset of
 //! the checksummed message and has even length.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use fibre_base::IpFamily;
 
 /// The folded ones'-complement sum of `data` read as big-endian 16-bit
 /// words, an odd trailing byte padded with zero.
@@ -110,35 +110,38 @@ pub fn add(a: u16, b: u16) -> u16 {
     fold_u32(u32::from(a) + u32::from(b))
 }
 
-/// The folded sum of the IPv4 pseudo-header (RFC 768/793): source,
-/// destination, zero, protocol, upper-layer length.
+/// The folded sum of the pseudo-header of family `I`: source,
+/// destination, protocol (IPv6: next header) and upper-layer length.
+/// IPv4 (RFC 768/793) lays these out as zero, protocol, 16-bit length;
+/// IPv6 (RFC 8200 section 8.1) as 32-bit length, three zero bytes, next
+/// header. A ones'-complement sum is the same in any order of its 16-bit
+/// words and zero bytes add nothing, so one sum serves both layouts (an
+/// IPv4 length fits 16 bits: its upper word is zero).
 ///
 /// ```
-/// use fibre_net::checksum::pseudo_header_v4;
-/// let s = pseudo_header_v4("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap(), 17, 8);
+/// use fibre_base::{Ipv4, Ipv6};
+/// use fibre_net::checksum::pseudo_header;
+/// let s = pseudo_header::<Ipv4>("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap(), 17, 8);
 /// // 0x0a00 + 0x0001 + 0x0a00 + 0x0002 + 0x0011 + 0x0008
 /// assert_eq!(s, 0x141c);
-/// ```
-pub fn pseudo_header_v4(src: Ipv4Addr, dst: Ipv4Addr, protocol: u8, length: u16) -> u16 {
-    let (s, d) = (u32::from(src), u32::from(dst));
-    let total = (s >> 16) + (s & 0xffff) + (d >> 16) + (d & 0xffff);
-    fold_u32(total + u32::from(protocol) + u32::from(length))
-}
-
-/// The folded sum of the IPv6 pseudo-header (RFC 8200 §8.1): source,
-/// destination, 32-bit upper-layer length, three zero bytes, next header.
-///
-/// ```
-/// use fibre_net::checksum::pseudo_header_v6;
-/// let s = pseudo_header_v6("::1".parse().unwrap(), "::2".parse().unwrap(), 58, 8);
+/// let s = pseudo_header::<Ipv6>("::1".parse().unwrap(), "::2".parse().unwrap(), 58, 8);
 /// assert_eq!(s, 1 + 2 + 58 + 8);
 /// ```
-pub fn pseudo_header_v6(src: Ipv6Addr, dst: Ipv6Addr, next_header: u8, length: u32) -> u16 {
-    let mut total: u64 = 0;
-    for word in src.segments().into_iter().chain(dst.segments()) {
-        total += u64::from(word);
-    }
-    total += u64::from(length >> 16) + u64::from(length & 0xffff) + u64::from(next_header);
+pub fn pseudo_header<I: IpFamily<Bits: Into<u128>>>(
+    src: I::Addr,
+    dst: I::Addr,
+    protocol: u8,
+    length: u32,
+) -> u16 {
+    let words = |addr: I::Addr| -> u64 {
+        let bits: u128 = I::to_bits(addr).into();
+        (0..8).map(|i| ((bits >> (16 * i)) & 0xffff) as u64).sum()
+    };
+    let total = words(src)
+        + words(dst)
+        + u64::from(length >> 16)
+        + u64::from(length & 0xffff)
+        + u64::from(protocol);
     fold_u64(total)
 }
 
@@ -287,13 +290,13 @@ mod tests {
             v4.extend_from_slice(&d.to_be_bytes());
             v4.extend_from_slice(&[0, p]);
             v4.extend_from_slice(&l.to_be_bytes());
-            prop_assert_eq!(pseudo_header_v4(s.into(), d.into(), p, l), reference_sum(&v4));
+            prop_assert_eq!(pseudo_header::<fibre_base::Ipv4>(s.into(), d.into(), p, l.into()), reference_sum(&v4));
             let mut v6 = Vec::new();
             v6.extend_from_slice(&s6.to_be_bytes());
             v6.extend_from_slice(&d6.to_be_bytes());
             v6.extend_from_slice(&l6.to_be_bytes());
             v6.extend_from_slice(&[0, 0, 0, p]);
-            prop_assert_eq!(pseudo_header_v6(s6.into(), d6.into(), p, l6), reference_sum(&v6));
+            prop_assert_eq!(pseudo_header::<fibre_base::Ipv6>(s6.into(), d6.into(), p, l6), reference_sum(&v6));
         }
     }
 }

@@ -337,10 +337,8 @@ impl Repr {
     }
 }
 
-// The view is the buffer reference and nothing more: free to pass by value.
-const _: () = assert!(core::mem::size_of::<Packet<&[u8]>>() == core::mem::size_of::<&[u8]>());
-// The parsed header stays small: well inside a cache line, cheap to copy.
-const _: () = assert!(core::mem::size_of::<Repr>() <= 24);
+// Packet is its buffer; Repr stays well inside a cache line.
+assert_layout!(view Packet, repr within 24);
 
 #[cfg(test)]
 mod tests {

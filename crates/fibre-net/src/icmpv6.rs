@@ -21,6 +21,8 @@
 
 use std::net::Ipv6Addr;
 
+use fibre_base::Ipv6;
+
 use crate::checksum;
 use crate::ip::Protocol;
 use crate::ipv6;
@@ -199,7 +201,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     fn sum(&self, src: Ipv6Addr, dst: Ipv6Addr) -> u16 {
         let bytes = self.buffer.as_ref();
         let pseudo =
-            checksum::pseudo_header_v6(src, dst, Protocol::Icmpv6.into(), bytes.len() as u32);
+            checksum::pseudo_header::<Ipv6>(src, dst, Protocol::Icmpv6.into(), bytes.len() as u32);
         checksum::add(pseudo, checksum::sum(bytes))
     }
 }
@@ -358,8 +360,8 @@ fn echo_words(ident: u16, seq_no: u16) -> [u8; 4] {
     [a[0], a[1], b[0], b[1]]
 }
 
-// The view is the buffer reference and nothing more: free to pass by value.
-const _: () = assert!(core::mem::size_of::<Packet<&[u8]>>() == core::mem::size_of::<&[u8]>());
+// Packet is its buffer, free to pass by value.
+assert_layout!(view Packet);
 
 #[cfg(test)]
 mod tests {

@@ -3,6 +3,8 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use fibre_base::{Ipv4, Ipv6};
+
 use crate::checksum;
 
 /// An IP protocol number (IPv4 protocol field, IPv6 next header).
@@ -97,10 +99,10 @@ impl PseudoHeader {
             // An IPv4 upper-layer length never exceeds 16 bits; callers
             // have validated it against the IPv4 total length.
             PseudoHeader::V4 { src, dst } => {
-                checksum::pseudo_header_v4(src, dst, protocol.into(), length as u16)
+                checksum::pseudo_header::<Ipv4>(src, dst, protocol.into(), u32::from(length as u16))
             }
             PseudoHeader::V6 { src, dst } => {
-                checksum::pseudo_header_v6(src, dst, protocol.into(), length)
+                checksum::pseudo_header::<Ipv6>(src, dst, protocol.into(), length)
             }
         }
     }

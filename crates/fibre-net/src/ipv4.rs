@@ -478,8 +478,8 @@ impl<'a> Repr<'a> {
     }
 }
 
-// The view is the buffer reference and nothing more: free to pass by value.
-const _: () = assert!(core::mem::size_of::<Packet<&[u8]>>() == core::mem::size_of::<&[u8]>());
+// Packet is its buffer, free to pass by value.
+assert_layout!(view Packet);
 
 #[cfg(test)]
 mod tests {

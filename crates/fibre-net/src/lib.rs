@@ -53,6 +53,31 @@
 // (fibre-rcu, fibre-lpm, fibre-route, fibre-dev), each block with its SAFETY.
 #![forbid(unsafe_code)]
 
+/// Asserts at compile time the two layout rules every protocol module
+/// keeps: its view (`Packet`, `Frame`) is the buffer reference alone, and
+/// its parsed header (`Repr`), when it names a bound, stays within it.
+macro_rules! assert_layout {
+    (view $view:ident) => {
+        const _: () = assert!(
+            core::mem::size_of::<$view<&[u8]>>() == core::mem::size_of::<&[u8]>(),
+            "a packet view must be the buffer reference alone, so that the data \
+             path passes views by value for free and reads each field from the \
+             bytes on demand: if this fires, a field was added to the view; keep \
+             parsed values in the module's Repr instead"
+        );
+    };
+    (view $view:ident, repr within $bytes:literal) => {
+        assert_layout!(view $view);
+        const _: () = assert!(
+            core::mem::size_of::<Repr>() <= $bytes,
+            "a parsed header (Repr) is returned and copied by value per packet \
+             and must stay within the bytes asserted here: if this fires, a \
+             field was added or widened; store it narrower, or leave it in the \
+             packet and read it through the view"
+        );
+    };
+}
+
 pub mod arp;
 pub mod checksum;
 mod error;

@@ -69,7 +69,9 @@ struct Hot<T> {
 const _: () = {
     assert!(
         std::mem::offset_of!(Hot<u8>, current) == 0,
-        "the published pointer must be the first word of the hot line"
+        "the published pointer must be the first word of the hot line, the \
+         one load every read makes: if this fires, put Hot::current back \
+         first (Hot is repr(C))"
     );
     assert!(
         std::mem::size_of::<CachePadded<Hot<u8>>>() == fibre_base::CACHE_LINE,

@@ -22,15 +22,16 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use fibre_base::{CachePadded, Clock, WorkerId, CACHE_LINE};
+use fibre_base::{CachePadded, Clock, Ipv4, Ipv6, WorkerId, CACHE_LINE};
 use fibre_fib::shared::FibListener;
-use fibre_fib::{Errno, FibChange, FlowKeyV4, FlowKeyV6, Prefix, TableId, CACHE_CLASS_UNSHARED};
+use fibre_fib::{Errno, FibChange, Prefix, TableId, CACHE_CLASS_UNSHARED};
 use fibre_rcu::{Domain, RcuCell, ReadGuard};
 
 use crate::exceptions::{clamp_pmtu, Exception, ExceptionConfig, ExceptionTable, PmtuOutcome};
+use crate::family::CacheFamily;
 use crate::held::HeldRoute;
 use crate::route::{flags, Route};
-use crate::source::{flow_v4, flow_v6, NexthopKey, RouteDetails, RouteSource};
+use crate::source::{NexthopKey, RouteDetails, RouteSource};
 
 /// One cache slot: owns one reference to the route it points to, or null.
 type Slot = AtomicPtr<Route>;
@@ -199,7 +200,7 @@ impl std::ops::Deref for RouteHandle<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SlotKind {
     /// The forwarding (input) route, one per nexthop: filled only by
-    /// [`RouteCache::input_v4`] / [`RouteCache::input_v6`] (the output
+    /// [`RouteCache::input`] and [`RouteCache::input_flow`] (the output
     /// calls refuse it).
     Input,
     /// This worker's output route (workers beyond the count the cache was
@@ -298,7 +299,7 @@ type NexthopMap =
 /// let key = FlowKeyV4 { dst: u32::from_be_bytes([10, 0, 0, 9]), ..Default::default() };
 /// {
 ///     let guard = reader.read();
-///     let first = cache.output_v4(&guard, SlotKind::PerCore(fibre_base::WorkerId::new(0)), &key).unwrap();
+///     let first = cache.output::<fibre_base::Ipv4>(&guard, SlotKind::PerCore(fibre_base::WorkerId::new(0)), &key).unwrap();
 ///     assert!(first.is_cached());
 ///     assert_eq!(first.src_addr(), Some("10.0.0.1".parse().unwrap()));
 ///     assert_eq!(first.mtu, 1500);
@@ -412,52 +413,48 @@ impl<S: RouteSource> RouteCache<S> {
         map.get(&key).ok_or(Errno::NetUnreach)
     }
 
-    /// The output route for an IPv4 flow, from `slot` of its nexthop (or
-    /// from an exception for its destination). `slot` is an output slot: [`SlotKind::Input`] answers `Inval`, since the
-    /// input slot holds the routes of [`RouteCache::input_v4`] (without a
-    /// source of ours, and typed for the input path).
+    /// The output route for a flow of family `I` (`Ipv4`, `Ipv6`), from
+    /// `slot` of its nexthop (or from an exception for its destination),
+    /// as the kernel's `ip_route_output_key_hash_rcu` and
+    /// `ip6_route_output_flags` give it. `slot` is an output slot:
+    /// [`SlotKind::Input`] answers `Inval`, since the input slot holds the
+    /// routes of [`RouteCache::input`] (without a source of ours, and typed
+    /// for the input path).
     ///
     /// Per packet on a hit: the FIB lookup, one map probe, one load of the
     /// slot and one of the generation, nothing written.
-    pub fn output_v4<'a>(
+    pub fn output<'a, I: CacheFamily>(
         &'a self,
         guard: &'a ReadGuard<'_>,
         slot: SlotKind,
-        key: &FlowKeyV4,
+        key: &I::FlowKey,
     ) -> Result<RouteHandle<'a>, Errno> {
         if slot == SlotKind::Input {
             return Err(Errno::Inval);
         }
-        let fwd = self.source.lookup_v4(guard, key)?;
-        let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
-        let src = (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src)));
-        self.route_via(guard, slot, NexthopKey::of_v4(&fwd), dst, src, || {
-            self.source.describe_v4(guard, key, &fwd)
-        })
+        let fwd = self.source.lookup::<I>(guard, key)?;
+        let flow = I::flow(key);
+        // `move`: the miss path gets its own copy of the answer, so `fwd`
+        // never has its address taken and stays in registers on the hit
+        // path (taken, it was copied through memory in unaligned pieces,
+        // and read back across them: 6-19 % more per frame in `fibre
+        // bench udpflood`).
+        self.route_via(
+            guard,
+            slot,
+            NexthopKey::of::<I>(&fwd),
+            flow.dst.into(),
+            flow.src.map(Into::into),
+            move || self.source.describe::<I>(guard, key, &fwd),
+        )
     }
 
-    /// [`RouteCache::output_v4`] for an IPv6 flow.
-    pub fn output_v6<'a>(
-        &'a self,
-        guard: &'a ReadGuard<'_>,
-        slot: SlotKind,
-        key: &FlowKeyV6,
-    ) -> Result<RouteHandle<'a>, Errno> {
-        if slot == SlotKind::Input {
-            return Err(Errno::Inval);
-        }
-        let fwd = self.source.lookup_v6(guard, key)?;
-        let dst = IpAddr::V6(Ipv6Addr::from(key.dst));
-        let src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
-        self.route_via(guard, slot, NexthopKey::of_v6(&fwd), dst, src, || {
-            self.source.describe_v6(guard, key, &fwd)
-        })
-    }
-
-    /// The input route for an IPv4 packet from `src` to `dst` received on
-    /// link `iif`: what the kernel's `ip_route_input_noref` gives the
-    /// forwarding plane, with the answers of `ip route get DST from SRC iif
-    /// DEV` ([`fibre_fib::Fib::lookup_input_batch_v4`]). Forwarding answers
+    /// The input route for a packet of family `I` from `src` to `dst`
+    /// received on link `iif`: what the kernel's `ip_route_input_noref`
+    /// (`ip6_route_input`) gives the forwarding plane, with the answers of
+    /// `ip route get DST from SRC iif DEV`
+    /// ([`fibre_fib::Fib::lookup_input_batch_v4`],
+    /// [`fibre_fib::Fib::lookup_input_batch_v6`]). Forwarding answers
     /// with the nexthop's input route (type unicast, the output device and
     /// gateway, no source, flag [`INPUT`](flags::INPUT)); local delivery
     /// and broadcasts with a route to `lo` (ifindex 1, flag
@@ -474,7 +471,13 @@ impl<S: RouteSource> RouteCache<S> {
     /// too). The FIB lookup runs per packet, so a route change is seen at
     /// once. Per packet on a hit: that lookup, one map probe, two loads.
     ///
+    /// IPv6 delivers locally (our addresses, and the anycast addresses
+    /// addrconf makes) on `lo`; its input route carries its `src` when it
+    /// names one, else none; a zero `src` is the unspecified address (a DAD
+    /// probe's).
+    ///
     /// ```
+    /// use fibre_base::{Ipv4, Ipv6};
     /// use fibre_fib::*;
     /// use fibre_route::{route::flags, RouteCache};
     /// let mut fib = Fib::new();
@@ -490,118 +493,55 @@ impl<S: RouteSource> RouteCache<S> {
     ///     let guard = reader.read();
     ///     let peer = "10.0.0.9".parse().unwrap();
     ///     // Forwarded to a neighbour on d0 (ifindex 2), from the input slot.
-    ///     let fwd = cache.input_v4(&guard, 2, "10.0.0.7".parse().unwrap(), peer).unwrap();
+    ///     let fwd = cache.input::<Ipv4>(&guard, 2, "10.0.0.7".parse().unwrap(), peer).unwrap();
     ///     assert!(fwd.is_cached() && fwd.flags & flags::INPUT != 0);
     ///     assert_eq!((fwd.dev, fwd.kind()), (2, RouteType::Unicast));
     ///     // Ours: delivered locally, on lo.
-    ///     let local = cache.input_v4(&guard, 2, "10.0.0.1".parse().unwrap(), peer).unwrap();
+    ///     let local = cache.input::<Ipv4>(&guard, 2, "10.0.0.1".parse().unwrap(), peer).unwrap();
     ///     assert_eq!((local.dev, local.kind()), (1, RouteType::Local));
     ///     // From our own address: a martian.
     ///     let ours = "10.0.0.1".parse().unwrap();
-    ///     assert_eq!(cache.input_v4(&guard, 2, "10.0.0.7".parse().unwrap(), ours).unwrap_err(), Errno::Inval);
-    /// }
-    /// reader.quiescent();
-    /// ```
-    pub fn input_v4<'a>(
-        &'a self,
-        guard: &'a ReadGuard<'_>,
-        iif: u32,
-        dst: Ipv4Addr,
-        src: Ipv4Addr,
-    ) -> Result<RouteHandle<'a>, Errno> {
-        let key = FlowKeyV4 {
-            dst: u32::from(dst),
-            src: u32::from(src),
-            ..Default::default()
-        };
-        self.input_flow_v4(guard, iif, &key)
-    }
-
-    /// [`RouteCache::input_v4`] for a packet's whole flow key: its TOS,
-    /// mark and L4 fields steer policy rules and the multipath hash as
-    /// they do the kernel's (`key.oif` is ignored).
-    pub fn input_flow_v4<'a>(
-        &'a self,
-        guard: &'a ReadGuard<'_>,
-        iif: u32,
-        key: &FlowKeyV4,
-    ) -> Result<RouteHandle<'a>, Errno> {
-        let fwd = self.source.lookup_input_v4(guard, iif, key)?;
-        let dst = IpAddr::V4(Ipv4Addr::from(key.dst));
-        self.route_via(
-            guard,
-            SlotKind::Input,
-            NexthopKey::of_v4(&fwd),
-            dst,
-            None,
-            || self.source.describe_input_v4(guard, iif, key, &fwd),
-        )
-    }
-
-    /// [`RouteCache::input_v4`] for IPv6 (`ip6_route_input`, `ip -6 route
-    /// get DST from SRC iif DEV`): local delivery (our addresses, and the
-    /// anycast addresses addrconf makes) on `lo`; the route carries its
-    /// `src` when it names one, else none. A zero `src` is the unspecified
-    /// address (a DAD probe's).
-    ///
-    /// ```
-    /// use fibre_fib::*;
-    /// use fibre_route::RouteCache;
-    /// let mut fib = Fib::new();
-    /// fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Ifb, mtu: None }).unwrap();
-    /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
-    /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
-    ///     dev: "d0".into(), local: "2001:db8::1".parse().unwrap(), prefix_len: 64, peer: None,
-    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
-    /// let domain = fibre_rcu::Domain::new();
-    /// let cache = RouteCache::new(&domain, fib, 1);
-    /// let mut reader = domain.register();
-    /// {
-    ///     let guard = reader.read();
-    ///     let peer = "2001:db8::9".parse().unwrap();
-    ///     let local = cache.input_v6(&guard, 2, "2001:db8::1".parse().unwrap(), peer).unwrap();
-    ///     assert_eq!((local.dev, local.kind()), (1, RouteType::Local));
-    ///     let nowhere = cache.input_v6(&guard, 2, "3fff::1".parse().unwrap(), peer);
+    ///     assert_eq!(cache.input::<Ipv4>(&guard, 2, "10.0.0.7".parse().unwrap(), ours).unwrap_err(), Errno::Inval);
+    ///     // No IPv6 route to 3fff::1.
+    ///     let nowhere = cache.input::<Ipv6>(&guard, 2, "3fff::1".parse().unwrap(), "2001:db8::9".parse().unwrap());
     ///     assert_eq!(nowhere.unwrap_err(), Errno::NetUnreach);
     /// }
     /// reader.quiescent();
     /// ```
-    pub fn input_v6<'a>(
+    pub fn input<'a, I: CacheFamily>(
         &'a self,
         guard: &'a ReadGuard<'_>,
         iif: u32,
-        dst: Ipv6Addr,
-        src: Ipv6Addr,
+        dst: I::Addr,
+        src: I::Addr,
     ) -> Result<RouteHandle<'a>, Errno> {
-        let key = FlowKeyV6 {
-            dst: u128::from(dst),
-            src: u128::from(src),
-            ..Default::default()
-        };
-        self.input_flow_v6(guard, iif, &key)
+        self.input_flow::<I>(guard, iif, &I::flow_key(dst, Some(src)))
     }
 
-    /// [`RouteCache::input_v6`] for a packet's whole flow key.
-    pub fn input_flow_v6<'a>(
+    /// [`RouteCache::input`] for a packet's whole flow key: its TOS, mark
+    /// and L4 fields steer policy rules and the multipath hash as they do
+    /// the kernel's (`ip_route_input_rcu`, `ip6_route_input_lookup`;
+    /// `key.oif` is ignored).
+    pub fn input_flow<'a, I: CacheFamily>(
         &'a self,
         guard: &'a ReadGuard<'_>,
         iif: u32,
-        key: &FlowKeyV6,
+        key: &I::FlowKey,
     ) -> Result<RouteHandle<'a>, Errno> {
-        let fwd = self.source.lookup_input_v6(guard, iif, key)?;
-        let dst = IpAddr::V6(Ipv6Addr::from(key.dst));
+        let fwd = self.source.lookup_input::<I>(guard, iif, key)?;
         self.route_via(
             guard,
             SlotKind::Input,
-            NexthopKey::of_v6(&fwd),
-            dst,
+            NexthopKey::of::<I>(&fwd),
+            I::flow(key).dst.into(),
             None,
-            || self.source.describe_input_v6(guard, iif, key, &fwd),
+            // `move`, as in `output`.
+            move || self.source.describe_input::<I>(guard, iif, key, &fwd),
         )
     }
 
     /// The source address of an IPv6 flow sent by `route` (from
-    /// [`RouteCache::output_v6`]): the route's own when it names one, else
+    /// [`RouteCache::output`]): the route's own when it names one, else
     /// picked for this destination (flag
     /// [`SRC_PER_FLOW`](crate::route::flags::SRC_PER_FLOW)), as the kernel
     /// picks it after its route lookup. `None`: no address to send from.
@@ -625,7 +565,7 @@ impl<S: RouteSource> RouteCache<S> {
     /// source (`src`: a bound socket, a tunnel with `local`) gets a route
     /// of its own with that source, uncached: a slot serves every flow
     /// through the nexthop, so its route carries the nexthop's source.
-    /// Hold it ([`RouteCache::hold_output_v4`]) rather than ask per packet.
+    /// Hold it ([`RouteCache::hold_output`]) rather than ask per packet.
     /// Input routes pass no `src` (the packet's is not ours to send from).
     fn route_via<'a>(
         &'a self,
@@ -740,20 +680,21 @@ impl<S: RouteSource> RouteCache<S> {
 
     /// A held route for a flow plus the generations it depends on: what a
     /// socket or tunnel caches; check it with [`CachedDst::is_valid`].
-    pub fn hold_output_v4(
+    pub fn hold_output<I: CacheFamily>(
         &self,
         guard: &ReadGuard<'_>,
         worker: WorkerId,
-        key: &FlowKeyV4,
+        key: &I::FlowKey,
     ) -> Result<CachedDst, Errno> {
-        let fwd = self.source.lookup_v4(guard, key)?;
-        let details = self.source.describe_v4(guard, key, &fwd)?;
-        let prefix = self.prefix_generation(fwd.table, details.matched);
+        let fwd = self.source.lookup::<I>(guard, key)?;
+        let details = self.source.describe::<I>(guard, key, &fwd)?;
+        let table = I::forward(&fwd).table;
+        let prefix = self.prefix_generation(table, details.matched);
         let prefix_seen = prefix.load(Ordering::Acquire);
-        let nh = Arc::clone(self.nexthop(guard, NexthopKey::of_v4(&fwd))?);
+        let nh = Arc::clone(self.nexthop(guard, NexthopKey::of::<I>(&fwd))?);
         let nexthop_seen = nh.generation();
         let route = self
-            .output_v4(guard, SlotKind::PerCore(worker), key)?
+            .output::<I>(guard, SlotKind::PerCore(worker), key)?
             .hold()
             .ok_or(Errno::NetUnreach)?;
         Ok(CachedDst {
@@ -763,7 +704,7 @@ impl<S: RouteSource> RouteCache<S> {
             prefix,
             prefix_seen,
             matched: details.matched,
-            table: fwd.table,
+            table,
         })
     }
 
@@ -922,19 +863,23 @@ impl<S: RouteSource> RouteCache<S> {
         src: Option<IpAddr>,
     ) -> Result<(&'a Arc<NexthopCache>, RouteDetails), Errno> {
         match dst {
-            IpAddr::V4(d) => {
-                let key = flow_v4(d, src);
-                let fwd = self.source.lookup_v4(guard, &key)?;
-                let details = self.source.describe_v4(guard, &key, &fwd)?;
-                Ok((self.nexthop(guard, NexthopKey::of_v4(&fwd))?, details))
-            }
-            IpAddr::V6(d) => {
-                let key = flow_v6(d, src);
-                let fwd = self.source.lookup_v6(guard, &key)?;
-                let details = self.source.describe_v6(guard, &key, &fwd)?;
-                Ok((self.nexthop(guard, NexthopKey::of_v6(&fwd))?, details))
-            }
+            IpAddr::V4(d) => self.resolve_flow_of::<Ipv4>(guard, d, src),
+            IpAddr::V6(d) => self.resolve_flow_of::<Ipv6>(guard, d, src),
         }
+    }
+
+    /// [`RouteCache::resolve_flow`] for family `I` (a `src` of the other
+    /// family is left out).
+    fn resolve_flow_of<'a, I: CacheFamily>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        dst: I::Addr,
+        src: Option<IpAddr>,
+    ) -> Result<(&'a Arc<NexthopCache>, RouteDetails), Errno> {
+        let key = I::flow_key(dst, src.and_then(I::from_ip));
+        let fwd = self.source.lookup::<I>(guard, &key)?;
+        let details = self.source.describe::<I>(guard, &key, &fwd)?;
+        Ok((self.nexthop(guard, NexthopKey::of::<I>(&fwd))?, details))
     }
 
     /// An ICMP fragmentation-needed (IPv4) or packet-too-big (IPv6) report
@@ -1001,7 +946,10 @@ impl<S: RouteSource> RouteCache<S> {
     /// An ICMP redirect for `dst` to `gateway` (IPv4), recorded as an
     /// exception on the nexthop `dst` routes through. Refused (false)
     /// when `dst` does not route, or the new gateway is unspecified,
-    /// multicast, broadcast or `dst` itself.
+    /// multicast, broadcast or `dst` itself (the kernel's
+    /// `__ip_do_redirect`). IPv4 only: IPv6 learns redirects from
+    /// Neighbour Discovery (`rt6_do_redirect`, RFC 4861 section 8), with
+    /// other checks (the new gateway must be link-local), not modelled here.
     pub fn redirect_v4(&self, guard: &ReadGuard<'_>, dst: Ipv4Addr, gateway: Ipv4Addr) -> bool {
         if gateway.is_unspecified()
             || gateway.is_multicast()
@@ -1010,14 +958,11 @@ impl<S: RouteSource> RouteCache<S> {
         {
             return false;
         }
-        let key = FlowKeyV4 {
-            dst: u32::from(dst),
-            ..Default::default()
-        };
-        let Ok(fwd) = self.source.lookup_v4(guard, &key) else {
+        let key = Ipv4::flow_key(dst, None);
+        let Ok(fwd) = self.source.lookup::<Ipv4>(guard, &key) else {
             return false;
         };
-        let Ok(nh) = self.nexthop(guard, NexthopKey::of_v4(&fwd)) else {
+        let Ok(nh) = self.nexthop(guard, NexthopKey::of::<Ipv4>(&fwd)) else {
             return false;
         };
         let config = self.exception_config;

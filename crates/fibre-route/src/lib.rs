@@ -41,6 +41,8 @@ pub mod cache;
 #[cfg(not(loom))]
 pub mod exceptions;
 #[cfg(not(loom))]
+pub mod family;
+#[cfg(not(loom))]
 mod held;
 #[cfg(not(loom))]
 pub mod route;
@@ -53,6 +55,8 @@ mod underlay;
 
 #[cfg(not(loom))]
 pub use cache::{CachedDst, NexthopCache, RouteCache, RouteHandle, SlotKind};
+#[cfg(not(loom))]
+pub use family::CacheFamily;
 #[cfg(not(loom))]
 pub use held::HeldRoute;
 #[cfg(not(loom))]

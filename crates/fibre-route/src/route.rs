@@ -96,16 +96,66 @@ const _: () = {
         "RouteData must be exactly the one 64-byte line every packet reads: \
          if this fires, a field was added; move it off the read-mostly line"
     );
-    assert!(offset_of!(RouteData, gateway) == 0);
-    assert!(offset_of!(RouteData, src) == 16);
-    assert!(offset_of!(RouteData, expires_ms) == 32);
-    assert!(offset_of!(RouteData, stamp) == 40);
-    assert!(offset_of!(RouteData, dev) == 48);
-    assert!(offset_of!(RouteData, mtu) == 52);
-    assert!(offset_of!(RouteData, encap) == 56);
-    assert!(offset_of!(RouteData, flags) == 60);
-    assert!(offset_of!(RouteData, kind) == 62);
-    assert!(offset_of!(RouteData, family) == 63);
+    assert!(
+        offset_of!(RouteData, gateway) == 0,
+        "RouteData::gateway must sit at 0, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, src) == 16,
+        "RouteData::src must sit at 16, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, expires_ms) == 32,
+        "RouteData::expires_ms must sit at 32, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, stamp) == 40,
+        "RouteData::stamp must sit at 40, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, dev) == 48,
+        "RouteData::dev must sit at 48, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, mtu) == 52,
+        "RouteData::mtu must sit at 52, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, encap) == 56,
+        "RouteData::encap must sit at 56, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, flags) == 60,
+        "RouteData::flags must sit at 60, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, kind) == 62,
+        "RouteData::kind must sit at 62, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
+    assert!(
+        offset_of!(RouteData, family) == 63,
+        "RouteData::family must sit at 63, as the layout table of route.rs says \
+         (widest fields first, so repr(C) adds no padding): if this fires, \
+         restore the field order or update the table"
+    );
 };
 
 impl RouteData {
@@ -218,7 +268,8 @@ const _: () = {
     assert!(
         offset_of!(Route, data) == 0,
         "Route::data must open the route: readers load it from the route's \
-         first line"
+         first line; if this fires, put data back as Route's first field \
+         (Route is repr(C))"
     );
     assert!(
         offset_of!(Route, refs) % CACHE_LINE == 0 && offset_of!(Route, refs) == COUNTER_OFFSET,

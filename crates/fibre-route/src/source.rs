@@ -5,18 +5,17 @@
 //! the cache keys nexthops by (table, device, gateway, cache class)
 //! ([`NexthopKey`]), and asks for the rest of a route (preferred source,
 //! MTU, matched prefix) only on a cache miss, through
-//! [`RouteSource::describe_v4`].
+//! [`RouteSource::describe`]. Both families through one code path, over
+//! [`CacheFamily`].
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::RwLock;
 
 use fibre_fib::shared::SharedFib;
-use fibre_fib::{
-    Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6, Prefix, RouteGetRequest, RouteType,
-    TableId,
-};
+use fibre_fib::{Errno, Fib, Prefix, RouteGetRequest, RouteType, TableId};
 use fibre_rcu::ReadGuard;
 
+use crate::family::CacheFamily;
 use crate::route::{kind_code, RouteData};
 
 /// A nexthop's identity as the cache sees it: until the FIB exports a
@@ -42,61 +41,19 @@ pub struct NexthopKey {
 }
 
 impl NexthopKey {
-    /// The key of an IPv4 lookup answer.
+    /// The key of a lookup answer of family `I`.
     ///
     /// ```
+    /// use fibre_base::Ipv4;
     /// use fibre_fib::{Forward, RouteType};
     /// use fibre_route::NexthopKey;
     /// let fwd = Forward { gateway: 0x0a00_0002, dev: 2, table: 254, kind: RouteType::Unicast, cache_class: 3 };
-    /// let k = NexthopKey::of_v4(&fwd);
+    /// let k = NexthopKey::of::<Ipv4>(&fwd);
     /// assert_eq!((k.family, k.table, k.dev, k.gateway, k.class), (4, 254, 2, 0x0a00_0002, 3));
     /// ```
-    pub fn of_v4(fwd: &Forward) -> NexthopKey {
-        NexthopKey {
-            family: 4,
-            table: fwd.table,
-            dev: fwd.dev,
-            gateway: u128::from(fwd.gateway),
-            class: fwd.cache_class,
-            kind: fwd.kind,
-        }
-    }
-
-    /// The key of an IPv6 lookup answer.
-    pub fn of_v6(fwd: &Forward6) -> NexthopKey {
-        NexthopKey {
-            family: 6,
-            table: fwd.table,
-            dev: fwd.dev,
-            gateway: fwd.gateway,
-            class: fwd.cache_class,
-            kind: fwd.kind,
-        }
-    }
-}
-
-/// The IPv4 flow from `src` (when given and IPv4) to `dst`, all else
-/// unset: what a tunnel's underlay or an ICMP report resolves.
-pub(crate) fn flow_v4(dst: Ipv4Addr, src: Option<IpAddr>) -> FlowKeyV4 {
-    FlowKeyV4 {
-        dst: u32::from(dst),
-        src: match src {
-            Some(IpAddr::V4(s)) => u32::from(s),
-            _ => 0,
-        },
-        ..Default::default()
-    }
-}
-
-/// [`flow_v4`] for IPv6.
-pub(crate) fn flow_v6(dst: Ipv6Addr, src: Option<IpAddr>) -> FlowKeyV6 {
-    FlowKeyV6 {
-        dst: u128::from(dst),
-        src: match src {
-            Some(IpAddr::V6(s)) => u128::from(s),
-            _ => 0,
-        },
-        ..Default::default()
+    #[inline]
+    pub fn of<I: CacheFamily>(fwd: &I::Forward) -> NexthopKey {
+        I::nexthop(fwd)
     }
 }
 
@@ -109,31 +66,30 @@ pub struct RouteDetails {
     pub matched: Prefix,
 }
 
-/// What the route cache needs from a FIB. Every call runs inside a read
-/// section of the cache's RCU domain (`guard`): a FIB published by RCU
-/// ([`SharedFib`]) is read through it with no lock and no counter.
+/// What the route cache needs from a FIB, for either family `I`. Every
+/// call runs inside a read section of the cache's RCU domain (`guard`): a
+/// FIB published by RCU ([`SharedFib`]) is read through it with no lock
+/// and no counter.
 pub trait RouteSource: Send + Sync {
     /// The data-path output lookup (no allocation expected).
-    fn lookup_v4(&self, guard: &ReadGuard<'_>, key: &FlowKeyV4) -> Result<Forward, Errno>;
+    fn lookup<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        key: &I::FlowKey,
+    ) -> Result<I::Forward, Errno>;
     /// The full route for a flow whose lookup answered `fwd` (called on
     /// cache misses only: may be slow).
-    fn describe_v4(
+    fn describe<I: CacheFamily>(
         &self,
         guard: &ReadGuard<'_>,
-        key: &FlowKeyV4,
-        fwd: &Forward,
-    ) -> Result<RouteDetails, Errno>;
-    /// The IPv6 data-path output lookup.
-    fn lookup_v6(&self, guard: &ReadGuard<'_>, key: &FlowKeyV6) -> Result<Forward6, Errno>;
-    /// The full route for an IPv6 flow (cache misses only).
-    fn describe_v6(
-        &self,
-        guard: &ReadGuard<'_>,
-        key: &FlowKeyV6,
-        fwd: &Forward6,
+        key: &I::FlowKey,
+        fwd: &I::Forward,
     ) -> Result<RouteDetails, Errno>;
     /// The source address for an IPv6 flow leaving by `dev` (RFC 6724, as
-    /// `ip -6 route get` picks it).
+    /// `ip -6 route get` picks it). IPv6 only: IPv4 picks the source per
+    /// nexthop (the kernel's `nh_saddr`), so its routes carry it, while
+    /// IPv6 picks it per destination after the lookup (`ipv6_dev_get_saddr`
+    /// in `ip6_route_output_flags`' callers).
     fn select_source_v6(
         &self,
         guard: &ReadGuard<'_>,
@@ -143,35 +99,20 @@ pub trait RouteSource: Send + Sync {
     /// The data-path input lookup for a packet received on link `iif`
     /// (`ip route get DST from SRC iif DEV`; no allocation expected): local
     /// delivery and broadcasts answer with device 1 (`lo`).
-    fn lookup_input_v4(
+    fn lookup_input<I: CacheFamily>(
         &self,
         guard: &ReadGuard<'_>,
         iif: u32,
-        key: &FlowKeyV4,
-    ) -> Result<Forward, Errno>;
+        key: &I::FlowKey,
+    ) -> Result<I::Forward, Errno>;
     /// The full input route for a packet whose input lookup answered
     /// `fwd` (cache misses only: may be slow).
-    fn describe_input_v4(
+    fn describe_input<I: CacheFamily>(
         &self,
         guard: &ReadGuard<'_>,
         iif: u32,
-        key: &FlowKeyV4,
-        fwd: &Forward,
-    ) -> Result<RouteDetails, Errno>;
-    /// The IPv6 data-path input lookup (`ip -6 route get ... iif DEV`).
-    fn lookup_input_v6(
-        &self,
-        guard: &ReadGuard<'_>,
-        iif: u32,
-        key: &FlowKeyV6,
-    ) -> Result<Forward6, Errno>;
-    /// The full IPv6 input route (cache misses only).
-    fn describe_input_v6(
-        &self,
-        guard: &ReadGuard<'_>,
-        iif: u32,
-        key: &FlowKeyV6,
-        fwd: &Forward6,
+        key: &I::FlowKey,
+        fwd: &I::Forward,
     ) -> Result<RouteDetails, Errno>;
 }
 
@@ -212,30 +153,22 @@ impl FibAccess for SharedFib {
 }
 
 impl<F: FibAccess> RouteSource for F {
-    fn lookup_v4(&self, guard: &ReadGuard<'_>, key: &FlowKeyV4) -> Result<Forward, Errno> {
-        self.with_fib(guard, |fib| fib.lookup_output_v4(key))?
-    }
-
-    fn describe_v4(
+    #[inline]
+    fn lookup<I: CacheFamily>(
         &self,
         guard: &ReadGuard<'_>,
-        key: &FlowKeyV4,
-        fwd: &Forward,
-    ) -> Result<RouteDetails, Errno> {
-        self.with_fib(guard, |fib| describe_v4(fib, key, fwd))?
+        key: &I::FlowKey,
+    ) -> Result<I::Forward, Errno> {
+        self.with_fib(guard, |fib| I::lookup_output(fib, key))?
     }
 
-    fn lookup_v6(&self, guard: &ReadGuard<'_>, key: &FlowKeyV6) -> Result<Forward6, Errno> {
-        self.with_fib(guard, |fib| fib.lookup_output_v6(key))?
-    }
-
-    fn describe_v6(
+    fn describe<I: CacheFamily>(
         &self,
         guard: &ReadGuard<'_>,
-        key: &FlowKeyV6,
-        fwd: &Forward6,
+        key: &I::FlowKey,
+        fwd: &I::Forward,
     ) -> Result<RouteDetails, Errno> {
-        self.with_fib(guard, |fib| describe_v6(fib, key, fwd))?
+        self.with_fib(guard, |fib| describe_output::<I>(fib, key, fwd))?
     }
 
     fn select_source_v6(
@@ -247,50 +180,24 @@ impl<F: FibAccess> RouteSource for F {
         self.with_fib(guard, |fib| fib.select_source_v6(dev, dst))
     }
 
-    fn lookup_input_v4(
+    #[inline]
+    fn lookup_input<I: CacheFamily>(
         &self,
         guard: &ReadGuard<'_>,
         iif: u32,
-        key: &FlowKeyV4,
-    ) -> Result<Forward, Errno> {
-        self.with_fib(guard, |fib| {
-            let mut out = [Err(Errno::Inval)];
-            fib.lookup_input_batch_v4(iif, std::slice::from_ref(key), &mut out);
-            out[0]
-        })?
+        key: &I::FlowKey,
+    ) -> Result<I::Forward, Errno> {
+        self.with_fib(guard, |fib| I::lookup_input(fib, iif, key))?
     }
 
-    fn describe_input_v4(
+    fn describe_input<I: CacheFamily>(
         &self,
         guard: &ReadGuard<'_>,
         iif: u32,
-        key: &FlowKeyV4,
-        fwd: &Forward,
+        key: &I::FlowKey,
+        fwd: &I::Forward,
     ) -> Result<RouteDetails, Errno> {
-        self.with_fib(guard, |fib| describe_input_v4(fib, iif, key, fwd))?
-    }
-
-    fn lookup_input_v6(
-        &self,
-        guard: &ReadGuard<'_>,
-        iif: u32,
-        key: &FlowKeyV6,
-    ) -> Result<Forward6, Errno> {
-        self.with_fib(guard, |fib| {
-            let mut out = [Err(Errno::Inval)];
-            fib.lookup_input_batch_v6(iif, std::slice::from_ref(key), &mut out);
-            out[0]
-        })?
-    }
-
-    fn describe_input_v6(
-        &self,
-        guard: &ReadGuard<'_>,
-        iif: u32,
-        key: &FlowKeyV6,
-        fwd: &Forward6,
-    ) -> Result<RouteDetails, Errno> {
-        self.with_fib(guard, |fib| describe_input_v6(fib, iif, key, fwd))?
+        self.with_fib(guard, |fib| describe_received::<I>(fib, iif, key, fwd))?
     }
 }
 
@@ -375,62 +282,37 @@ fn l4_fields(req: &mut RouteGetRequest, proto: u8, sport: u16, dport: u16) {
     }
 }
 
-fn describe_input_v4(
+/// [`RouteSource::describe_input`] over a [`Fib`]: `ip route get DST
+/// from SRC iif DEV` with the packet's mark, TOS and L4 fields.
+fn describe_received<I: CacheFamily>(
     fib: &Fib,
     iif: u32,
-    key: &FlowKeyV4,
-    fwd: &Forward,
+    key: &I::FlowKey,
+    fwd: &I::Forward,
 ) -> Result<RouteDetails, Errno> {
-    let src = IpAddr::V4(Ipv4Addr::from(key.src));
-    let mut req = input_request(fib, iif, IpAddr::V4(Ipv4Addr::from(key.dst)), Some(src))?;
-    req.mark = key.mark;
-    req.tos = key.tos;
-    l4_fields(&mut req, key.proto, key.sport, key.dport);
-    describe(
-        fib,
-        req,
-        fwd.dev,
-        fwd.gateway_addr().map(IpAddr::V4),
-        fwd.kind,
-    )
+    let flow = I::flow(key);
+    let src = I::received_source(key).map(Into::into);
+    let mut req = input_request(fib, iif, flow.dst.into(), src)?;
+    req.mark = flow.mark;
+    req.tos = flow.tos;
+    l4_fields(&mut req, flow.proto, flow.sport, flow.dport);
+    let fwd = I::forward(fwd);
+    describe(fib, req, fwd.dev, fwd.gateway.map(Into::into), fwd.kind)
 }
 
-fn describe_input_v6(
+/// [`RouteSource::describe`] over a [`Fib`]: `ip route get DST [from SRC]
+/// [oif DEV]` with the flow's mark and TOS.
+fn describe_output<I: CacheFamily>(
     fib: &Fib,
-    iif: u32,
-    key: &FlowKeyV6,
-    fwd: &Forward6,
+    key: &I::FlowKey,
+    fwd: &I::Forward,
 ) -> Result<RouteDetails, Errno> {
-    let src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
-    let mut req = input_request(fib, iif, IpAddr::V6(Ipv6Addr::from(key.dst)), src)?;
-    req.mark = key.mark;
-    req.tos = key.tos;
-    l4_fields(&mut req, key.proto, key.sport, key.dport);
-    let gateway = (fwd.gateway != 0).then(|| IpAddr::V6(Ipv6Addr::from(fwd.gateway)));
-    describe(fib, req, fwd.dev, gateway, fwd.kind)
-}
-
-fn describe_v4(fib: &Fib, key: &FlowKeyV4, fwd: &Forward) -> Result<RouteDetails, Errno> {
-    let mut req = RouteGetRequest::to(IpAddr::V4(Ipv4Addr::from(key.dst)));
-    req.src = (key.src != 0).then(|| IpAddr::V4(Ipv4Addr::from(key.src)));
-    req.mark = key.mark;
-    req.tos = key.tos;
-    req.oif = oif_name(fib, key.oif)?;
-    describe(
-        fib,
-        req,
-        fwd.dev,
-        fwd.gateway_addr().map(IpAddr::V4),
-        fwd.kind,
-    )
-}
-
-fn describe_v6(fib: &Fib, key: &FlowKeyV6, fwd: &Forward6) -> Result<RouteDetails, Errno> {
-    let mut req = RouteGetRequest::to(IpAddr::V6(Ipv6Addr::from(key.dst)));
-    req.src = (key.src != 0).then(|| IpAddr::V6(Ipv6Addr::from(key.src)));
-    req.mark = key.mark;
-    req.tos = key.tos;
-    req.oif = oif_name(fib, key.oif)?;
-    let gateway = (fwd.gateway != 0).then(|| IpAddr::V6(Ipv6Addr::from(fwd.gateway)));
-    describe(fib, req, fwd.dev, gateway, fwd.kind)
+    let flow = I::flow(key);
+    let mut req = RouteGetRequest::to(flow.dst.into());
+    req.src = flow.src.map(Into::into);
+    req.mark = flow.mark;
+    req.tos = flow.tos;
+    req.oif = oif_name(fib, flow.oif)?;
+    let fwd = I::forward(fwd);
+    describe(fib, req, fwd.dev, fwd.gateway.map(Into::into), fwd.kind)
 }

@@ -4,11 +4,13 @@
 
 use std::net::IpAddr;
 
+use fibre_base::{IpFamily, Ipv4, Ipv6};
 use fibre_dev::route::{RouteError, UnderlayRoute, UnderlayRoutes};
 use fibre_dev::WorkerId;
 
 use crate::cache::{RouteCache, RouteHandle, SlotKind};
-use crate::source::{flow_v4, flow_v6, RouteSource};
+use crate::family::CacheFamily;
+use crate::source::RouteSource;
 
 /// The route cache as a tunnel's underlay resolver, IPv4 and IPv6 alike.
 ///
@@ -47,14 +49,16 @@ impl<S: RouteSource> UnderlayRoutes for RouteCache<S> {
             };
             match dst {
                 IpAddr::V4(d) => {
-                    let key = flow_v4(d, src);
-                    self.output_v4(&guard, slot, &key)
+                    let key = Ipv4::flow_key(d, src.and_then(Ipv4::from_ip));
+                    self.output::<Ipv4>(&guard, slot, &key)
                         .map(|r| route(&r, r.src_addr()))
                 }
                 IpAddr::V6(d) => {
-                    let key = flow_v6(d, src);
-                    // IPv6 picks the source per destination.
-                    self.output_v6(&guard, slot, &key).and_then(|r| {
+                    let key = Ipv6::flow_key(d, src.and_then(Ipv6::from_ip));
+                    // Apart from IPv4's: IPv6 picks the source per
+                    // destination after the lookup (`ipv6_dev_get_saddr`),
+                    // IPv4 per nexthop (`nh_saddr`), so its route has it.
+                    self.output::<Ipv6>(&guard, slot, &key).and_then(|r| {
                         let src = self.source_v6(&guard, &r, d)?;
                         Ok(route(&r, src.map(IpAddr::V6)))
                     })

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::RwLock;
 
 use fibre_base::Clock;
-use fibre_base::WorkerId;
+use fibre_base::{Ipv4, WorkerId};
 use fibre_fib::{FlowKeyV4, RouteOp, TABLE_MAIN};
 use fibre_rcu::Domain;
 use fibre_route::exceptions::{format_cache_line, ExceptionConfig, PmtuOutcome};
@@ -61,17 +61,17 @@ fn a_cached_route_is_reused_per_core_and_not_shared_across_cores() {
     let guard = reader.read();
     let k = key([198, 51, 100, 7]);
     let a = cache
-        .output_v4(&guard, SlotKind::PerCore(WorkerId::new(0)), &k)
+        .output::<Ipv4>(&guard, SlotKind::PerCore(WorkerId::new(0)), &k)
         .unwrap();
     let b = cache
-        .output_v4(
+        .output::<Ipv4>(
             &guard,
             SlotKind::PerCore(WorkerId::new(0)),
             &key([198, 51, 100, 8]),
         )
         .unwrap();
     let c = cache
-        .output_v4(&guard, SlotKind::PerCore(WorkerId::new(1)), &k)
+        .output::<Ipv4>(&guard, SlotKind::PerCore(WorkerId::new(1)), &k)
         .unwrap();
     assert!(a.is_cached() && b.is_cached() && c.is_cached());
     assert!(std::ptr::eq(&*a, &*b), "same nexthop, same core: one route");
@@ -92,14 +92,14 @@ fn invalidating_a_nexthop_stales_exactly_its_routes() {
     let (a0, b0) = {
         let g = reader.read();
         let a = cache
-            .output_v4(
+            .output::<Ipv4>(
                 &g,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([198, 51, 100, 7]),
             )
             .unwrap();
         let b = cache
-            .output_v4(
+            .output::<Ipv4>(
                 &g,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([203, 0, 113, 7]),
@@ -112,14 +112,14 @@ fn invalidating_a_nexthop_stales_exactly_its_routes() {
     assert!(!cache.invalidate_nexthop(nh([10, 0, 0, 99])));
     let g = reader.read();
     let a1 = cache
-        .output_v4(
+        .output::<Ipv4>(
             &g,
             SlotKind::PerCore(WorkerId::new(0)),
             &key([198, 51, 100, 7]),
         )
         .unwrap();
     let b1 = cache
-        .output_v4(
+        .output::<Ipv4>(
             &g,
             SlotKind::PerCore(WorkerId::new(0)),
             &key([203, 0, 113, 7]),
@@ -146,14 +146,14 @@ fn a_forgotten_nexthop_releases_its_routes_after_the_grace_period() {
     let kept = {
         let g = reader.read();
         let r = cache
-            .output_v4(
+            .output::<Ipv4>(
                 &g,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([198, 51, 100, 7]),
             )
             .unwrap();
         cache
-            .output_v4(
+            .output::<Ipv4>(
                 &g,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([203, 0, 113, 7]),
@@ -187,7 +187,7 @@ fn a_guard_of_another_domain_is_refused_not_trusted() {
     let stranger = other.register();
     let g = stranger.read();
     let err = cache
-        .output_v4(
+        .output::<Ipv4>(
             &g,
             SlotKind::PerCore(WorkerId::new(0)),
             &key([198, 51, 100, 7]),
@@ -208,14 +208,14 @@ fn invalidating_a_device_stales_every_nexthop_through_it() {
     {
         let g = reader.read();
         cache
-            .output_v4(
+            .output::<Ipv4>(
                 &g,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([198, 51, 100, 7]),
             )
             .unwrap();
         cache
-            .output_v4(
+            .output::<Ipv4>(
                 &g,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([203, 0, 113, 7]),
@@ -236,10 +236,10 @@ fn a_more_specific_route_stales_held_routes_under_it_and_no_others() {
         let g = reader.read();
         (
             cache
-                .hold_output_v4(&g, WorkerId::new(0), &key([198, 51, 100, 7]))
+                .hold_output::<Ipv4>(&g, WorkerId::new(0), &key([198, 51, 100, 7]))
                 .unwrap(),
             cache
-                .hold_output_v4(&g, WorkerId::new(0), &key([203, 0, 113, 7]))
+                .hold_output::<Ipv4>(&g, WorkerId::new(0), &key([203, 0, 113, 7]))
                 .unwrap(),
         )
     };
@@ -264,7 +264,7 @@ fn a_more_specific_route_stales_held_routes_under_it_and_no_others() {
     // Re-resolving finds the new route.
     let g = reader.read();
     let again = cache
-        .hold_output_v4(&g, WorkerId::new(0), &key([198, 51, 100, 7]))
+        .hold_output::<Ipv4>(&g, WorkerId::new(0), &key([198, 51, 100, 7]))
         .unwrap();
     assert_eq!(again.matched().1, more_specific);
     assert_eq!(
@@ -286,14 +286,14 @@ fn a_pmtu_exception_is_carried_by_its_destination_only_and_expires() {
             PmtuOutcome::Recorded(1400)
         );
         let r = cache
-            .output_v4(&g, SlotKind::PerCore(WorkerId::new(0)), &key(dst.octets()))
+            .output::<Ipv4>(&g, SlotKind::PerCore(WorkerId::new(0)), &key(dst.octets()))
             .unwrap();
         assert!(!r.is_cached());
         assert_eq!(r.mtu, 1400);
         assert!(r.flags & flags::PMTU != 0);
         assert_eq!(r.expires_ms, 600_000);
         let other = cache
-            .output_v4(
+            .output::<Ipv4>(
                 &g,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([198, 51, 100, 8]),
@@ -329,7 +329,7 @@ fn a_pmtu_exception_is_carried_by_its_destination_only_and_expires() {
     assert!(cache.exception_for_v4(dst).is_none());
     let g = reader.read();
     let r = cache
-        .output_v4(&g, SlotKind::PerCore(WorkerId::new(0)), &key(dst.octets()))
+        .output::<Ipv4>(&g, SlotKind::PerCore(WorkerId::new(0)), &key(dst.octets()))
         .unwrap();
     assert_eq!(r.mtu, 1500);
     assert!(r.is_cached(), "back on the nexthop's cached route");
@@ -366,7 +366,7 @@ fn icmp_mtus_are_clamped_or_ignored_never_trusted() {
         "cache expires 600sec mtu lock 552"
     );
     let route = cache
-        .output_v4(
+        .output::<Ipv4>(
             &g,
             SlotKind::PerCore(WorkerId::new(0)),
             &key([198, 51, 100, 9]),
@@ -396,7 +396,7 @@ fn exceptions_for_destinations_that_no_longer_route_are_dropped() {
         ));
         assert!(!cache.redirect_v4(&g, Ipv4Addr::new(203, 0, 113, 8), Ipv4Addr::UNSPECIFIED));
         let r = cache
-            .output_v4(
+            .output::<Ipv4>(
                 &g,
                 SlotKind::PerCore(WorkerId::new(1)),
                 &key([203, 0, 113, 8]),
@@ -486,7 +486,7 @@ fn concurrent_lookups_holds_and_invalidations_leave_balanced_counts() {
                         };
                         #[cfg(not(feature = "baselines"))]
                         let slot = SlotKind::PerCore(WorkerId::new(t));
-                        let r = cache.output_v4(&g, slot, &key(dst)).unwrap();
+                        let r = cache.output::<Ipv4>(&g, slot, &key(dst)).unwrap();
                         assert_eq!(r.mtu, 1500);
                         if i % 7 == 0 {
                             kept.push(r.hold().unwrap());
@@ -521,7 +521,9 @@ fn concurrent_lookups_holds_and_invalidations_leave_balanced_counts() {
         #[cfg(feature = "baselines")]
         SlotKind::SharedOutput,
     ] {
-        let r = cache.output_v4(&g, slot, &key([198, 51, 100, 7])).unwrap();
+        let r = cache
+            .output::<Ipv4>(&g, slot, &key([198, 51, 100, 7]))
+            .unwrap();
         assert_eq!(r.ref_count(), 1);
     }
 }

@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use fibre_base::WorkerId;
+use fibre_base::{Ipv4, Ipv6, WorkerId};
 use fibre_fib::{Fib, FlowKeyV4, RouteOp};
 use fibre_route::exceptions::PmtuOutcome;
 use fibre_route::testbed::{fib, prefix, route_via};
@@ -42,7 +42,7 @@ fn the_cache_reads_the_published_fib_in_its_own_domain() {
     {
         let guard = reader.read();
         let route = cache
-            .output_v4(
+            .output::<Ipv4>(
                 &guard,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([198, 51, 100, 7]),
@@ -58,7 +58,7 @@ fn the_cache_reads_the_published_fib_in_its_own_domain() {
     {
         let guard = stranger.read();
         assert!(cache
-            .output_v4(
+            .output::<Ipv4>(
                 &guard,
                 SlotKind::PerCore(WorkerId::new(0)),
                 &key([198, 51, 100, 7])
@@ -74,7 +74,7 @@ fn the_cache_reads_the_published_fib_in_its_own_domain() {
     }
     let guard = reader.read();
     let route = cache
-        .output_v4(
+        .output::<Ipv4>(
             &guard,
             SlotKind::PerCore(WorkerId::new(0)),
             &key([198, 51, 100, 7]),
@@ -99,10 +99,10 @@ fn a_route_change_stales_exactly_the_held_routes_it_affects() {
         let guard = reader.read();
         (
             cache
-                .hold_output_v4(&guard, WorkerId::new(0), &key([198, 51, 100, 7]))
+                .hold_output::<Ipv4>(&guard, WorkerId::new(0), &key([198, 51, 100, 7]))
                 .unwrap(),
             cache
-                .hold_output_v4(&guard, WorkerId::new(0), &key([203, 0, 113, 7]))
+                .hold_output::<Ipv4>(&guard, WorkerId::new(0), &key([203, 0, 113, 7]))
                 .unwrap(),
         )
     };
@@ -170,7 +170,7 @@ fn routes_through_one_gateway_keep_their_own_source_and_mtu() {
     let guard = reader.read();
     let get = |a: [u8; 4]| {
         let r = cache
-            .output_v4(&guard, SlotKind::PerCore(WorkerId::new(0)), &key(a))
+            .output::<Ipv4>(&guard, SlotKind::PerCore(WorkerId::new(0)), &key(a))
             .unwrap();
         (r.src_addr().unwrap(), r.mtu)
     };
@@ -202,7 +202,7 @@ fn an_ipv6_source_is_picked_per_destination_unless_the_route_names_one() {
             ..Default::default()
         };
         let route = cache
-            .output_v6(&guard, SlotKind::PerCore(WorkerId::new(0)), &key)
+            .output::<Ipv6>(&guard, SlotKind::PerCore(WorkerId::new(0)), &key)
             .unwrap();
         cache
             .source_v6(&guard, &route, dst)
@@ -227,7 +227,7 @@ fn a_route_replaced_through_the_same_gateway_with_new_metrics_is_seen_at_once() 
         let m = {
             let guard = reader.read();
             let route = cache
-                .output_v4(
+                .output::<Ipv4>(
                     &guard,
                     SlotKind::PerCore(WorkerId::new(0)),
                     &key([198, 51, 100, 7]),
@@ -261,7 +261,7 @@ fn a_route_in_a_table_the_rules_visit_first_stales_more_specific_held_routes() {
     let held = {
         let guard = reader.read();
         cache
-            .hold_output_v4(&guard, WorkerId::new(0), &key([198, 51, 100, 7]))
+            .hold_output::<Ipv4>(&guard, WorkerId::new(0), &key([198, 51, 100, 7]))
             .unwrap()
     };
     reader.quiescent();
@@ -278,7 +278,7 @@ fn a_route_in_a_table_the_rules_visit_first_stales_more_specific_held_routes() {
     );
     let guard = reader.read();
     let route = cache
-        .output_v4(
+        .output::<Ipv4>(
             &guard,
             SlotKind::PerCore(WorkerId::new(0)),
             &key([198, 51, 100, 7]),
@@ -297,7 +297,7 @@ fn a_flow_that_names_its_source_gets_it_and_does_not_lend_it() {
         ..key([198, 51, 100, 7])
     };
     let named = cache
-        .output_v4(
+        .output::<Ipv4>(
             &guard,
             SlotKind::PerCore(WorkerId::new(0)),
             &from([10, 0, 1, 1]),
@@ -306,7 +306,7 @@ fn a_flow_that_names_its_source_gets_it_and_does_not_lend_it() {
     assert!(!named.is_cached());
     assert_eq!(named.src_addr(), Some(IpAddr::from([10, 0, 1, 1])));
     let plain = cache
-        .output_v4(
+        .output::<Ipv4>(
             &guard,
             SlotKind::PerCore(WorkerId::new(0)),
             &key([198, 51, 100, 8]),
@@ -326,7 +326,7 @@ fn answers_of_different_types_through_one_device_are_different_routes() {
     let guard = reader.read();
     let kind = |a: [u8; 4]| {
         let r = cache
-            .output_v4(&guard, SlotKind::PerCore(WorkerId::new(0)), &key(a))
+            .output::<Ipv4>(&guard, SlotKind::PerCore(WorkerId::new(0)), &key(a))
             .unwrap();
         (r.kind(), r.gateway_addr())
     };
@@ -347,7 +347,7 @@ fn a_route_with_mtu_lock_ignores_path_mtu_reports() {
     let dst = Ipv4Addr::new(192, 0, 2, 7);
     assert_eq!(cache.update_pmtu_v4(&guard, dst, 1300), PmtuOutcome::Locked);
     let route = cache
-        .output_v4(
+        .output::<Ipv4>(
             &guard,
             SlotKind::PerCore(WorkerId::new(0)),
             &key(dst.octets()),

@@ -1,11 +1,11 @@
-//! Input routes (`RouteCache::input_v4` / `input_v6`): the answers of
+//! Input routes (`RouteCache::input`, IPv4 and IPv6): the answers of
 //! `ip route get DST from SRC iif DEV`, one route per nexthop in its input
 //! slot, shared by every input link and source, stale with the nexthop's
 //! generation, and never mixed with the output routes of the same nexthop.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use fibre_base::WorkerId;
+use fibre_base::{Ipv4, Ipv6, WorkerId};
 use fibre_fib::{Errno, Fib, FlowKeyV4, RouteGetRequest, RouteType};
 use fibre_route::exceptions::PmtuOutcome;
 use fibre_route::route::flags;
@@ -118,7 +118,7 @@ fn input_routes_answer_as_route_get_with_iif() {
             for s in srcs {
                 // Twice: a miss that builds the route, then a hit.
                 for _ in 0..2 {
-                    let seen: Seen = cache.input_v4(&guard, iif, v4(d), v4(s)).map(|r| {
+                    let seen: Seen = cache.input::<Ipv4>(&guard, iif, v4(d), v4(s)).map(|r| {
                         assert_ne!(r.flags & flags::INPUT, 0);
                         let dev = fib.link(r.dev).unwrap().name.clone();
                         (dev, r.gateway_addr(), r.kind(), r.mtu, r.src_addr())
@@ -144,7 +144,7 @@ fn input_routes_answer_as_route_get_with_iif() {
         for d in dsts6 {
             for _ in 0..2 {
                 let seen: Seen = cache
-                    .input_v6(&guard, iif, v6(d), v6("2001:db8:2::9"))
+                    .input::<Ipv6>(&guard, iif, v6(d), v6("2001:db8:2::9"))
                     .map(|r| {
                         assert_eq!(r.flags & (flags::INPUT | flags::SRC_PER_FLOW), flags::INPUT);
                         let dev = fib.link(r.dev).unwrap().name.clone();
@@ -164,10 +164,10 @@ fn one_input_route_per_nexthop_for_every_link_and_source() {
     let reader = domain.register();
     let guard = reader.read();
     let first = cache
-        .input_v4(&guard, 2, v4("198.51.100.7"), v4("10.0.0.9"))
+        .input::<Ipv4>(&guard, 2, v4("198.51.100.7"), v4("10.0.0.9"))
         .unwrap();
     let again = cache
-        .input_v4(&guard, D1, v4("198.51.100.200"), v4("10.1.0.9"))
+        .input::<Ipv4>(&guard, D1, v4("198.51.100.200"), v4("10.1.0.9"))
         .unwrap();
     assert!(first.is_cached() && again.is_cached());
     assert!(std::ptr::eq(&*first, &*again), "one route in the slot");
@@ -180,17 +180,17 @@ fn one_input_route_per_nexthop_for_every_link_and_source() {
         ..Default::default()
     };
     let out = cache
-        .output_v4(&guard, SlotKind::PerCore(WorkerId::new(0)), &key)
+        .output::<Ipv4>(&guard, SlotKind::PerCore(WorkerId::new(0)), &key)
         .unwrap();
     assert!(!std::ptr::eq(&*first, &*out));
     assert_eq!(out.src_addr(), Some(IpAddr::from([10, 0, 0, 1])));
     assert_eq!((first.src_addr(), out.flags & flags::INPUT), (None, 0));
     // The input slot is the input path's alone.
-    let refused = cache.output_v4(&guard, SlotKind::Input, &key);
+    let refused = cache.output::<Ipv4>(&guard, SlotKind::Input, &key);
     assert_eq!(refused.unwrap_err(), Errno::Inval);
     // Another nexthop, another route.
     let other = cache
-        .input_v4(&guard, 2, v4("203.0.113.5"), v4("10.0.0.9"))
+        .input::<Ipv4>(&guard, 2, v4("203.0.113.5"), v4("10.0.0.9"))
         .unwrap();
     assert!(!std::ptr::eq(&*first, &*other));
     assert_eq!((other.dev, other.mtu), (D1, 1400));
@@ -204,7 +204,7 @@ fn input_routes_follow_route_changes_and_nexthop_generations() {
         let seen = {
             let guard = reader.read();
             cache
-                .input_v4(&guard, D1, v4("198.51.100.7"), v4("10.1.0.9"))
+                .input::<Ipv4>(&guard, D1, v4("198.51.100.7"), v4("10.1.0.9"))
                 .map(|r| (r.gateway_addr(), r.stamp, r.is_cached()))
         };
         reader.quiescent();
@@ -218,7 +218,7 @@ fn input_routes_follow_route_changes_and_nexthop_generations() {
     let nexthop = {
         let guard = reader.read();
         let r = cache
-            .input_v4(&guard, D1, v4("198.51.100.7"), v4("10.1.0.9"))
+            .input::<Ipv4>(&guard, D1, v4("198.51.100.7"), v4("10.1.0.9"))
             .unwrap();
         let fwd = fibre_fib::Forward {
             gateway: u32::from(v4("10.0.0.2")),
@@ -228,7 +228,7 @@ fn input_routes_follow_route_changes_and_nexthop_generations() {
             cache_class: fibre_fib::CACHE_CLASS_PLAIN,
         };
         assert_eq!(r.gateway_addr(), fwd.gateway_addr().map(IpAddr::V4));
-        NexthopKey::of_v4(&fwd)
+        NexthopKey::of::<Ipv4>(&fwd)
     };
     reader.quiescent();
     assert!(cache.invalidate_nexthop(nexthop));
@@ -270,7 +270,7 @@ fn local_delivery_and_broadcasts_are_routes_to_lo() {
     ] {
         for iif in [2, D1] {
             let r = cache
-                .input_v4(&guard, iif, v4(dst), v4("10.0.0.9"))
+                .input::<Ipv4>(&guard, iif, v4(dst), v4("10.0.0.9"))
                 .unwrap();
             assert_eq!(
                 (r.dev, r.kind(), r.gateway_addr()),
@@ -286,7 +286,7 @@ fn local_delivery_and_broadcasts_are_routes_to_lo() {
         }
     }
     let r = cache
-        .input_v6(&guard, 2, v6("2001:db8:2::1"), v6("2001:db8:1::9"))
+        .input::<Ipv6>(&guard, 2, v6("2001:db8:2::1"), v6("2001:db8:1::9"))
         .unwrap();
     assert_eq!((r.dev, r.kind()), (1, RouteType::Local));
     assert_ne!(r.flags & flags::LOCAL, 0);
@@ -310,10 +310,10 @@ fn rejects_and_martians_answer_their_errnos_and_cache_nothing() {
         (99, "198.51.100.7", peer, Errno::NoDev),
     ];
     for (iif, dst, src, errno) in cases {
-        let got = cache.input_v4(&guard, iif, v4(dst), src);
+        let got = cache.input::<Ipv4>(&guard, iif, v4(dst), src);
         assert_eq!(got.unwrap_err(), errno, "{dst} from {src} iif {iif}");
     }
-    let got = cache.input_v6(&guard, 2, v6("2001:db8:e::7"), v6("2001:db8:1::9"));
+    let got = cache.input::<Ipv6>(&guard, 2, v6("2001:db8:e::7"), v6("2001:db8:1::9"));
     assert_eq!(got.unwrap_err(), Errno::HostUnreach);
     assert_eq!(cache.nexthop_count(), 0);
 }
@@ -326,12 +326,14 @@ fn a_path_mtu_learnt_applies_to_forwarded_packets() {
     let dst = v4("198.51.100.7");
     let outcome = cache.update_pmtu_v4(&guard, dst, 1300);
     assert_eq!(outcome, PmtuOutcome::Recorded(1300));
-    let r = cache.input_v4(&guard, D1, dst, v4("10.1.0.9")).unwrap();
+    let r = cache
+        .input::<Ipv4>(&guard, D1, dst, v4("10.1.0.9"))
+        .unwrap();
     assert_eq!((r.mtu, r.flags & flags::PMTU), (1300, flags::PMTU));
     assert!(!r.is_cached(), "the exception's copy");
     // Other destinations through the nexthop keep the route's MTU.
     let other = cache
-        .input_v4(&guard, D1, v4("198.51.100.8"), v4("10.1.0.9"))
+        .input::<Ipv4>(&guard, D1, v4("198.51.100.8"), v4("10.1.0.9"))
         .unwrap();
     assert_eq!(other.mtu, 1500);
     assert!(other.is_cached());

@@ -2,7 +2,7 @@
 
 use std::net::IpAddr;
 
-use fibre_base::WorkerId;
+use fibre_base::{Ipv4, Ipv6, WorkerId};
 use fibre_fib::*;
 use fibre_rcu::Domain;
 use fibre_route::exceptions::PmtuOutcome;
@@ -67,7 +67,7 @@ fn ipv6_routes_are_cached_per_nexthop_and_apart_from_ipv4() {
         ..Default::default()
     };
     let r = cache
-        .output_v6(&g, SlotKind::PerCore(WorkerId::new(0)), &remote)
+        .output::<Ipv6>(&g, SlotKind::PerCore(WorkerId::new(0)), &remote)
         .unwrap();
     assert!(r.is_cached());
     assert_eq!(r.gateway_addr(), Some("2001:db8::2".parse().unwrap()));
@@ -88,10 +88,10 @@ fn ipv6_routes_are_cached_per_nexthop_and_apart_from_ipv4() {
         ..Default::default()
     };
     let a = cache
-        .output_v6(&g, SlotKind::PerCore(WorkerId::new(0)), &on_link6)
+        .output::<Ipv6>(&g, SlotKind::PerCore(WorkerId::new(0)), &on_link6)
         .unwrap();
     let b = cache
-        .output_v4(&g, SlotKind::PerCore(WorkerId::new(0)), &on_link4)
+        .output::<Ipv4>(&g, SlotKind::PerCore(WorkerId::new(0)), &on_link4)
         .unwrap();
     assert!(!std::ptr::eq(&*a, &*b));
     let src = cache.source_v6(&g, &a, "2001:db8::9".parse().unwrap());
@@ -117,7 +117,7 @@ fn ipv6_packet_too_big_is_floored_at_1280() {
         ..Default::default()
     };
     let r = cache
-        .output_v6(&g, SlotKind::PerCore(WorkerId::new(0)), &key)
+        .output::<Ipv6>(&g, SlotKind::PerCore(WorkerId::new(0)), &key)
         .unwrap();
     assert_eq!(r.mtu, 1280);
     assert!(r.flags & flags::PMTU != 0);

@@ -5,7 +5,10 @@
 //! a plain `function` outside any. A renamed, moved or deleted function
 //! fails here with the rows to update.
 
-use std::path::{Path, PathBuf};
+#[path = "support/rust_source.rs"]
+mod rust_source;
+
+use rust_source::{code_only, repo_root, rust_files};
 
 /// The header every path table starts with (the doc's "Table format").
 const TABLE_HEADER: &str = "| Step | Function | File |";
@@ -22,10 +25,6 @@ const REQUIRED_PATHS: [&str; 6] = [
     "GRE receive",
     "writer",
 ];
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// One row of a path table.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,97 +139,6 @@ fn is_function_name(name: &str) -> bool {
         Some((ty, method)) => is_identifier(ty) && is_identifier(method),
         None => is_identifier(name),
     }
-}
-
-/// `source` with comments, string literals and character literals blanked
-/// (each of their characters a space, newlines kept), so that what is left
-/// is code: a function named only in a doc comment or a string is not there.
-fn code_only(source: &str) -> Vec<char> {
-    let chars: Vec<char> = source.chars().collect();
-    let mut out = chars.clone();
-    let blank = |out: &mut Vec<char>, from: usize, to: usize| {
-        for c in &mut out[from..to.min(chars.len())] {
-            if *c != '\n' {
-                *c = ' ';
-            }
-        }
-    };
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            let end = (i..chars.len())
-                .find(|&j| chars[j] == '\n')
-                .unwrap_or(chars.len());
-            blank(&mut out, i, end);
-            i = end;
-        } else if c == '/' && next == Some('*') {
-            // Block comments nest in Rust.
-            let (mut depth, mut j) = (1, i + 2);
-            while j < chars.len() && depth > 0 {
-                if chars[j] == '/' && chars.get(j + 1) == Some(&'*') {
-                    depth += 1;
-                    j += 2;
-                } else if chars[j] == '*' && chars.get(j + 1) == Some(&'/') {
-                    depth -= 1;
-                    j += 2;
-                } else {
-                    j += 1;
-                }
-            }
-            blank(&mut out, i, j);
-            i = j;
-        } else if c == 'r'
-            && (i == 0
-                || !ident(chars[i - 1])
-                || (chars[i - 1] == 'b' && (i < 2 || !ident(chars[i - 2]))))
-            && raw_string_hashes(&chars, i + 1).is_some()
-        {
-            let hashes = raw_string_hashes(&chars, i + 1).expect("checked");
-            let body = i + 1 + hashes + 1;
-            let end = (body..chars.len())
-                .find(|&j| chars[j] == '"' && (1..=hashes).all(|k| chars.get(j + k) == Some(&'#')))
-                .map_or(chars.len(), |j| j + 1 + hashes);
-            blank(&mut out, i + 1, end);
-            i = end;
-        } else if c == '"' {
-            let mut j = i + 1;
-            while j < chars.len() && chars[j] != '"' {
-                j += if chars[j] == '\\' { 2 } else { 1 };
-            }
-            blank(&mut out, i, j + 1);
-            i = j + 1;
-        } else if c == '\'' {
-            // A character literal ('x', '\n', '\u{1F600}'), or else a
-            // lifetime or label, which stays.
-            if next == Some('\\') {
-                let end = (i + 2..chars.len())
-                    .find(|&j| chars[j] == '\'')
-                    .unwrap_or(chars.len());
-                blank(&mut out, i, end + 1);
-                i = end + 1;
-            } else if chars.get(i + 2) == Some(&'\'') {
-                blank(&mut out, i, i + 3);
-                i += 3;
-            } else {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The number of `#`s of a raw string whose `r` is just before `at`.
-fn raw_string_hashes(chars: &[char], at: usize) -> Option<usize> {
-    let hashes = chars[at.min(chars.len())..]
-        .iter()
-        .take_while(|&&c| c == '#')
-        .count();
-    (chars.get(at + hashes) == Some(&'"')).then_some(hashes)
 }
 
 /// Tokens of code: identifiers (keywords included), lifetimes, and
@@ -616,21 +524,6 @@ fn rows_off_the_format_are_reported_not_skipped() {
     assert!(malformed[0].starts_with("docs/ARCHITECTURE.md:5: function cell Fib::apply"));
     assert!(malformed[1].contains(":6: a step *not built yet* names file `crates/x.rs`"));
     assert!(malformed[2].contains(":8: file cell `/abs/fib.rs`"));
-}
-
-/// The `.rs` files under `dir`, recursively (build output skipped).
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() && !path.ends_with("target") {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 #[test]

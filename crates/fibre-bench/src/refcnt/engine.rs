@@ -92,18 +92,34 @@ const _: () = {
     use std::mem::{offset_of, size_of};
     assert!(
         offset_of!(SameLine, refs) == 56,
-        "same-line must put the counter on the readers' first 64-byte line"
+        "same-line must put the counter on the readers' first 64-byte line, \
+         the layout whose false sharing the experiment measures: if this \
+         fires, resize SameLine::_rest so that refs sits at 56"
     );
     assert!(
         offset_of!(NextLine, refs) == 64,
-        "next-line must put the counter on the 64-byte line after the readers'"
+        "next-line must put the counter on the 64-byte line after the \
+         readers', inside the 128-byte pair the adjacent-line prefetcher \
+         fetches: if this fires, resize NextLine::_rest so that refs sits at 64"
     );
     assert!(
         offset_of!(OwnPair, refs) == 128,
-        "own-pair must put the counter in the 128-byte pair after the readers'"
+        "own-pair must put the counter in the 128-byte pair after the \
+         readers', as fibre_route::Route has it on x86-64: if this fires, \
+         resize OwnPair::_rest so that refs sits at 128"
     );
-    assert!(size_of::<SameLine>() == 128 && size_of::<NextLine>() == 128);
-    assert!(size_of::<OwnPair>() == 256);
+    assert!(
+        size_of::<SameLine>() == 128 && size_of::<NextLine>() == 128,
+        "same-line and next-line objects must each fill exactly one 128-byte \
+         pair, so that neighbouring objects never share one: if this fires, \
+         re-check their _rest padding and align(128)"
+    );
+    assert!(
+        size_of::<OwnPair>() == 256,
+        "an own-pair object must fill exactly two 128-byte pairs, readers' \
+         and counter's: if this fires, re-check its _rest padding and \
+         align(128)"
+    );
 };
 
 trait Counted: Sync {

@@ -23,7 +23,7 @@ use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use fibre_base::{DropReason, WorkerId};
+use fibre_base::{DropReason, Ipv4, WorkerId};
 use fibre_dev::stats::{BatchCounts, DeviceStats};
 use fibre_fib::{config, Errno, Fib, FlowKeyV4};
 use fibre_rcu::{Domain, RcuCell};
@@ -322,8 +322,8 @@ impl GlobalCache {
             self.lastuse.store(now, Ordering::Relaxed);
             return Ok(held);
         }
-        let fwd = source.lookup_v4(guard, key)?;
-        let data = source.describe_v4(guard, key, &fwd)?.data;
+        let fwd = source.lookup::<Ipv4>(guard, key)?;
+        let data = source.describe::<Ipv4>(guard, key, &fwd)?.data;
         let route = HeldRoute::new(data);
         let held = route.clone();
         let entry = std::sync::Arc::new(GlobalEntry { key: *key, route });
@@ -402,7 +402,7 @@ fn flood_one<S: RouteSource>(
                 for _ in 0..n {
                     let len = match strategy {
                         Strategy::NoRef => {
-                            let route = cache.output_v4(&guard, own_slot, &key)?;
+                            let route = cache.output::<Ipv4>(&guard, own_slot, &key)?;
                             build_frame(&mut buf, &route, &key, params.payload)
                         }
                         Strategy::PerCpu | Strategy::Shared => {
@@ -412,7 +412,7 @@ fn flood_one<S: RouteSource>(
                                 SlotKind::SharedOutput
                             };
                             let route = cache
-                                .output_v4(&guard, slot, &key)?
+                                .output::<Ipv4>(&guard, slot, &key)?
                                 .hold()
                                 .ok_or(Errno::NetUnreach)?;
                             build_frame(&mut buf, &route, &key, params.payload)
