@@ -38,8 +38,16 @@ pub(crate) struct PrefixEntry {
 }
 
 // One line per entry: the summary must not push the routes onto a second one.
-const _: () = assert!(std::mem::size_of::<PrefixEntry>() == 64);
-const _: () = assert!(std::mem::size_of::<Option<PrefixEntry>>() == 64);
+const _: () = assert!(
+    std::mem::size_of::<PrefixEntry>() == 64,
+    "a PrefixEntry is one cache line, so a lookup reads one line per entry; \
+     if this fires, move the new field into `routes` (the Route) or shrink SinglePath"
+);
+const _: () = assert!(
+    std::mem::size_of::<Option<PrefixEntry>>() == 64,
+    "an arena slot (Option<PrefixEntry>) is one line too: the None must fit a niche; \
+     if this fires, keep a niche-bearing field (the Vec) in PrefixEntry"
+);
 
 /// An entry whose only route has one path, alive and on a device (and, for
 /// IPv4, no TOS: it matches every flow's): what `select_v6` / `try_route`
@@ -63,7 +71,11 @@ pub(crate) struct SinglePath {
 }
 
 // The side array's summaries: 22 bytes each, a few per table.
-const _: () = assert!(std::mem::size_of::<SinglePath>() == 22);
+const _: () = assert!(
+    std::mem::size_of::<SinglePath>() == 22,
+    "SinglePath is 22 bytes so that it fits beside the prefix in PrefixEntry's line and the \
+     side array stays small; if this fires, shrink the new field or move it to Route"
+);
 
 impl SinglePath {
     /// The summary of `routes` (one entry's), if they qualify.

@@ -17,16 +17,6 @@ use rust_source::{code_only, repo_root, rust_files};
 /// before them, the fix after.
 const FIX_MARKER: &str = "if this fires";
 
-/// Sources (a file, or a folder ending in `/`) whose assertions are being
-/// rewritten on another branch (the FIB's data path and its tables): they
-/// are skipped until that work lands, and the test fails as soon as one
-/// entry has no assertion left to fix, so that it cannot outstay its
-/// reason.
-const REWRITTEN_ELSEWHERE: [&str; 2] = [
-    "crates/fibre-fib/src/read/",
-    "crates/fibre-fib/src/table.rs",
-];
-
 /// One compile-time assertion of a source file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ConstAssertion {
@@ -260,7 +250,6 @@ fn every_compile_time_assertion_says_what_it_guards_and_what_to_do() {
     rust_files(&root.join("crates"), &mut files);
     let mut total = 0;
     let mut faults = Vec::new();
-    let mut skipped = [0usize; REWRITTEN_ELSEWHERE.len()];
     for path in &files {
         let relative = path
             .strip_prefix(&root)
@@ -270,27 +259,10 @@ fn every_compile_time_assertion_says_what_it_guards_and_what_to_do() {
         let source = std::fs::read_to_string(path).unwrap();
         let assertions = const_assertions(&source);
         total += assertions.len();
-        let file_faults: Vec<String> = assertions
-            .iter()
-            .filter_map(|a| {
-                a.fault()
-                    .map(|why| format!("{relative}:{}: {}\n    {why}", a.line, a.text))
-            })
-            .collect();
-        let elsewhere = REWRITTEN_ELSEWHERE.iter().position(|entry| {
-            relative == *entry || (entry.ends_with('/') && relative.starts_with(entry))
-        });
-        match elsewhere {
-            Some(entry) => skipped[entry] += file_faults.len(),
-            None => faults.extend(file_faults),
-        }
-    }
-    for (entry, count) in REWRITTEN_ELSEWHERE.iter().zip(skipped) {
-        assert!(
-            count > 0,
-            "{entry} has no assertion without its fix left: remove it from \
-             REWRITTEN_ELSEWHERE"
-        );
+        faults.extend(assertions.iter().filter_map(|a| {
+            a.fault()
+                .map(|why| format!("{relative}:{}: {}\n    {why}", a.line, a.text))
+        }));
     }
     // The workspace has dozens: finding none would mean the scanner broke.
     assert!(total > 40, "only {total} compile-time assertions found");

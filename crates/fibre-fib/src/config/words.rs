@@ -86,19 +86,6 @@ impl<'a> Words<'a> {
         ifname_from(keyword, token)
     }
 
-    /// The device of a route or address (`dev NAME`): `ip route` and
-    /// `ip addr` only look the name up (`ll_name_to_index`), so a name no
-    /// device can have is refused as a missing device is.
-    pub(crate) fn device(&mut self, keyword: &str) -> Result<&'a str, ParseError> {
-        let token = self.value(keyword, IFNAME_WANTED)?;
-        if values::valid_ifname(token) {
-            Ok(token)
-        } else {
-            Err(ParseError::new(keyword, IFNAME_WANTED, Some(token))
-                .with_system_message(format!("Cannot find device \"{token}\"")))
-        }
-    }
-
     /// A table id argument.
     pub(crate) fn table(&mut self, keyword: &str) -> Result<TableId, ParseError> {
         let expected = "a table: local, main, default or a number from 0 to 4294967295";

@@ -37,8 +37,11 @@ pub struct FlowKeyV4 {
     pub _pad: [u8; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<FlowKeyV4>() == 24);
-const _: () = assert!(std::mem::align_of::<FlowKeyV4>() == 4);
+const _: () = assert!(
+    std::mem::size_of::<FlowKeyV4>() == 24 && std::mem::align_of::<FlowKeyV4>() == 4,
+    "FlowKeyV4 is a public 24-byte record (a burst of 96 keys is 36 lines); \
+     if this fires, use the padding for the new field or widen `_pad` to keep a multiple of 4"
+);
 
 /// Where a flow goes.
 #[repr(C)]
@@ -57,7 +60,11 @@ pub struct Forward {
     pub cache_class: u16,
 }
 
-const _: () = assert!(std::mem::size_of::<Forward>() <= 16);
+const _: () = assert!(
+    std::mem::size_of::<Forward>() <= 16,
+    "an IPv4 answer fits 16 bytes, four to a cache line of the caller's answer array; \
+     if this fires, narrow the new field or return it beside the answer"
+);
 
 impl Forward {
     /// The gateway as an address, if any.
@@ -387,8 +394,11 @@ pub struct FlowKeyV6 {
     pub _pad: [u8; 2],
 }
 
-const _: () = assert!(std::mem::size_of::<FlowKeyV6>() == 48);
-const _: () = assert!(std::mem::align_of::<FlowKeyV6>() == 16);
+const _: () = assert!(
+    std::mem::size_of::<FlowKeyV6>() == 48 && std::mem::align_of::<FlowKeyV6>() == 16,
+    "FlowKeyV6 is a public 48-byte record aligned for its u128 addresses; \
+     if this fires, use the padding for the new field or widen `_pad` to keep a multiple of 16"
+);
 
 /// Where an IPv6 flow goes.
 // Kept apart from Forward, as the keys are: a fixed public record per family (u32 vs u128 gateway).
@@ -407,7 +417,11 @@ pub struct Forward6 {
     pub cache_class: u16,
 }
 
-const _: () = assert!(std::mem::size_of::<Forward6>() <= 32);
+const _: () = assert!(
+    std::mem::size_of::<Forward6>() <= 32,
+    "an IPv6 answer fits 32 bytes, two to a cache line of the caller's answer array; \
+     if this fires, narrow the new field or return it beside the answer"
+);
 
 #[cfg(test)]
 mod tests {

@@ -53,7 +53,10 @@ use crate::types::*;
 pub const BURST_CHUNK: usize = 96;
 
 // Positions in a chunk are kept as bytes.
-const _: () = assert!(BURST_CHUNK <= 256);
+const _: () = assert!(
+    BURST_CHUNK <= 256,
+    "positions within a chunk are kept as bytes; if this fires, widen them to u16"
+);
 
 /// Which lookup a burst does: the output path of locally generated
 /// traffic, or the input path of packets received on a link.
