@@ -274,17 +274,13 @@ impl FibFamily for Ipv6 {
     #[inline(always)]
     fn answer<'a>(
         fib: &'a Fib,
-        form: Form,
+        _form: Form,
         _key: &FlowKeyV6,
         flow: &Flow,
         found: Result<Found6<'a>, Errno>,
     ) -> (Result<Forward6, Errno>, Option<SourceCheck>) {
         // `ip6_route_input` validates no source (no rp_filter for IPv6).
-        let answer = match form {
-            Form::Output => fib.output_answer_v6(flow, found),
-            Form::Input(_) => fib.input_answer_v6(flow, found),
-        };
-        (answer, None)
+        (fib.answer_v6(flow, found), None)
     }
 
     #[inline]
