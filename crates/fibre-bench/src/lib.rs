@@ -52,6 +52,7 @@ pub mod protect;
 pub mod queries;
 pub mod refcnt;
 pub mod report;
+pub mod router;
 pub mod synflood;
 pub mod table;
 pub mod timing;
