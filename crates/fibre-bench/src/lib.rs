@@ -59,5 +59,5 @@ pub mod timing;
 pub mod udpflood;
 
 pub use error::BenchError;
-pub use experiment::{registry, run, Context, Experiment, Options, RunOutcome};
+pub use experiment::{registry, run, Context, Experiment, Options, Registered, RunOutcome};
 pub use report::{ExperimentReport, Measurement, Ratio};

@@ -54,9 +54,8 @@ pub const TRICKLE_RATE: f64 = 1_000.0;
 /// The experiment.
 ///
 /// ```
-/// use fibre_bench::Experiment;
-/// let e = fibre_bench::synflood::SynfloodExperiment;
-/// assert_eq!(e.name(), "synflood");
+/// let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name).collect();
+/// assert!(names.contains(&fibre_bench::synflood::NAME));
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SynfloodExperiment;
@@ -183,15 +182,13 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// The experiment's name on the command line (`fibre bench synflood`).
+pub const NAME: &str = "synflood";
+/// One line on what it measures (`fibre bench --list`).
+pub const ABOUT: &str =
+    "SYN flood: IPv6 input + output route lookup per packet, rwlock vs per-CPU lock vs RCU, with a route writer";
+
 impl Experiment for SynfloodExperiment {
-    fn name(&self) -> &'static str {
-        "synflood"
-    }
-
-    fn about(&self) -> &'static str {
-        "SYN flood: IPv6 input + output route lookup per packet, rwlock vs per-CPU lock vs RCU, with a route writer"
-    }
-
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
         let plan = Plan::for_mode(ctx.quick);
         let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
@@ -544,7 +541,7 @@ impl Experiment for SynfloodExperiment {
         }
 
         Ok(ExperimentReport {
-            experiment: self.name().into(),
+            experiment: NAME.into(),
             text,
             detail: json!({
                 "routes": routes,
