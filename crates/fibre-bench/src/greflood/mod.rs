@@ -21,12 +21,7 @@ use crate::experiment::{Context, Experiment};
 use crate::report::ExperimentReport;
 use crate::{figures, BenchError};
 
-/// The experiment.
-///
-/// ```
-/// let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name).collect();
-/// assert!(names.contains(&fibre_bench::greflood::NAME));
-/// ```
+/// The experiment (in [`crate::registry`] as [`NAME`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrefloodExperiment;
 

@@ -51,12 +51,7 @@ pub const WRITER_RATE: f64 = 100_000.0;
 /// update.
 pub const TRICKLE_RATE: f64 = 1_000.0;
 
-/// The experiment.
-///
-/// ```
-/// let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name).collect();
-/// assert!(names.contains(&fibre_bench::synflood::NAME));
-/// ```
+/// The experiment (in [`crate::registry`] as [`NAME`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SynfloodExperiment;
 

@@ -16,12 +16,7 @@ use crate::experiment::{Context, Experiment};
 use crate::report::ExperimentReport;
 use crate::{figures, BenchError};
 
-/// The experiment.
-///
-/// ```
-/// let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name).collect();
-/// assert!(names.contains(&fibre_bench::udpflood::NAME));
-/// ```
+/// The experiment (in [`crate::registry`] as [`NAME`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UdpfloodExperiment;
 
