@@ -1,0 +1,413 @@
+//! Matching outputs to the input frames they came from, and comparing
+//! two sides' outputs (the kernel's and fibre's, or two kernel runs)
+//! frame by frame and field by field.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::dissect::{self, Field, MASKED};
+use super::frames::{Frame, ID_MAC_PREFIX, MAGIC};
+
+/// What one side sent out of the router for each input frame: per input
+/// id, the (router port, frame) outputs in the order they came.
+#[derive(Debug, Default, Clone)]
+pub struct Outputs {
+    /// By input id.
+    pub by_id: BTreeMap<u32, Vec<(usize, Vec<u8>)>>,
+    /// Frames no input id could be found in (reported, not compared).
+    pub unattributed: Vec<(usize, Vec<u8>)>,
+    /// The kernel's own chatter (MLD reports), dropped.
+    pub chatter: usize,
+}
+
+/// Finds the inputs' ids in outputs.
+pub struct Attributor {
+    ids: HashMap<u32, usize>,
+    /// (src, dst, IP ID) of every IPv4 input, for fragments after the
+    /// first and packets trimmed to their header.
+    headers_v4: HashMap<([u8; 4], [u8; 4], u16), u32>,
+    /// (src, dst, flow label) of every IPv6 input, for packets trimmed to
+    /// their header.
+    headers_v6: HashMap<(Vec<u8>, Vec<u8>, u32), u32>,
+    /// (src, dst, source port, destination port) of every TCP input, for
+    /// the resets the router's own stack answers with (which quote nothing).
+    tcp_flows: HashMap<TcpFlow, u32>,
+}
+
+/// The packet an ICMP or ICMPv6 error frame quotes, behind an Ethernet
+/// header of its family.
+fn quoted_as_frame(b: &[u8]) -> Option<Vec<u8>> {
+    let (quote_at, ethertype) = match b.get(12..14)? {
+        [0x08, 0x00] => {
+            let ihl = usize::from(b.get(14)? & 0x0f) * 4;
+            let icmp = 14 + ihl;
+            (*b.get(23)? == 1 && matches!(b.get(icmp)?, 3 | 11 | 12))
+                .then_some((icmp + 8, [0x08, 0x00]))?
+        }
+        [0x86, 0xdd] => (*b.get(20)? == 58 && *b.get(54)? < 128).then_some((62, [0x86, 0xdd]))?,
+        _ => return None,
+    };
+    let mut frame = b[..12].to_vec();
+    frame.extend(ethertype);
+    frame.extend_from_slice(b.get(quote_at..)?);
+    Some(frame)
+}
+
+/// An IPv4 frame's (src, dst, IP ID).
+fn header_key_v4(b: &[u8]) -> Option<([u8; 4], [u8; 4], u16)> {
+    (b.len() >= 34 && b[12..14] == [0x08, 0x00]).then(|| {
+        (
+            [b[26], b[27], b[28], b[29]],
+            [b[30], b[31], b[32], b[33]],
+            u16::from_be_bytes([b[18], b[19]]),
+        )
+    })
+}
+
+/// An IPv6 frame's (src, dst, flow label).
+fn header_key_v6(b: &[u8]) -> Option<(Vec<u8>, Vec<u8>, u32)> {
+    (b.len() >= 54 && b[12..14] == [0x86, 0xdd]).then(|| {
+        (
+            b[22..38].to_vec(),
+            b[38..54].to_vec(),
+            u32::from_be_bytes([0, b[15] & 0x0f, b[16], b[17]]),
+        )
+    })
+}
+
+/// Source and destination address (as bytes) and ports of a TCP segment.
+type TcpFlow = (Vec<u8>, Vec<u8>, u16, u16);
+
+/// The TCP flow of a frame whose IP header is followed at once by TCP.
+fn tcp_flow(b: &[u8]) -> Option<TcpFlow> {
+    let (src, dst, at) = match (b.get(12..14)?, b.get(14)?) {
+        ([0x08, 0x00], &first) if first >> 4 == 4 && b.get(23) == Some(&6) => {
+            let ihl = usize::from(first & 0x0f) * 4;
+            (b.get(26..30)?, b.get(30..34)?, 14 + ihl)
+        }
+        ([0x86, 0xdd], _) => {
+            // Past the extension headers (hop-by-hop, routing,
+            // destination options; a fragment header's 8 bytes).
+            let (mut next, mut at) = (*b.get(20)?, 54);
+            while matches!(next, 0 | 43 | 44 | 60) {
+                let length = if next == 44 {
+                    8
+                } else {
+                    (usize::from(*b.get(at + 1)?) + 1) * 8
+                };
+                next = *b.get(at)?;
+                at += length;
+            }
+            if next != 6 {
+                return None;
+            }
+            (b.get(22..38)?, b.get(38..54)?, at)
+        }
+        _ => return None,
+    };
+    let ports = b.get(at..at + 4)?;
+    Some((
+        src.to_vec(),
+        dst.to_vec(),
+        u16::from_be_bytes([ports[0], ports[1]]),
+        u16::from_be_bytes([ports[2], ports[3]]),
+    ))
+}
+
+impl Attributor {
+    /// For the inputs `frames`.
+    pub fn new(frames: &[Frame]) -> Attributor {
+        let mut headers_v4 = HashMap::new();
+        let mut headers_v6 = HashMap::new();
+        for f in frames {
+            if let Some(key) = header_key_v4(&f.bytes) {
+                headers_v4.entry(key).or_insert(f.id);
+            }
+            if let Some(key) = header_key_v6(&f.bytes) {
+                headers_v6.entry(key).or_insert(f.id);
+            }
+        }
+        let tcp_flows = frames
+            .iter()
+            .filter_map(|f| Some((tcp_flow(&f.bytes)?, f.id)))
+            .collect();
+        Attributor {
+            ids: frames.iter().enumerate().map(|(i, f)| (f.id, i)).collect(),
+            headers_v4,
+            headers_v6,
+            tcp_flows,
+        }
+    }
+
+    /// The id of the input `output` came from.
+    pub fn id_of(&self, output: &[u8]) -> Option<u32> {
+        // An answer to `02:ee:<id>`, or (a frame handed to fibre's
+        // control side) the asking frame itself.
+        for at in [0, 6] {
+            if output.len() >= at + 6 && output[at..at + 2] == ID_MAC_PREFIX {
+                let o = &output[at + 2..at + 6];
+                let id = u32::from_be_bytes([o[0], o[1], o[2], o[3]]);
+                if self.ids.contains_key(&id) {
+                    return Some(id);
+                }
+            }
+        }
+        // The last copy of the magic: an ICMP error quoting a frame
+        // quotes it after the error's own headers.
+        let found = output
+            .windows(8)
+            .rev()
+            .filter(|w| w[..4] == MAGIC)
+            .map(|w| u32::from_be_bytes([w[4], w[5], w[6], w[7]]))
+            .find(|id| self.ids.contains_key(id));
+        if found.is_some() {
+            return found;
+        }
+        // An ICMP error quoting a packet trimmed to its header: the
+        // quoted header's keys, as those of a frame of its own.
+        for frame in [Some(output.to_vec()), quoted_as_frame(output)]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(id) = header_key_v4(&frame).and_then(|k| self.headers_v4.get(&k)) {
+                return Some(*id);
+            }
+            if let Some(id) = header_key_v6(&frame).and_then(|k| self.headers_v6.get(&k)) {
+                return Some(*id);
+            }
+        }
+        let (src, dst, sport, dport) = tcp_flow(output)?;
+        self.tcp_flows.get(&(dst, src, dport, sport)).copied()
+    }
+}
+
+/// Whether a frame is the kernel's own multicast listener report or
+/// router solicitation (ICMPv6 130-132, 133, 143; behind a hop-by-hop
+/// header for MLD): the router sends them on its own when links and
+/// addresses come up, fibre's worker never does.
+pub fn is_chatter(frame: &[u8]) -> bool {
+    if frame.len() < 54 || frame[12..14] != [0x86, 0xdd] {
+        return false;
+    }
+    let mut next = frame[20];
+    let mut at = 54;
+    if next == 0 && frame.len() >= at + 8 {
+        next = frame[at];
+        at += (usize::from(frame[at + 1]) + 1) * 8;
+    }
+    next == 58 && frame.get(at).is_some_and(|t| matches!(t, 130..=133 | 143))
+}
+
+/// Groups captured frames by the input they came from.
+pub fn attribute(
+    attributor: &Attributor,
+    captured: impl IntoIterator<Item = (usize, Vec<u8>)>,
+) -> Outputs {
+    let mut outputs = Outputs::default();
+    for (port, bytes) in captured {
+        if is_chatter(&bytes) {
+            outputs.chatter += 1;
+            continue;
+        }
+        match attributor.id_of(&bytes) {
+            Some(id) => outputs.by_id.entry(id).or_default().push((port, bytes)),
+            None => outputs.unattributed.push((port, bytes)),
+        }
+    }
+    outputs
+}
+
+/// One field that differs.
+#[derive(Debug, Clone)]
+pub struct FieldDifference {
+    /// The field's name.
+    pub field: String,
+    /// The first side's value (absent: the field is not there).
+    pub left: Option<String>,
+    /// The second side's.
+    pub right: Option<String>,
+}
+
+/// What differs for one input frame.
+#[derive(Debug, Clone)]
+pub struct Difference {
+    /// The input's id.
+    pub id: u32,
+    /// The input's kind.
+    pub kind: String,
+    /// The outputs' ports and count on each side, when they differ.
+    pub shape: Option<(Vec<usize>, Vec<usize>)>,
+    /// Field differences, output by output (index, differences).
+    pub fields: Vec<(usize, Vec<FieldDifference>)>,
+}
+
+impl Difference {
+    /// A short name for what differs, to group differences by.
+    pub fn cause(&self) -> String {
+        if let Some((l, r)) = &self.shape {
+            return format!("outputs {} vs {}", l.len(), r.len());
+        }
+        let mut names: Vec<&str> = self
+            .fields
+            .iter()
+            .flat_map(|(_, d)| d.iter().map(|f| f.field.as_str()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names.join(",")
+    }
+}
+
+/// The fields of an output, masked where it is one the router made.
+pub fn masked_fields(frame: &[u8]) -> Vec<Field> {
+    let mut fields = dissect::dissect(frame);
+    if dissect::originated(&fields) {
+        for (name, value) in &mut fields {
+            if MASKED.contains(&name.as_str()) {
+                *value = "(masked)".into();
+            }
+        }
+    }
+    fields
+}
+
+fn field_differences(left: &[u8], right: &[u8]) -> Vec<FieldDifference> {
+    let l = masked_fields(left);
+    let r = masked_fields(right);
+    let mut out = Vec::new();
+    let mut names: Vec<&String> = l.iter().map(|(n, _)| n).collect();
+    for (n, _) in &r {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    let value = |fields: &[Field], name: &str| {
+        fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
+    for name in names {
+        let (a, b) = (value(&l, name), value(&r, name));
+        if a != b {
+            out.push(FieldDifference {
+                field: name.clone(),
+                left: a,
+                right: b,
+            });
+        }
+    }
+    out
+}
+
+/// Compares two sides' outputs for every input.
+pub fn compare(frames: &[Frame], left: &Outputs, right: &Outputs) -> Vec<Difference> {
+    let none = Vec::new();
+    let mut differences = Vec::new();
+    for frame in frames {
+        let l = left.by_id.get(&frame.id).unwrap_or(&none);
+        let r = right.by_id.get(&frame.id).unwrap_or(&none);
+        // Per port in order: the order between ports is the capture's.
+        let ordered = |v: &Vec<(usize, Vec<u8>)>| {
+            let mut v: Vec<(usize, Vec<u8>)> = v.clone();
+            v.sort_by_key(|(port, _)| *port);
+            v
+        };
+        let (l, r) = (ordered(l), ordered(r));
+        let ports = |v: &[(usize, Vec<u8>)]| v.iter().map(|(p, _)| *p).collect::<Vec<_>>();
+        let mut difference = Difference {
+            id: frame.id,
+            kind: frame.kind.clone(),
+            shape: None,
+            fields: Vec::new(),
+        };
+        if ports(&l) != ports(&r) {
+            difference.shape = Some((ports(&l), ports(&r)));
+        }
+        for (i, ((_, a), (_, b))) in l.iter().zip(&r).enumerate() {
+            let d = field_differences(a, b);
+            if !d.is_empty() {
+                difference.fields.push((i, d));
+            }
+        }
+        if difference.shape.is_some() || !difference.fields.is_empty() {
+            differences.push(difference);
+        }
+    }
+    differences
+}
+
+/// A readable report of `differences` (at most `show` in detail), the
+/// sides named `left` and `right`.
+pub fn report(
+    differences: &[Difference],
+    frames: &[Frame],
+    left: (&str, &Outputs),
+    right: (&str, &Outputs),
+    show: usize,
+) -> String {
+    let mut text = String::new();
+    let mut causes: BTreeMap<String, (usize, u32)> = BTreeMap::new();
+    for d in differences {
+        let entry = causes.entry(d.cause()).or_insert((0, d.id));
+        entry.0 += 1;
+    }
+    text.push_str(&format!(
+        "{} of {} frames differ ({} vs {}); by cause (count, first id):\n",
+        differences.len(),
+        frames.len(),
+        left.0,
+        right.0
+    ));
+    for (cause, (count, first)) in &causes {
+        text.push_str(&format!("  {count:6}  {cause}  (first: frame {first})\n"));
+    }
+    let by_id: HashMap<u32, &Frame> = frames.iter().map(|f| (f.id, f)).collect();
+    for d in differences.iter().take(show) {
+        text.push_str(&format!("frame {} ({}):\n", d.id, d.kind));
+        if let Some(frame) = by_id.get(&d.id) {
+            text.push_str(&format!("  input: {}\n", hex_line(&frame.bytes)));
+        }
+        for (name, outputs) in [left, right] {
+            for (port, bytes) in outputs.by_id.get(&d.id).into_iter().flatten() {
+                text.push_str(&format!("  {name} out r{port}: {}\n", hex_line(bytes)));
+            }
+        }
+        if let Some((l, r)) = &d.shape {
+            text.push_str(&format!(
+                "  outputs on ports: {} {l:?}, {} {r:?}\n",
+                left.0, right.0
+            ));
+        }
+        for (i, fields) in &d.fields {
+            for f in fields {
+                text.push_str(&format!(
+                    "  output {i} field {}: {} {} / {} {}\n",
+                    f.field,
+                    left.0,
+                    f.left.as_deref().unwrap_or("(absent)"),
+                    right.0,
+                    f.right.as_deref().unwrap_or("(absent)")
+                ));
+            }
+        }
+    }
+    for (name, outputs) in [left, right] {
+        if !outputs.unattributed.is_empty() {
+            text.push_str(&format!(
+                "{name}: {} output frames carry no input's id, e.g. {}\n",
+                outputs.unattributed.len(),
+                hex_line(&outputs.unattributed[0].1)
+            ));
+        }
+    }
+    text
+}
+
+fn hex_line(b: &[u8]) -> String {
+    let shown: String = b.iter().take(96).map(|x| format!("{x:02x}")).collect();
+    if b.len() > 96 {
+        format!("{shown}... ({} bytes)", b.len())
+    } else {
+        shown
+    }
+}
