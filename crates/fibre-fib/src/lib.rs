@@ -54,6 +54,7 @@ pub use fib::{Fib, FibSettings};
 pub use gre::{GreKind, GreSpec, Inheritable, TunnelError, UnderlayHop};
 pub use multipath::MultipathHashPolicy;
 pub use read::input_batch_v4::ALL_HOSTS_V4;
+pub use read::route_get::RpFilter;
 pub use types::*;
 pub use write::change::FibChange;
 pub use write::import::ImportError;

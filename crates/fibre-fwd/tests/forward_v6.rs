@@ -1,0 +1,188 @@
+//! IPv6 through the worker, each expectation built by hand from
+//! `ip6_rcv_core`, `ip6_forward` and `ip6_pkt_drop`.
+
+mod common;
+
+use std::net::Ipv6Addr;
+
+use common::*;
+use fibre_base::DropReason;
+use fibre_fwd::PuntKind;
+
+const HOST6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 1, 0, 0, 0, 0, 7);
+const BEYOND6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0x100, 0, 0, 0, 0, 1);
+
+/// `ip6_forward`: hop limit one less, the next hop's MAC, nothing else.
+#[test]
+fn a_good_packet_is_forwarded_with_hop_limit_less_one() {
+    let mut w = worker();
+    let packet = udp6(SENDER6, HOST6, 64, 100);
+    receive(&mut w, P0, &frame6(&packet), 0);
+    let out = sent(&mut w, P1);
+    assert_eq!(out.len(), 1);
+    assert_eq!(&out[0][..12], &[HOST_MAC, P1_MAC].concat()[..]);
+    let mut expected = packet.clone();
+    expected[7] = 63;
+    assert_eq!(&out[0][14..], &expected[..]);
+    // Through the gateway.
+    receive(&mut w, P0, &frame6(&udp6(SENDER6, BEYOND6, 2, 0)), 0);
+    let out = sent(&mut w, P1);
+    assert_eq!((&out[0][..6], out[0][14 + 7]), (&GATEWAY_MAC[..], 1));
+}
+
+/// Hop limit 1: time exceeded (`ICMPV6_EXC_HOPLIMIT`), quoting the packet.
+#[test]
+fn hop_limit_one_is_answered_with_time_exceeded() {
+    let mut w = worker();
+    let packet = udp6(SENDER6, HOST6, 1, 20);
+    receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+    assert!(sent(&mut w, P1).is_empty());
+    let back = sent(&mut w, P0);
+    assert_eq!(back.len(), 1);
+    assert_eq!(&back[0][..6], &SENDER_MAC);
+    let (kind, code, _, quote) = icmp6(&back[0]);
+    assert_eq!((kind, code), (3, 0));
+    assert_eq!(quote, packet);
+    assert_eq!(w.counters().drops(DropReason::TtlExceeded), 1);
+}
+
+/// `ip6_pkt_discard` answers unreachable routes and misses with no route
+/// (code 0), `ip6_pkt_prohibit` with administratively prohibited (1); a
+/// blackhole says nothing.
+#[test]
+fn each_route_type_gets_its_icmpv6_error() {
+    let cases = [
+        ("2001:db8:200::1", Some(0), DropReason::Unreachable),
+        ("2001:db8:300::1", Some(1), DropReason::Prohibited),
+        ("2001:db8:400::1", None, DropReason::InvalidRoute),
+        ("2001:db8:999::1", Some(0), DropReason::Unreachable),
+    ];
+    for (dst, code, reason) in cases {
+        let mut w = worker();
+        let packet = udp6(SENDER6, dst.parse().unwrap(), 64, 20);
+        receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+        let back = sent(&mut w, P0);
+        match code {
+            Some(code) => {
+                assert_eq!(back.len(), 1, "{dst}");
+                let (kind, got, _, quote) = icmp6(&back[0]);
+                assert_eq!((kind, got), (1, code), "{dst}");
+                assert_eq!(quote, packet);
+            }
+            None => assert!(back.is_empty(), "{dst}"),
+        }
+        assert_eq!(w.counters().drops(reason), 1, "{dst}");
+    }
+}
+
+/// Larger than the next hop's MTU (1400): packet too big with that MTU.
+#[test]
+fn too_big_is_answered_with_packet_too_big() {
+    let mut w = worker();
+    let packet = udp6(SENDER6, HOST6, 64, 1400 - 48 + 1);
+    receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+    assert!(sent(&mut w, P1).is_empty());
+    let back = sent(&mut w, P0);
+    assert_eq!(back.len(), 1);
+    let (kind, code, mtu, _) = icmp6(&back[0]);
+    assert_eq!((kind, code, u32::from_be_bytes(mtu)), (2, 0, 1400));
+    assert_eq!(w.counters().drops(DropReason::TooBig), 1);
+}
+
+/// `ip6_forward`: a link-local source may not leave its link: "beyond
+/// scope of source address" (`ICMPV6_NOT_NEIGHBOUR`).
+#[test]
+fn a_link_local_source_is_not_forwarded() {
+    let mut w = worker();
+    let packet = udp6("fe80::9".parse().unwrap(), HOST6, 64, 20);
+    receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+    assert!(sent(&mut w, P1).is_empty());
+    assert_eq!(w.counters().drops(DropReason::AddressError), 1);
+}
+
+/// `ip6_rcv_core`: version, loopback, multicast and v4-mapped sources,
+/// truncation, each with its reason.
+#[test]
+fn malformed_and_martian_headers_are_dropped() {
+    let good = udp6(SENDER6, HOST6, 64, 20);
+    let mut version = good.clone();
+    version[0] = 0x40;
+    let mut long = good.clone();
+    long[4..6].copy_from_slice(&200u16.to_be_bytes());
+    let with_src = |src: &str| udp6(src.parse().unwrap(), HOST6, 64, 20);
+    let cases = [
+        (version, DropReason::UnknownProtocol),
+        (long, DropReason::Truncated),
+        (good[..39].to_vec(), DropReason::BadIpHeader),
+        (with_src("::1"), DropReason::MartianAddress),
+        (with_src("ff02::1"), DropReason::MartianAddress),
+        (with_src("::ffff:10.0.0.9"), DropReason::MartianAddress),
+        (
+            udp6(SENDER6, "ff01::1".parse().unwrap(), 64, 20),
+            DropReason::MartianAddress,
+        ),
+    ];
+    for (packet, reason) in cases {
+        let mut w = worker();
+        receive(&mut w, P0, &frame6(&packet), 0);
+        assert_eq!(w.counters().drops(reason), 1, "{reason:?}");
+        assert_eq!(w.counters().total_drops(), 1);
+    }
+}
+
+/// Neighbour discovery goes to the control side.
+#[test]
+fn neighbour_solicitations_are_punted() {
+    let mut w = worker();
+    let mut ns = udp6(SENDER6, "ff02::1:ff00:1".parse().unwrap(), 255, 24);
+    ns[6] = 58;
+    ns[40] = 135;
+    let f = frame([0x33, 0x33, 0xff, 0, 0, 1], 0x86dd, &ns);
+    receive(&mut w, P0, &f, 0);
+    let p = punts(&mut w);
+    assert_eq!(p.len(), 1, "{:?}", w.counters());
+    assert_eq!((p[0].0, p[0].1), (PuntKind::Neighbour, P0));
+}
+
+/// An echo request to the router is answered from the address pinged.
+#[test]
+fn a_ping_to_the_router_is_answered() {
+    let mut w = worker();
+    let mut ping = udp6(SENDER6, "2001:db8::1".parse().unwrap(), 64, 8);
+    ping[6] = 58;
+    ping[40..48].copy_from_slice(&[128, 0, 0, 0, 0, 7, 0, 1]);
+    let mut pseudo = Vec::new();
+    pseudo.extend_from_slice(&ping[8..40]);
+    pseudo.extend_from_slice(&16u32.to_be_bytes());
+    pseudo.extend_from_slice(&[0, 0, 0, 58]);
+    pseudo.extend_from_slice(&ping[40..]);
+    let sum = fibre_net::checksum::checksum(&pseudo);
+    ping[42..44].copy_from_slice(&sum.to_be_bytes());
+    receive(&mut w, P0, &frame6(&ping), 0);
+    let back = sent(&mut w, P0);
+    assert_eq!(back.len(), 1, "{:?}", w.counters());
+    let (kind, _, rest, _) = icmp6(&back[0]);
+    assert_eq!((kind, rest), (129, [0, 7, 0, 1]));
+    assert_eq!(w.counters().answered, 1);
+}
+
+/// A miss on the next hop's neighbour waits for the control side.
+#[test]
+fn a_neighbour_miss_is_punted() {
+    let mut w = worker();
+    receive(
+        &mut w,
+        P0,
+        &frame6(&udp6(SENDER6, "2001:db8:1::99".parse().unwrap(), 64, 20)),
+        0,
+    );
+    let p = punts(&mut w);
+    assert_eq!(p.len(), 1);
+    assert_eq!(
+        (p[0].0, p[0].2),
+        (
+            PuntKind::Unresolved,
+            Some("2001:db8:1::99".parse().unwrap())
+        )
+    );
+}

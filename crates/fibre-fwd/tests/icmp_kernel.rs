@@ -1,0 +1,944 @@
+//! fibre's ICMP messages byte for byte against the Linux kernel's own.
+//!
+//! Three namespaces, `A — R — B`, joined by veth; R is a plain Linux
+//! router (forwarding on, static neighbours, the routes of
+//! [`ROUTER_CONFIG`], its link to B of MTU 1280). From A, an AF_PACKET
+//! socket sends crafted Ethernet frames to R (TTL 1, too big with DF, to
+//! unreachable, prohibit and blackhole routes and to no route, to R's
+//! closed ports, pings, redirects, ICMP errors that must not be answered,
+//! later fragments) and takes what R sends back. For each frame fibre
+//! writes its message for the same packet, from the source fibre's FIB
+//! (the same configuration) picks; the two must be equal in every byte
+//! but the fields the kernel draws at random (the IPv4 identification,
+//! hence the IPv4 header checksum, both checked valid; the IPv6 flow
+//! label). Where the kernel sends nothing, fibre must refuse too.
+//!
+//! Then R's rate limits at their defaults, against [`RateLimiter`] fed
+//! the same packets at the times they were sent: a flood of TTL 1 to one
+//! destination (the kernel's 6 of 1000), route errors (`ip_error` and
+//! `icmp_send` sharing one bucket), redirects (`ip_rt_send_redirect`),
+//! IPv6 (`icmpv6_xrlim_allow`'s period scaled by the route's prefix
+//! length), and the global bucket over many destinations.
+//!
+//! Needs root and `ip netns`; without them it says why and passes (fails
+//! under `FIBRE_REQUIRE_TOOLS=1`). The namespaces are `fi<pid><a|r|b>`,
+//! removed afterwards, also on failure. About two seconds.
+
+use std::fs::File;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fibre_base::{Ipv4, Ipv6};
+use fibre_fib::{config, Errno, Fib};
+use fibre_fwd::icmp::{
+    error_source_v4, error_source_v6, write_echo_reply_v4, write_echo_reply_v6, write_error_v4,
+    write_error_v6, Icmp4Error, Icmp6Error, RateLimitSettings, RateLimiter,
+};
+use fibre_net::checksum;
+
+const TEST: &str = "icmp_kernel";
+
+const MAC_A: [u8; 6] = [2, 0, 0x77, 0, 1, 2];
+const MAC_RA: [u8; 6] = [2, 0, 0x77, 0, 1, 1];
+const MAC_RB: [u8; 6] = [2, 0, 0x77, 0, 2, 1];
+const MAC_B: [u8; 6] = [2, 0, 0x77, 0, 2, 2];
+/// A host on A's link that R's route to 10.77.60.0/24 goes through, so
+/// that A's packets there earn a redirect.
+const MAC_GW: [u8; 6] = [2, 0, 0x77, 0, 1, 3];
+
+/// R's addresses and routes, in `ip -batch` form, for both the kernel and
+/// fibre's FIB (`R0` and `R1` stand for R's links to A and B).
+const ROUTER_CONFIG: &str = "\
+addr add 10.77.1.1/24 dev R0
+addr add 10.77.2.1/24 dev R1
+addr add fd77:1::1/64 dev R0 nodad
+addr add fd77:2::1/64 dev R1 nodad
+route add 10.77.60.0/24 via 10.77.1.3
+route add unreachable 10.77.50.0/24
+route add prohibit 10.77.51.0/24
+route add blackhole 10.77.52.0/24
+route add unreachable fd77:50::/64
+route add prohibit fd77:51::/64
+route add blackhole fd77:52::/64
+";
+
+/// The namespaces of one run; deleted on drop (their veths go with them).
+struct Lab {
+    a: String,
+    r: String,
+    b: String,
+    a0: String,
+    r0: String,
+    r1: String,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for ns in [&self.a, &self.r, &self.b] {
+            let _ = Command::new("ip")
+                .args(["netns", "del", ns])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+fn run(args: &[&str]) -> Result<(), String> {
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .map_err(|e| format!("{}: {e}", args[0]))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn mac(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// The config with R's link names in place of `R0`/`R1`.
+fn router_config(lab: &Lab) -> String {
+    ROUTER_CONFIG.replace("R0", &lab.r0).replace("R1", &lab.r1)
+}
+
+fn lab() -> Result<Lab, String> {
+    if let Some(missing) = fibre_testkit::missing_tool(&["ip"]) {
+        return Err(missing);
+    }
+    if fibre_testkit::effective_uid() != Some(0) {
+        return Err("needs root for network namespaces".into());
+    }
+    let tag = format!("fi{}", std::process::id() % 100_000);
+    let lab = Lab {
+        a: format!("{tag}a"),
+        r: format!("{tag}r"),
+        b: format!("{tag}b"),
+        a0: format!("{tag}a0"),
+        r0: format!("{tag}r0"),
+        r1: format!("{tag}r1"),
+    };
+    run(&["ip", "netns", "add", &lab.a])
+        .map_err(|e| format!("cannot create network namespaces: {e}"))?;
+    run(&["ip", "netns", "add", &lab.r])?;
+    run(&["ip", "netns", "add", &lab.b])?;
+    let b0 = format!("{tag}b0");
+    let (a, r, b) = (lab.a.as_str(), lab.r.as_str(), lab.b.as_str());
+    run(&[
+        "ip",
+        "-n",
+        a,
+        "link",
+        "add",
+        &lab.a0,
+        "address",
+        &mac(MAC_A),
+        "type",
+        "veth",
+        "peer",
+        "name",
+        &lab.r0,
+        "address",
+        &mac(MAC_RA),
+        "netns",
+        r,
+    ])?;
+    run(&[
+        "ip",
+        "-n",
+        b,
+        "link",
+        "add",
+        &b0,
+        "address",
+        &mac(MAC_B),
+        "type",
+        "veth",
+        "peer",
+        "name",
+        &lab.r1,
+        "address",
+        &mac(MAC_RB),
+        "netns",
+        r,
+    ])?;
+    for (ns, dev) in [(a, lab.a0.as_str()), (r, &lab.r0), (r, &lab.r1), (b, &b0)] {
+        run(&["ip", "-n", ns, "link", "set", dev, "up"])?;
+        run(&["ip", "-n", ns, "link", "set", "lo", "up"])?;
+    }
+    run(&["ip", "-n", r, "link", "set", &lab.r1, "mtu", "1280"])?;
+    run(&["ip", "-n", b, "link", "set", &b0, "mtu", "1280"])?;
+    run(&["ip", "-n", a, "addr", "add", "10.77.1.2/24", "dev", &lab.a0])?;
+    run(&["ip", "-n", b, "addr", "add", "10.77.2.2/24", "dev", &b0])?;
+    let batch = std::env::temp_dir().join(format!("{tag}-router.batch"));
+    let mut text = router_config(&lab);
+    // Static neighbours: nothing waits on resolution, nothing is solicited.
+    for (addr, dev, m) in [
+        ("10.77.1.2", &lab.r0, MAC_A),
+        ("10.77.1.3", &lab.r0, MAC_GW),
+        ("10.77.2.2", &lab.r1, MAC_B),
+        ("fd77:1::2", &lab.r0, MAC_A),
+        ("fd77:2::2", &lab.r1, MAC_B),
+    ] {
+        text.push_str(&format!(
+            "neigh add {addr} lladdr {} dev {dev} nud permanent\n",
+            mac(m)
+        ));
+    }
+    // The rate limit tests' senders, one source each, all at A.
+    for host in 20..=140 {
+        text.push_str(&format!(
+            "neigh add 10.77.1.{host} lladdr {} dev {} nud permanent\n",
+            mac(MAC_A),
+            lab.r0
+        ));
+    }
+    for host in [0x20, 0x21] {
+        text.push_str(&format!(
+            "neigh add fd77:1::{host:x} lladdr {} dev {} nud permanent\n",
+            mac(MAC_A),
+            lab.r0
+        ));
+    }
+    std::fs::write(&batch, text).map_err(|e| e.to_string())?;
+    let applied = run(&["ip", "-n", r, "-batch", &batch.to_string_lossy()]);
+    let _ = std::fs::remove_file(&batch);
+    applied?;
+    for setting in [
+        "net.ipv4.ip_forward=1",
+        "net.ipv6.conf.all.forwarding=1",
+        // The messages first, unlimited; the limits are tested after.
+        "net.ipv4.icmp_ratemask=0",
+        "net.ipv6.icmp.ratemask=255",
+    ] {
+        run(&["ip", "netns", "exec", r, "sysctl", "-q", "-w", setting])?;
+    }
+    Ok(lab)
+}
+
+/// fibre's FIB with R's configuration (links as ifb).
+fn router_fib(lab: &Lab) -> Fib {
+    let text = format!(
+        "link add {r0} type ifb\nlink set {r0} up\nlink add {r1} type ifb\nlink set {r1} up\n{}",
+        router_config(lab),
+        r0 = lab.r0,
+        r1 = lab.r1
+    );
+    let parsed = config::parse_str("router.conf", &text);
+    assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+    let mut fib = Fib::new();
+    for s in &parsed.statements {
+        fib.apply(&s.command)
+            .expect("the router configuration applies");
+    }
+    fib
+}
+
+/// An AF_PACKET socket on one link of a namespace: whole Ethernet frames
+/// out, incoming frames for this host (`PACKET_HOST`) in.
+struct PacketSocket {
+    fd: OwnedFd,
+    ifindex: i32,
+}
+
+impl PacketSocket {
+    /// Moves the calling thread into namespace `ns` (`setns` changes only
+    /// the calling thread's network namespace) and opens the socket on
+    /// `dev` there.
+    fn open_in(ns: &str, dev: &str) -> io::Result<PacketSocket> {
+        let netns = File::open(format!("/var/run/netns/{ns}"))?;
+        // SAFETY: setns with a valid namespace file descriptor, which stays
+        // open for the call; it affects only this thread.
+        if unsafe { libc::setns(netns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let all = (libc::ETH_P_ALL as u16).to_be();
+        // SAFETY: a plain socket(2) call; the result is checked.
+        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from(all)) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a new descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let name = std::ffi::CString::new(dev).map_err(io::Error::other)?;
+        // SAFETY: `name` is a NUL-terminated string that outlives the call.
+        let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) } as i32;
+        if ifindex == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: sockaddr_ll is plain data; all-zero is a valid start.
+        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        addr.sll_family = libc::AF_PACKET as u16;
+        addr.sll_protocol = all;
+        addr.sll_ifindex = ifindex;
+        // SAFETY: `addr` is a sockaddr_ll of the size passed.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&raw const addr).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let timeout = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 5_000,
+        };
+        // SAFETY: SO_RCVTIMEO takes a timeval of the size passed.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&raw const timeout).cast(),
+                std::mem::size_of::<libc::timeval>() as u32,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(PacketSocket { fd, ifindex })
+    }
+
+    fn send(&self, frame: &[u8]) -> io::Result<()> {
+        // SAFETY: sockaddr_ll is plain data; all-zero is a valid start.
+        let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        addr.sll_family = libc::AF_PACKET as u16;
+        addr.sll_ifindex = self.ifindex;
+        addr.sll_halen = 6;
+        addr.sll_addr[..6].copy_from_slice(&frame[..6]);
+        // SAFETY: `frame` is valid for its length; `addr` is a sockaddr_ll
+        // of the size passed.
+        let sent = unsafe {
+            libc::sendto(
+                self.fd.as_raw_fd(),
+                frame.as_ptr().cast(),
+                frame.len(),
+                0,
+                (&raw const addr).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            )
+        };
+        if sent as usize == frame.len() {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// The next incoming frame for this host, or `None` after the
+    /// socket's short timeout.
+    fn recv(&self) -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; 2048];
+        loop {
+            // SAFETY: sockaddr_ll is plain data; all-zero is a valid start.
+            let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            // SAFETY: `buf` is writable for its length; `addr`/`len` are a
+            // sockaddr_ll and its size.
+            let n = unsafe {
+                libc::recvfrom(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    0,
+                    (&raw mut addr).cast(),
+                    &raw mut len,
+                )
+            };
+            if n < 0 {
+                return None;
+            }
+            if addr.sll_pkttype == libc::PACKET_HOST {
+                buf.truncate(n as usize);
+                return Some(buf);
+            }
+        }
+    }
+}
+
+/// The IP packet of `frame` if it is an ICMP or ICMPv6 message other than
+/// neighbour discovery and MLD.
+fn icmp_packet(frame: &[u8]) -> Option<&[u8]> {
+    let ip = frame.get(14..)?;
+    match (frame.get(12..14)?, ip.first()? >> 4) {
+        ([0x08, 0x00], 4) if ip.get(9) == Some(&1) => Some(ip),
+        ([0x86, 0xdd], 6) if ip.get(6) == Some(&58) => {
+            let kind = *ip.get(40)?;
+            (!(130..=143).contains(&kind)).then_some(ip)
+        }
+        _ => None,
+    }
+}
+
+fn frame(ip: &[u8]) -> Vec<u8> {
+    let mut f = Vec::with_capacity(14 + ip.len());
+    f.extend_from_slice(&MAC_RA);
+    f.extend_from_slice(&MAC_A);
+    f.extend_from_slice(if ip[0] >> 4 == 4 {
+        &[0x08, 0x00]
+    } else {
+        &[0x86, 0xdd]
+    });
+    f.extend_from_slice(ip);
+    f
+}
+
+/// An IPv4 packet; checksums (header, UDP, ICMP) filled.
+#[allow(clippy::too_many_arguments)]
+fn v4(
+    src: &str,
+    dst: &str,
+    ttl: u8,
+    tos: u8,
+    flags_frag: u16,
+    protocol: u8,
+    body: &[u8],
+) -> Vec<u8> {
+    let (s, d): (Ipv4Addr, Ipv4Addr) = (src.parse().unwrap(), dst.parse().unwrap());
+    let total = 20 + body.len();
+    let mut p = vec![0x45, tos, 0, 0, 0x4a, 0x11, 0, 0, ttl, protocol, 0, 0];
+    p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    p[6..8].copy_from_slice(&flags_frag.to_be_bytes());
+    p.extend_from_slice(&s.octets());
+    p.extend_from_slice(&d.octets());
+    let sum = checksum::checksum(&p);
+    p[10..12].copy_from_slice(&sum.to_be_bytes());
+    let mut body = body.to_vec();
+    match protocol {
+        17 if body.len() >= 8 => {
+            body[6..8].fill(0);
+            let pseudo = checksum::pseudo_header::<Ipv4>(s, d, 17, body.len() as u32);
+            let sum = !checksum::add(pseudo, checksum::sum(&body));
+            body[6..8].copy_from_slice(&if sum == 0 { 0xffff } else { sum }.to_be_bytes());
+        }
+        1 if body.len() >= 4 => {
+            body[2..4].fill(0);
+            let sum = checksum::checksum(&body);
+            body[2..4].copy_from_slice(&sum.to_be_bytes());
+        }
+        _ => {}
+    }
+    p.extend_from_slice(&body);
+    p
+}
+
+/// An IPv6 packet; the UDP or ICMPv6 checksum (of an upper layer right
+/// after the fixed header) filled.
+fn v6(src: &str, dst: &str, hop_limit: u8, tclass: u8, next: u8, body: &[u8]) -> Vec<u8> {
+    let (s, d): (Ipv6Addr, Ipv6Addr) = (src.parse().unwrap(), dst.parse().unwrap());
+    let first = (6u32 << 28) | (u32::from(tclass) << 20) | 0x1_2345;
+    let mut p = first.to_be_bytes().to_vec();
+    p.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    p.extend_from_slice(&[next, hop_limit]);
+    p.extend_from_slice(&s.octets());
+    p.extend_from_slice(&d.octets());
+    let mut body = body.to_vec();
+    let at = match next {
+        17 if body.len() >= 8 => Some(6),
+        58 if body.len() >= 4 => Some(2),
+        _ => None,
+    };
+    if let Some(at) = at {
+        body[at..at + 2].fill(0);
+        let pseudo = checksum::pseudo_header::<Ipv6>(s, d, next, body.len() as u32);
+        let sum = !checksum::add(pseudo, checksum::sum(&body));
+        body[at..at + 2].copy_from_slice(&sum.to_be_bytes());
+    }
+    p.extend_from_slice(&body);
+    p
+}
+
+fn udp(len: usize) -> Vec<u8> {
+    let mut b = vec![0x9c, 0x40, 0x82, 0x9a, 0, 0, 0, 0];
+    b[4..6].copy_from_slice(&(len as u16).to_be_bytes());
+    b.extend((8..len).map(|i| (i * 7) as u8));
+    b
+}
+
+fn echo(kind: u8, len: usize) -> Vec<u8> {
+    let mut b = vec![kind, 0, 0, 0, 0x42, 0x42, 0, 9];
+    b.extend((8..len).map(|i| i as u8));
+    b
+}
+
+/// What R should do with a case's packet, as fibre models it.
+enum Expect {
+    Error4(Icmp4Error),
+    /// An error for the packet as `ip_forward` left it: TTL decremented.
+    Error4Forwarded(Icmp4Error),
+    Echo4,
+    Error6(Icmp6Error),
+    Echo6,
+    /// No message: fibre's writer for this error must refuse (or, with
+    /// `None`, no error is due at all).
+    Silent4(Option<Icmp4Error>),
+    Silent6(Option<Icmp6Error>),
+}
+
+struct Case {
+    name: &'static str,
+    packet: Vec<u8>,
+    expect: Expect,
+}
+
+fn cases() -> Vec<Case> {
+    use Expect::*;
+    let (a, b) = ("10.77.1.2", "10.77.2.2");
+    let (a6, b6) = ("fd77:1::2", "fd77:2::2");
+    let mut icmp_error_inside = vec![11, 0, 0, 0, 0, 0, 0, 0];
+    icmp_error_inside.extend_from_slice(&v4(b, a, 1, 0, 0, 17, &udp(8)));
+    let mut icmp6_error_inside = vec![3, 0, 0, 0, 0, 0, 0, 0];
+    icmp6_error_inside.extend_from_slice(&v6(b6, a6, 1, 0, 17, &udp(8)));
+    vec![
+        Case {
+            name: "v4 udp ttl 1",
+            packet: v4(a, b, 1, 0, 0, 17, &udp(40)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 udp ttl 0, tos 0xff, DF",
+            packet: v4(a, b, 0, 0xff, 0x4000, 17, &udp(8)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 tos 0xb9 ttl 1",
+            packet: v4(a, b, 1, 0xb9, 0, 17, &udp(100)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 ttl 1, 547 bytes",
+            packet: v4(a, b, 1, 0, 0, 17, &udp(527)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 ttl 1, 548 bytes",
+            packet: v4(a, b, 1, 0, 0, 17, &udp(528)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 ttl 1, 1400 bytes: quote cut at 576",
+            packet: v4(a, b, 1, 0, 0, 17, &udp(1380)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 echo request ttl 1",
+            packet: v4(a, b, 1, 0, 0, 1, &echo(8, 64)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 first fragment ttl 1",
+            packet: v4(a, b, 1, 0, 0x2000, 17, &udp(64)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 later fragment ttl 1",
+            packet: v4(a, b, 1, 0, 0x2004, 17, &udp(64)),
+            expect: Silent4(Some(Icmp4Error::TimeExceeded)),
+        },
+        Case {
+            name: "v4 icmp error ttl 1",
+            packet: v4(a, b, 1, 0, 0, 1, &icmp_error_inside),
+            expect: Silent4(Some(Icmp4Error::TimeExceeded)),
+        },
+        Case {
+            name: "v4 DF too big",
+            packet: v4(a, b, 64, 0x10, 0x4000, 17, &udp(1380)),
+            expect: Error4(Icmp4Error::FragmentationNeeded { mtu: 1280 }),
+        },
+        Case {
+            name: "v4 unreachable route",
+            packet: v4(a, "10.77.50.9", 64, 0, 0, 17, &udp(30)),
+            expect: Error4(Icmp4Error::HostUnreachable),
+        },
+        Case {
+            name: "v4 prohibit route, ttl 1",
+            packet: v4(a, "10.77.51.9", 1, 0, 0, 17, &udp(30)),
+            expect: Error4(Icmp4Error::AdminProhibited),
+        },
+        Case {
+            name: "v4 no route",
+            packet: v4(a, "10.99.0.1", 64, 0, 0, 17, &udp(30)),
+            expect: Error4(Icmp4Error::NetUnreachable),
+        },
+        Case {
+            name: "v4 blackhole route",
+            packet: v4(a, "10.77.52.9", 64, 0, 0, 17, &udp(30)),
+            expect: Silent4(Icmp4Error::for_route_error(Errno::Inval)),
+        },
+        Case {
+            name: "v4 closed port of R's far address",
+            packet: v4(a, "10.77.2.1", 64, 0, 0, 17, &udp(20)),
+            expect: Error4(Icmp4Error::PortUnreachable),
+        },
+        Case {
+            name: "v4 unknown protocol to R",
+            packet: v4(a, "10.77.1.1", 64, 0, 0, 253, &[1, 2, 3, 4]),
+            expect: Error4(Icmp4Error::ProtocolUnreachable),
+        },
+        Case {
+            name: "v4 ping R",
+            packet: v4(a, "10.77.1.1", 64, 0, 0, 1, &echo(8, 64)),
+            expect: Echo4,
+        },
+        Case {
+            name: "v4 ping R's far address, tos 0x2e",
+            packet: v4(a, "10.77.2.1", 64, 0x2e, 0x4000, 1, &echo(8, 200)),
+            expect: Echo4,
+        },
+        Case {
+            name: "v4 redirect",
+            packet: v4(a, "10.77.60.5", 64, 0, 0, 17, &udp(30)),
+            expect: Error4Forwarded(Icmp4Error::Redirect {
+                gateway: "10.77.1.3".parse().unwrap(),
+            }),
+        },
+        Case {
+            name: "v6 udp hop limit 1",
+            packet: v6(a6, b6, 1, 0, 17, &udp(40)),
+            expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
+            name: "v6 hop limit 0, tclass 0xff",
+            packet: v6(a6, b6, 0, 0xff, 17, &udp(8)),
+            expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
+            name: "v6 hop limit 1, 1280 bytes",
+            packet: v6(a6, b6, 1, 0, 17, &udp(1232)),
+            expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
+            name: "v6 hop limit 1, 1400 bytes: quote cut at 1280",
+            packet: v6(a6, b6, 1, 0, 17, &udp(1352)),
+            expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
+            name: "v6 echo request hop limit 1",
+            packet: v6(a6, b6, 1, 0, 58, &echo(128, 64)),
+            expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
+            name: "v6 icmp error hop limit 1",
+            packet: v6(a6, b6, 1, 0, 58, &icmp6_error_inside),
+            expect: Silent6(Some(Icmp6Error::TimeExceeded)),
+        },
+        Case {
+            name: "v6 too big",
+            packet: v6(a6, b6, 64, 0, 17, &udp(1300)),
+            expect: Error6(Icmp6Error::PacketTooBig { mtu: 1280 }),
+        },
+        Case {
+            name: "v6 unreachable route",
+            packet: v6(a6, "fd77:50::9", 64, 0, 17, &udp(30)),
+            expect: Error6(Icmp6Error::NoRoute),
+        },
+        Case {
+            name: "v6 prohibit route",
+            packet: v6(a6, "fd77:51::9", 64, 0, 17, &udp(30)),
+            expect: Error6(Icmp6Error::AdminProhibited),
+        },
+        Case {
+            name: "v6 no route",
+            packet: v6(a6, "fd77:99::1", 64, 0, 17, &udp(30)),
+            expect: Error6(Icmp6Error::NoRoute),
+        },
+        Case {
+            name: "v6 blackhole route",
+            packet: v6(a6, "fd77:52::9", 64, 0, 17, &udp(30)),
+            expect: Silent6(Icmp6Error::for_route_error(Errno::Inval)),
+        },
+        Case {
+            name: "v6 closed port of R's far address",
+            packet: v6(a6, "fd77:2::1", 64, 0, 17, &udp(20)),
+            expect: Error6(Icmp6Error::PortUnreachable),
+        },
+        Case {
+            name: "v6 ping R, tclass 0xb9",
+            packet: v6(a6, "fd77:1::1", 64, 0xb9, 58, &echo(128, 64)),
+            expect: Echo6,
+        },
+        Case {
+            name: "v6 ping R's far address",
+            packet: v6(a6, "fd77:2::1", 64, 0, 58, &echo(128, 300)),
+            expect: Echo6,
+        },
+    ]
+}
+
+/// fibre's message for a case, or `None` where it sends none.
+fn fibre_answer(fib: &Fib, in_link: u32, case: &Case) -> Option<Vec<u8>> {
+    let mut out = vec![0u8; 2048];
+    let p = &case.packet;
+    let written = match case.expect {
+        Expect::Error4(e) => {
+            let source = error_source_v4(fib, p)?;
+            write_error_v4(p, e, source, &mut out)
+        }
+        Expect::Error4Forwarded(e) => {
+            let mut forwarded = p.clone();
+            let mut view = fibre_net::ipv4::Packet::new_checked(&mut forwarded[..]).unwrap();
+            view.decrement_ttl()?;
+            let source = error_source_v4(fib, &forwarded)?;
+            write_error_v4(&forwarded, e, source, &mut out)
+        }
+        Expect::Echo4 => write_echo_reply_v4(p, &mut out),
+        Expect::Error6(e) => {
+            let source = error_source_v6(fib, p, in_link)?;
+            write_error_v6(p, e, source, &mut out)
+        }
+        Expect::Echo6 => write_echo_reply_v6(p, &mut out),
+        Expect::Silent4(Some(e)) => write_error_v4(p, e, "10.77.1.1".parse().unwrap(), &mut out),
+        Expect::Silent6(Some(e)) => write_error_v6(p, e, "fd77:1::1".parse().unwrap(), &mut out),
+        Expect::Silent4(None) | Expect::Silent6(None) => return None,
+    };
+    let n = written.ok()?;
+    out.truncate(n);
+    Some(out)
+}
+
+/// The message with the fields the kernel randomises cleared: the IPv4
+/// identification and, as it covers it, the header checksum (after
+/// checking it); the IPv6 flow label.
+fn masked(packet: &[u8]) -> Vec<u8> {
+    let mut p = packet.to_vec();
+    if p[0] >> 4 == 4 {
+        assert_eq!(
+            checksum::sum(&p[..20]),
+            0xffff,
+            "IPv4 header checksum of {p:02x?}"
+        );
+        p[4..6].fill(0);
+        p[10..12].fill(0);
+    } else {
+        p[1] &= 0xf0;
+        p[2..4].fill(0);
+    }
+    p
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .chunks(16)
+        .map(|row| {
+            row.iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n    ")
+}
+
+/// Sends each case's frame and gathers R's ICMP answers to it.
+fn exchange(sock: &PacketSocket, packets: &[Vec<u8>], settle: Duration) -> Vec<Vec<Vec<u8>>> {
+    packets
+        .iter()
+        .map(|packet| {
+            while sock.recv().is_some() {}
+            sock.send(&frame(packet)).expect("send a frame from A");
+            let deadline = Instant::now() + settle;
+            let mut answers = Vec::new();
+            while Instant::now() < deadline {
+                if let Some(f) = sock.recv() {
+                    if let Some(ip) = icmp_packet(&f) {
+                        answers.push(ip.to_vec());
+                    }
+                }
+            }
+            answers
+        })
+        .collect()
+}
+
+/// Sends `packets` as fast as the socket takes them and counts R's ICMP
+/// answers, returning the count and each packet's send time since the
+/// first, in nanoseconds.
+fn flood(sock: &PacketSocket, packets: &[Vec<u8>], settle: Duration) -> (usize, Vec<u64>) {
+    while sock.recv().is_some() {}
+    let start = Instant::now();
+    let mut times = Vec::with_capacity(packets.len());
+    for p in packets {
+        times.push(start.elapsed().as_nanos() as u64);
+        sock.send(&frame(p)).expect("send a frame from A");
+    }
+    let deadline = Instant::now() + settle;
+    let mut answers = 0;
+    while Instant::now() < deadline {
+        if let Some(f) = sock.recv() {
+            answers += usize::from(icmp_packet(&f).is_some());
+        }
+    }
+    (answers, times)
+}
+
+#[test]
+fn fibres_icmp_messages_are_the_kernels() {
+    let lab = match lab() {
+        Ok(lab) => lab,
+        Err(why) => return fibre_testkit::unavailable(TEST, &why),
+    };
+    let fib = router_fib(&lab);
+    let in_link = fib.link_by_name(&lab.r0).unwrap().index;
+    let cases = cases();
+    let packets: Vec<Vec<u8>> = cases.iter().map(|c| c.packet.clone()).collect();
+    let (ns, dev) = (lab.a.clone(), lab.a0.clone());
+    let r = lab.r.clone();
+    let report = std::thread::spawn(move || -> Result<_, String> {
+        let sock =
+            PacketSocket::open_in(&ns, &dev).map_err(|e| format!("AF_PACKET in {ns}: {e}"))?;
+        let answers = exchange(&sock, &packets, Duration::from_millis(60));
+        // The limits at the kernel's defaults.
+        for setting in [
+            "net.ipv4.icmp_ratemask=6168",
+            "net.ipv6.icmp.ratemask=0-1,3-127",
+        ] {
+            run(&["ip", "netns", "exec", &r, "sysctl", "-q", "-w", setting])?;
+        }
+        let settle = Duration::from_millis(150);
+        let te: Vec<_> = (0..1000)
+            .map(|_| v4("10.77.1.20", "10.77.2.2", 1, 0, 0, 17, &udp(8)))
+            .collect();
+        let unreachable: Vec<_> = (0..20)
+            .map(|_| v4("10.77.1.21", "10.77.50.1", 64, 0, 0, 17, &udp(8)))
+            .collect();
+        let redirect: Vec<_> = (0..20)
+            .map(|_| v4("10.77.1.22", "10.77.60.1", 64, 0, 0, 17, &udp(8)))
+            .collect();
+        let te6: Vec<_> = (0..1000)
+            .map(|_| v6("fd77:1::20", "fd77:2::2", 1, 0, 17, &udp(8)))
+            .collect();
+        let global: Vec<_> = (30..=140)
+            .map(|h| v4(&format!("10.77.1.{h}"), "10.77.2.2", 1, 0, 0, 17, &udp(8)))
+            .collect();
+        let floods = [
+            flood(&sock, &te, settle),
+            flood(&sock, &unreachable, settle),
+            flood(&sock, &redirect, settle),
+            flood(&sock, &te6, settle),
+            flood(&sock, &global, settle),
+        ];
+        Ok((answers, floods))
+    })
+    .join()
+    .expect("the socket thread");
+    let (answers, floods) = match report {
+        Ok(r) => r,
+        Err(why) => panic!("{TEST}: {why}"),
+    };
+
+    let mut differences = Vec::new();
+    for (case, kernel) in cases.iter().zip(&answers) {
+        let ours = fibre_answer(&fib, in_link, case);
+        match (kernel.as_slice(), ours) {
+            ([], None) => {}
+            ([k], Some(o)) if masked(k) == masked(&o) => {}
+            (k, o) => differences.push(format!(
+                "{}:\n  kernel ({} messages):\n    {}\n  fibre:\n    {}",
+                case.name,
+                k.len(),
+                k.iter()
+                    .map(|m| hex(m))
+                    .collect::<Vec<_>>()
+                    .join("\n    --\n    "),
+                o.as_deref().map_or("nothing".into(), hex)
+            )),
+        }
+    }
+
+    // The same floods through fibre's limiter at the kernel's defaults.
+    let mut limiter = RateLimiter::new(RateLimitSettings::default());
+    let base = 10_000_000_000u64;
+    let count = |limiter: &mut RateLimiter,
+                 times: &[u64],
+                 allow: &dyn Fn(&mut RateLimiter, u64, usize) -> bool| {
+        times
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| allow(limiter, base + **t, *i))
+            .count()
+    };
+    let a20: Ipv4Addr = "10.77.1.20".parse().unwrap();
+    let a21: Ipv4Addr = "10.77.1.21".parse().unwrap();
+    let a22: Ipv4Addr = "10.77.1.22".parse().unwrap();
+    let a6: Ipv6Addr = "fd77:1::20".parse().unwrap();
+    let models = [
+        count(&mut limiter, &floods[0].1, &|l, t, _| {
+            l.allow_error_v4(t, a20, &Icmp4Error::TimeExceeded)
+        }),
+        count(&mut limiter, &floods[1].1, &|l, t, _| {
+            l.allow_error_v4(t, a21, &Icmp4Error::HostUnreachable)
+        }),
+        count(&mut limiter, &floods[2].1, &|l, t, _| {
+            l.allow_error_v4(
+                t,
+                a22,
+                &Icmp4Error::Redirect {
+                    gateway: "10.77.1.3".parse().unwrap(),
+                },
+            )
+        }),
+        // The route back to fd77:1::20 is R's /64.
+        count(&mut limiter, &floods[3].1, &|l, t, _| {
+            l.allow_error_v6(t, a6, &Icmp6Error::TimeExceeded, 64)
+        }),
+    ];
+    let names = [
+        "1000 TTL 1 to one destination",
+        "20 to an unreachable route",
+        "20 redirects",
+        "1000 hop limit 1 to one destination",
+    ];
+    for ((name, model), (kernel, _)) in names.iter().zip(models).zip(&floods) {
+        if model != *kernel {
+            differences.push(format!(
+                "rate limit, {name}: kernel sent {kernel}, fibre {model}"
+            ));
+        }
+    }
+    // The global bucket: 111 sources at once, each its own destination.
+    // The kernel spends 0-2 credits at random per message, so the count
+    // varies; both must be cut well below 111 by a burst of 50.
+    let mut fresh = RateLimiter::new(RateLimitSettings::default());
+    let model = (30..=140u8)
+        .filter(|h| {
+            fresh.allow_error_v4(
+                base,
+                Ipv4Addr::new(10, 77, 1, *h),
+                &Icmp4Error::TimeExceeded,
+            )
+        })
+        .count();
+    let kernel = floods[4].0;
+    for (who, n) in [("kernel", kernel), ("fibre", model)] {
+        if !(25..=100).contains(&n) {
+            differences.push(format!("global bucket: {who} sent {n} of 111"));
+        }
+    }
+    eprintln!(
+        "{TEST}: {} cases; floods: kernel {:?}, global bucket kernel {kernel} fibre {model}",
+        cases.len(),
+        floods.iter().map(|f| f.0).collect::<Vec<_>>()
+    );
+    assert!(
+        differences.is_empty(),
+        "{} differences from the kernel:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+    drop(lab);
+}
