@@ -38,8 +38,12 @@
 
 #[path = "forward_oracle/compare.rs"]
 mod compare;
+#[path = "forward_oracle/corpus.rs"]
+mod corpus;
 #[path = "forward_oracle/dissect.rs"]
 mod dissect;
+#[path = "forward_oracle/fibre_side.rs"]
+mod fibre_side;
 #[path = "forward_oracle/frames.rs"]
 mod frames;
 #[path = "support/netns.rs"]
@@ -75,6 +79,8 @@ const CAPTURE_LIMIT: Duration = Duration::from_secs(10);
 struct Settings {
     seed: u64,
     frames: usize,
+    time_limit: Duration,
+    new_cases: usize,
     show: usize,
 }
 
@@ -85,6 +91,11 @@ fn settings() -> Settings {
     Settings {
         seed: fibre_testkit::env_number("FIBRE_FWD_ORACLE_SEED", clock),
         frames: fibre_testkit::env_number("FIBRE_FWD_ORACLE_FRAMES", 10_000) as usize,
+        time_limit: Duration::from_secs(fibre_testkit::env_number(
+            "FIBRE_FWD_ORACLE_TIME_LIMIT",
+            100,
+        )),
+        new_cases: fibre_testkit::env_number("FIBRE_FWD_ORACLE_NEW_CASES", 4) as usize,
         show: fibre_testkit::env_number("FIBRE_FWD_ORACLE_SHOW", 8) as usize,
     }
 }
@@ -128,6 +139,14 @@ fn all_frames(plan: &Plan, count: usize, seed: u64) -> Vec<Frame> {
 
 /// Runs `frames` through a fresh kernel router built from `plan`.
 fn kernel_outputs(plan: &Plan, frames: &[Frame]) -> Result<Outputs, String> {
+    kernel_run(plan, frames).map(|(outputs, _)| outputs)
+}
+
+/// [`kernel_outputs`], with the router's links as the kernel made them.
+fn kernel_run(
+    plan: &Plan,
+    frames: &[Frame],
+) -> Result<(Outputs, Vec<topology::KernelLink>), String> {
     let topology = Topology::build(plan)?;
     let sender = topology.sender.path();
     let inject = wire::open(&sender, &plan.links[0].peer)?;
@@ -141,10 +160,11 @@ fn kernel_outputs(plan: &Plan, frames: &[Frame]) -> Result<Outputs, String> {
     let wire = wire::Wire::new(inject, captures);
     let bytes: Vec<Vec<u8>> = frames.iter().map(|f| f.bytes.clone()).collect();
     let captured = wire.run(&bytes, QUIET, CAPTURE_LIMIT)?;
-    Ok(compare::attribute(
+    let outputs = compare::attribute(
         &Attributor::new(frames),
         captured.into_iter().map(|(_, c)| (c.port, c.bytes)),
-    ))
+    );
+    Ok((outputs, topology.links.clone()))
 }
 
 /// How many inputs got outputs, and how many outputs, for the report.
@@ -185,7 +205,7 @@ fn two_kernel_runs_agree() {
         summary(&first),
         summary(&second)
     );
-    let differences = compare::compare(&frames, &first, &second);
+    let differences = compare::compare(&frames, &first, &second, |_| String::new());
     let report = compare::report(
         &differences,
         &frames,
@@ -212,4 +232,192 @@ fn two_kernel_runs_agree() {
         first.unattributed.is_empty(),
         "seed {seed}: outputs without an input id:\n{report}"
     );
+}
+
+/// What one comparison of the kernel and fibre found.
+struct Judgement {
+    differences: Vec<compare::Difference>,
+    report: String,
+    /// Inputs fibre punted for an unresolved next hop (there are none:
+    /// every next hop is a static neighbour).
+    unresolved: Vec<u32>,
+}
+
+/// Compares the kernel's outputs with fibre's, after setting aside what
+/// is not the worker's to send (each counted in the report): answers of
+/// the kernel's own sockets (a TCP reset, a port unreachable) to inputs
+/// fibre hands to its control side as local, and ARP replies and
+/// neighbour advertisements to inputs it hands to neighbour handling.
+fn judge(
+    frames: &[Frame],
+    kernel: &Outputs,
+    fibre: &fibre_side::FibreRun,
+    show: usize,
+) -> Judgement {
+    let mut expected = kernel.clone();
+    let mut set_aside = (0, 0);
+    for id in &fibre.punted_local {
+        if let Some(outputs) = expected.by_id.get(id) {
+            if outputs.iter().all(|(_, f)| compare::is_socket_answer(f)) {
+                expected.by_id.remove(id);
+                set_aside.0 += 1;
+            }
+        }
+    }
+    for id in &fibre.punted_neighbour {
+        if let Some(outputs) = expected.by_id.get(id) {
+            if outputs.iter().all(|(_, f)| compare::is_neighbour_answer(f)) {
+                expected.by_id.remove(id);
+                set_aside.1 += 1;
+            }
+        }
+    }
+    let differences = compare::compare(frames, &expected, &fibre.outputs, |id| {
+        fibre.fates.get(&id).cloned().unwrap_or_default()
+    });
+    let mut report = compare::report(
+        &differences,
+        frames,
+        ("kernel", &expected),
+        ("fibre", &fibre.outputs),
+        show,
+    );
+    report.push_str(&format!(
+        "kernel: {}\nfibre: {}\nset aside: {} socket-layer answers to inputs fibre punted as local, {} neighbour answers to inputs fibre punted to neighbour handling; fibre punted {} local, {} neighbour, {} unresolved\n",
+        summary(kernel),
+        summary(&fibre.outputs),
+        set_aside.0,
+        set_aside.1,
+        fibre.punted_local.len(),
+        fibre.punted_neighbour.len(),
+        fibre.punted_unresolved.len(),
+    ));
+    Judgement {
+        differences,
+        report,
+        unresolved: fibre.punted_unresolved.clone(),
+    }
+}
+
+/// Writes one corpus case per new cause of difference (at most `limit`):
+/// the plan and the frame that showed it.
+fn save_cases(plan: &Plan, frames: &[Frame], judgement: &Judgement, limit: usize) {
+    let mut causes = std::collections::BTreeSet::new();
+    let mut saved = 0;
+    for d in &judgement.differences {
+        if saved >= limit {
+            break;
+        }
+        let cause = d.cause();
+        if !causes.insert(cause.clone()) {
+            continue;
+        }
+        let Some(frame) = frames.iter().find(|f| f.id == d.id) else {
+            continue;
+        };
+        let slug: String = format!("{} {cause}", frame.kind)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .take(60)
+            .collect();
+        let name = format!("{slug}-seed{}-{}.case", plan.seed, frame.id);
+        let comments = vec![
+            "A frame on which fibre's forwarding worker and the kernel once differed;".to_string(),
+            "replayed by forward_oracle.rs (the kernel, asked afresh, is the expectation)."
+                .to_string(),
+            format!(
+                "found by: seed {}, frame {} ({})",
+                plan.seed, frame.id, frame.kind
+            ),
+            format!("cause then: {cause}"),
+        ];
+        match corpus::save(
+            &name,
+            &corpus::render(&comments, plan, std::slice::from_ref(frame)),
+        ) {
+            Ok(Some(path)) => {
+                saved += 1;
+                eprintln!("forward_oracle: new corpus case {}", path.display());
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("forward_oracle: could not save a corpus case: {e}"),
+        }
+    }
+}
+
+/// The kernel against fibre's worker on a random configuration and
+/// [`Settings::frames`] frames per family.
+#[test]
+fn the_worker_forwards_as_the_kernel_does() {
+    if !available("forward_oracle") {
+        return;
+    }
+    let settings = settings();
+    let seed = settings.seed;
+    eprintln!(
+        "forward_oracle: seed {seed} (FIBRE_FWD_ORACLE_SEED={seed}), {} frames per family",
+        settings.frames
+    );
+    let plan = plan::plan(seed);
+    let frames = all_frames(&plan, settings.frames, seed);
+    let started = Instant::now();
+    let (kernel, links) = kernel_run(&plan, &frames).unwrap_or_else(|e| panic!("{e}"));
+    let kernel_time = started.elapsed();
+    let fibre = fibre_side::run(&plan, &links, &frames).unwrap_or_else(|e| panic!("{e}"));
+    let judgement = judge(&frames, &kernel, &fibre, settings.show);
+    eprintln!(
+        "forward_oracle: seed {seed}: kernel {kernel_time:?}, fibre {:?}\n{}",
+        started.elapsed() - kernel_time,
+        judgement.report
+    );
+    save_cases(&plan, &frames, &judgement, settings.new_cases);
+    assert!(
+        judgement.differences.is_empty() && judgement.unresolved.is_empty(),
+        "seed {seed}: fibre's worker differs from the kernel on {} of {} frames (and punted {} as unresolved); the configuration:\n{}\n{}",
+        judgement.differences.len(),
+        frames.len(),
+        judgement.unresolved.len(),
+        fibre_side::config_text(&plan),
+        judgement.report
+    );
+}
+
+/// The cases that once differed (`tests/forward_corpus/*.case`), each
+/// against a fresh kernel router.
+#[test]
+fn corpus_cases_agree_with_the_kernel() {
+    if !available("forward_oracle") {
+        return;
+    }
+    let settings = settings();
+    let cases = corpus::load_all().unwrap_or_else(|e| panic!("{e}"));
+    let started = Instant::now();
+    let mut failed = Vec::new();
+    for (run, case) in cases.iter().enumerate() {
+        if started.elapsed() > settings.time_limit {
+            let left = cases.len() - run;
+            eprintln!("forward_oracle: WARNING: time limit reached; {left} corpus cases NOT run");
+            assert!(
+                !fibre_testkit::tools_required(),
+                "FIBRE_REQUIRE_TOOLS=1: {left} corpus cases not run within FIBRE_FWD_ORACLE_TIME_LIMIT"
+            );
+            break;
+        }
+        let outcome = kernel_run(&case.plan, &case.frames).and_then(|(kernel, links)| {
+            fibre_side::run(&case.plan, &links, &case.frames)
+                .map(|fibre| judge(&case.frames, &kernel, &fibre, settings.show))
+        });
+        match outcome {
+            Ok(j) if j.differences.is_empty() && j.unresolved.is_empty() => {}
+            Ok(j) => failed.push(format!("{}:\n{}", case.path.display(), j.report)),
+            Err(e) => failed.push(format!("{}: {e}", case.path.display())),
+        }
+    }
+    eprintln!(
+        "forward_oracle: {} corpus cases, {} differ, in {:?}",
+        cases.len(),
+        failed.len(),
+        started.elapsed()
+    );
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

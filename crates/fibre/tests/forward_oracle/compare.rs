@@ -197,6 +197,35 @@ pub fn is_chatter(frame: &[u8]) -> bool {
     next == 58 && frame.get(at).is_some_and(|t| matches!(t, 130..=133 | 143))
 }
 
+/// Whether a frame is an answer of the router's own sockets rather than
+/// of its forwarding path: a TCP reset (`tcp_v4_send_reset`,
+/// `tcp_v6_send_reset`) or a port unreachable (`__udp4_lib_rcv`,
+/// `__udp6_lib_rcv`: ICMP 3/3, ICMPv6 1/4).
+pub fn is_socket_answer(frame: &[u8]) -> bool {
+    let fields = dissect::dissect(frame);
+    let value = |name: &str| {
+        fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let reset = value("tcp.offset_flags")
+        .and_then(|v| u16::from_str_radix(v.trim_start_matches("0x"), 16).ok())
+        .is_some_and(|flags| flags & 0x04 != 0);
+    let port_unreachable = (value("icmp.type"), value("icmp.code")) == (Some("3"), Some("3"))
+        || (value("icmp6.type"), value("icmp6.code")) == (Some("1"), Some("4"));
+    reset || port_unreachable
+}
+
+/// Whether a frame is an ARP reply or a neighbour advertisement (ICMPv6
+/// 136): the neighbour subsystem's answers (`arp_process`, `ndisc_recv_ns`).
+pub fn is_neighbour_answer(frame: &[u8]) -> bool {
+    let fields = dissect::dissect(frame);
+    fields
+        .iter()
+        .any(|(n, v)| (n == "arp.op" && v == "2") || (n == "icmp6.type" && v == "136"))
+}
+
 /// Groups captured frames by the input they came from.
 pub fn attribute(
     attributor: &Attributor,
@@ -238,13 +267,16 @@ pub struct Difference {
     pub shape: Option<(Vec<usize>, Vec<usize>)>,
     /// Field differences, output by output (index, differences).
     pub fields: Vec<(usize, Vec<FieldDifference>)>,
+    /// What the second side says it did with the input (fibre's counters),
+    /// when known.
+    pub fate: String,
 }
 
 impl Difference {
     /// A short name for what differs, to group differences by.
     pub fn cause(&self) -> String {
         if let Some((l, r)) = &self.shape {
-            return format!("outputs {} vs {}", l.len(), r.len());
+            return format!("outputs {} vs {} [{}]", l.len(), r.len(), self.fate);
         }
         let mut names: Vec<&str> = self
             .fields
@@ -300,7 +332,13 @@ fn field_differences(left: &[u8], right: &[u8]) -> Vec<FieldDifference> {
 }
 
 /// Compares two sides' outputs for every input.
-pub fn compare(frames: &[Frame], left: &Outputs, right: &Outputs) -> Vec<Difference> {
+/// `fate` says what the second side did with an input, if it can.
+pub fn compare(
+    frames: &[Frame],
+    left: &Outputs,
+    right: &Outputs,
+    fate: impl Fn(u32) -> String,
+) -> Vec<Difference> {
     let none = Vec::new();
     let mut differences = Vec::new();
     for frame in frames {
@@ -319,6 +357,7 @@ pub fn compare(frames: &[Frame], left: &Outputs, right: &Outputs) -> Vec<Differe
             kind: frame.kind.clone(),
             shape: None,
             fields: Vec::new(),
+            fate: String::new(),
         };
         if ports(&l) != ports(&r) {
             difference.shape = Some((ports(&l), ports(&r)));
@@ -330,6 +369,7 @@ pub fn compare(frames: &[Frame], left: &Outputs, right: &Outputs) -> Vec<Differe
             }
         }
         if difference.shape.is_some() || !difference.fields.is_empty() {
+            difference.fate = fate(frame.id);
             differences.push(difference);
         }
     }
@@ -362,8 +402,18 @@ pub fn report(
         text.push_str(&format!("  {count:6}  {cause}  (first: frame {first})\n"));
     }
     let by_id: HashMap<u32, &Frame> = frames.iter().map(|f| (f.id, f)).collect();
-    for d in differences.iter().take(show) {
+    // The first example of each cause, then more, up to `show`.
+    let firsts: Vec<u32> = causes.values().map(|(_, first)| *first).collect();
+    let mut shown: Vec<&Difference> = differences
+        .iter()
+        .filter(|d| firsts.contains(&d.id))
+        .collect();
+    shown.extend(differences.iter().filter(|d| !firsts.contains(&d.id)));
+    for d in shown.into_iter().take(show) {
         text.push_str(&format!("frame {} ({}):\n", d.id, d.kind));
+        if !d.fate.is_empty() {
+            text.push_str(&format!("  {}: {}\n", right.0, d.fate));
+        }
         if let Some(frame) = by_id.get(&d.id) {
             text.push_str(&format!("  input: {}\n", hex_line(&frame.bytes)));
         }

@@ -15,8 +15,11 @@ pub type Field = (String, String);
 /// - `ipv4.id`: `ip_select_ident` draws it from `ip_idents`, a table
 ///   hashed with a random boot-time key (`ip_idents_reserve`), so no
 ///   other implementation can predict it;
-/// - `ipv4.checksum`: follows from the ID; checked for validity instead.
-pub const MASKED: [&str; 2] = ["ipv4.id", "ipv4.checksum"];
+/// - `ipv4.checksum`: follows from the ID; checked for validity instead;
+/// - `ipv6.flow_label`: with `auto_flowlabels` on (the default),
+///   `ip6_make_flowlabel` hashes the flow with `flow_hash_from_keys`,
+///   keyed by a random boot-time `hashrnd`.
+pub const MASKED: [&str; 3] = ["ipv4.id", "ipv4.checksum", "ipv6.flow_label"];
 
 /// Whether a frame's packet is one the router made itself, rather than
 /// one it forwarded: ARP, ICMP other than an echo request, ICMPv6 other

@@ -1,0 +1,166 @@
+//! The corpus: cases on which fibre's worker and the kernel once
+//! differed, `tests/forward_corpus/*.case`, replayed every run against a
+//! fresh kernel router (the kernel, asked afresh, is the expectation).
+//!
+//! A case holds everything needed without the generator (which may
+//! change): the router's links (name and MTU), rp_filter, the
+//! configuration lines, and the frames as hex, one a line:
+//!
+//! ```text
+//! # comments
+//! link r0 1500
+//! link r1 1280
+//! rp_filter 0
+//! line route add 172.16.0.0/12 via 10.0.1.2
+//! frame 17 ipv4 routed proto 17 ttl 1
+//! hex 02fb0000000302fc...
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use super::frames::Frame;
+use super::plan::{self, LinkPlan, Plan};
+
+/// Where the corpus lives (`FIBRE_FWD_ORACLE_CORPUS_DIR` overrides it).
+pub fn directory() -> PathBuf {
+    std::env::var_os("FIBRE_FWD_ORACLE_CORPUS_DIR").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/forward_corpus"),
+        PathBuf::from,
+    )
+}
+
+/// A case: the plan and the frames.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The file it came from (empty for a new one).
+    pub path: PathBuf,
+    /// The router's configuration.
+    pub plan: Plan,
+    /// The frames.
+    pub frames: Vec<Frame>,
+}
+
+/// The case's text, after `comments`.
+pub fn render(comments: &[String], plan: &Plan, frames: &[Frame]) -> String {
+    let mut text: String = comments.iter().map(|c| format!("# {c}\n")).collect();
+    for link in &plan.links {
+        text.push_str(&format!("link {} {}\n", link.name, link.mtu));
+    }
+    text.push_str(&format!("rp_filter {}\n", plan.rp_filter));
+    for line in &plan.lines {
+        text.push_str(&format!("line {line}\n"));
+    }
+    for f in frames {
+        text.push_str(&format!("frame {} {}\n", f.id, f.kind));
+        let hex: String = f.bytes.iter().map(|b| format!("{b:02x}")).collect();
+        text.push_str(&format!("hex {hex}\n"));
+    }
+    text
+}
+
+/// Reads a case back; `path` names it in errors.
+pub fn parse(path: &Path, text: &str) -> Result<Case, String> {
+    let mut links = Vec::new();
+    let mut rp_filter = 0;
+    let mut lines = Vec::new();
+    let mut frames: Vec<Frame> = Vec::new();
+    for (number, raw) in text.lines().enumerate() {
+        let at = || format!("{}:{}", path.display(), number + 1);
+        let raw = raw.trim_end();
+        if raw.is_empty() || raw.starts_with('#') {
+            continue;
+        }
+        let (key, rest) = raw.split_once(' ').unwrap_or((raw, ""));
+        match key {
+            "link" => {
+                let (name, mtu) = rest
+                    .split_once(' ')
+                    .ok_or_else(|| format!("{}: expected `link NAME MTU`", at()))?;
+                let mtu = mtu
+                    .parse()
+                    .map_err(|e| format!("{}: MTU {mtu}: {e}", at()))?;
+                let i = links.len();
+                links.push(LinkPlan {
+                    name: name.to_string(),
+                    peer: if i == 0 { "s0".into() } else { format!("c{i}") },
+                    mtu,
+                    mac: plan::model_mac(plan::model_index(i)),
+                    peer_mac: [0x02, 0xfc, 0, 0, 0, i as u8],
+                });
+            }
+            "rp_filter" => {
+                rp_filter = rest
+                    .parse()
+                    .map_err(|e| format!("{}: rp_filter {rest}: {e}", at()))?;
+            }
+            "line" => lines.push(rest.to_string()),
+            "frame" => {
+                let (id, kind) = rest.split_once(' ').unwrap_or((rest, ""));
+                frames.push(Frame {
+                    id: id.parse().map_err(|e| format!("{}: id {id}: {e}", at()))?,
+                    kind: kind.to_string(),
+                    bytes: Vec::new(),
+                });
+            }
+            "hex" => {
+                let frame = frames
+                    .last_mut()
+                    .ok_or_else(|| format!("{}: `hex` before any `frame`", at()))?;
+                if rest.len() % 2 != 0 {
+                    return Err(format!("{}: odd number of hex digits", at()));
+                }
+                frame.bytes = (0..rest.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&rest[i..i + 2], 16))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("{}: {e}", at()))?;
+            }
+            other => return Err(format!("{}: unknown key {other}", at())),
+        }
+    }
+    if links.is_empty() || frames.is_empty() {
+        return Err(format!("{}: a case needs links and frames", path.display()));
+    }
+    Ok(Case {
+        path: path.to_path_buf(),
+        plan: Plan::from_parts(0, links, rp_filter, lines),
+        frames,
+    })
+}
+
+/// Every `*.case` file of the corpus, in name order.
+pub fn load_all() -> Result<Vec<Case>, String> {
+    let dir = directory();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "case"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            parse(p, &text)
+        })
+        .collect()
+}
+
+/// Writes a case (aside, then renamed, so that a concurrent reader never
+/// sees half a file) unless one with the same name is there; returns
+/// its path when written.
+pub fn save(name: &str, text: &str) -> Result<Option<PathBuf>, String> {
+    let dir = directory();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(name);
+    if path.exists() {
+        return Ok(None);
+    }
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, text).map_err(|e| format!("{}: {e}", partial.display()))?;
+    std::fs::rename(&partial, &path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some(path))
+}
