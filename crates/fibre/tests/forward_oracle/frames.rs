@@ -266,15 +266,19 @@ fn source_v4(rng: &mut Rng, plan: &Plan) -> (Ipv4Addr, &'static str) {
             Some((a, _)) => (Ipv4Addr::from(a as u32), "src-routed"),
             None => (Ipv4Addr::from(block.0 | 1), ""),
         },
+        // Martian sources, each drawn afresh from its block where the
+        // block allows: the kernel answers some of them through
+        // `ip_error`, whose per-source limit must never be reached.
         _ => {
+            let r = rng.next_u64() as u32;
             let martians = [
-                Ipv4Addr::new(0, 0, 0, 0),
-                Ipv4Addr::new(127, 0, 0, 1),
-                Ipv4Addr::new(224, 0, 0, 1),
+                Ipv4Addr::from(r & 0x00ff_ffff),
+                Ipv4Addr::from(0x7f00_0000 | (r & 0x00ff_ffff)),
+                Ipv4Addr::from(0xe000_0000 | (r & 0x0fff_ffff)),
+                Ipv4Addr::from(0xf000_0000 | (r & 0x0fff_fffe)),
                 Ipv4Addr::new(255, 255, 255, 255),
-                Ipv4Addr::new(10, 0, 0, 1),
+                plan::router_v4(0),
                 Ipv4Addr::new(10, 0, 0, 255),
-                Ipv4Addr::new(240, 0, 0, 2),
             ];
             (*rng.pick(&martians), "martian-src")
         }
@@ -349,7 +353,7 @@ fn frame_v4(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
         0
     };
     kind.push(format!(
-        "proto {protocol} ttl {ttl}{}{}",
+        "proto {protocol} ttl {ttl}{}{} {src} > {dst}",
         if df { " df" } else { "" },
         if large { " large" } else { "" }
     ));
@@ -577,7 +581,7 @@ fn frame_v6(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
     };
     let hop_limit = ttl(rng);
     kind.push(format!(
-        "next {next} proto {protocol} hlim {hop_limit}{}",
+        "next {next} proto {protocol} hlim {hop_limit}{} {src} > {dst}",
         if large { " large" } else { "" }
     ));
     // The id again, for a packet whose payload the kernel trims away (a
