@@ -226,19 +226,46 @@ pub fn is_neighbour_answer(frame: &[u8]) -> bool {
         .any(|(n, v)| (n == "arp.op" && v == "2") || (n == "icmp6.type" && v == "136"))
 }
 
+/// A fragment's source, destination and identification: IPv4 with MF
+/// or an offset, IPv6 with a fragment header right after the fixed one.
+fn fragment_key(b: &[u8]) -> Option<Vec<u8>> {
+    if b.len() >= 34 && b[12..14] == [0x08, 0x00] && (b[20] & 0x3f != 0 || b[21] != 0) {
+        let mut key = b[26..34].to_vec();
+        key.extend_from_slice(&b[18..20]);
+        return Some(key);
+    }
+    (b.len() >= 62 && b[12..14] == [0x86, 0xdd] && b[20] == 44).then(|| {
+        let mut key = b[22..54].to_vec();
+        key.extend_from_slice(&b[58..62]);
+        key
+    })
+}
+
 /// Groups captured frames by the input they came from.
 pub fn attribute(
     attributor: &Attributor,
     captured: impl IntoIterator<Item = (usize, Vec<u8>)>,
 ) -> Outputs {
     let mut outputs = Outputs::default();
+    // Fragments of packets the router made (an echo reply or ICMPv6
+    // error too long for its path): the later ones are the first's.
+    let mut fragments: HashMap<Vec<u8>, u32> = HashMap::new();
     for (port, bytes) in captured {
         if is_chatter(&bytes) {
             outputs.chatter += 1;
             continue;
         }
-        match attributor.id_of(&bytes) {
-            Some(id) => outputs.by_id.entry(id).or_default().push((port, bytes)),
+        let fragment = fragment_key(&bytes);
+        let id = attributor
+            .id_of(&bytes)
+            .or_else(|| fragment.as_ref().and_then(|k| fragments.get(k).copied()));
+        match id {
+            Some(id) => {
+                if let Some(key) = fragment {
+                    fragments.entry(key).or_insert(id);
+                }
+                outputs.by_id.entry(id).or_default().push((port, bytes));
+            }
             None => outputs.unattributed.push((port, bytes)),
         }
     }
@@ -289,10 +316,14 @@ impl Difference {
     }
 }
 
-/// The fields of an output, masked where it is one the router made.
-pub fn masked_fields(frame: &[u8]) -> Vec<Field> {
+/// The fields of an output, masked where it is one the router made
+/// (`after_originated`: it follows, as a later fragment, one that is).
+pub fn masked_fields(frame: &[u8], after_originated: bool) -> Vec<Field> {
     let mut fields = dissect::dissect(frame);
-    if dissect::originated(&fields) {
+    let later_fragment = fields
+        .iter()
+        .any(|(n, v)| n == "ipv4.frag_offset" && v != "0");
+    if dissect::originated(&fields) || (later_fragment && after_originated) {
         for (name, value) in &mut fields {
             if MASKED.contains(&name.as_str()) {
                 *value = "(masked)".into();
@@ -302,9 +333,30 @@ pub fn masked_fields(frame: &[u8]) -> Vec<Field> {
     fields
 }
 
-fn field_differences(left: &[u8], right: &[u8]) -> Vec<FieldDifference> {
-    let l = masked_fields(left);
-    let r = masked_fields(right);
+/// Whether each of `outputs` is one the router made, or a later fragment
+/// of one.
+fn originated_flags(outputs: &[(usize, Vec<u8>)]) -> Vec<bool> {
+    let mut flags = Vec::with_capacity(outputs.len());
+    let mut previous = false;
+    for (_, frame) in outputs {
+        let fields = dissect::dissect(frame);
+        let later_fragment = fields
+            .iter()
+            .any(|(n, v)| n == "ipv4.frag_offset" && v != "0");
+        let made = dissect::originated(&fields) || (later_fragment && previous);
+        flags.push(previous);
+        previous = made;
+    }
+    flags
+}
+
+fn field_differences(
+    left: &[u8],
+    right: &[u8],
+    after_originated: (bool, bool),
+) -> Vec<FieldDifference> {
+    let l = masked_fields(left, after_originated.0);
+    let r = masked_fields(right, after_originated.1);
     let mut out = Vec::new();
     let mut names: Vec<&String> = l.iter().map(|(n, _)| n).collect();
     for (n, _) in &r {
@@ -362,8 +414,9 @@ pub fn compare(
         if ports(&l) != ports(&r) {
             difference.shape = Some((ports(&l), ports(&r)));
         }
+        let (lf, rf) = (originated_flags(&l), originated_flags(&r));
         for (i, ((_, a), (_, b))) in l.iter().zip(&r).enumerate() {
-            let d = field_differences(a, b);
+            let d = field_differences(a, b, (lf[i], rf[i]));
             if !d.is_empty() {
                 difference.fields.push((i, d));
             }
@@ -459,5 +512,132 @@ fn hex_line(b: &[u8]) -> String {
         format!("{shown}... ({} bytes)", b.len())
     } else {
         shown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::frames;
+    use crate::plan;
+
+    fn sample() -> (plan::Plan, Vec<Frame>) {
+        let plan = plan::plan(5);
+        let mut all = frames::frames(&plan, false, 300, 5, 1);
+        all.extend(frames::frames(&plan, true, 300, 5, 1 << 24));
+        (plan, all)
+    }
+
+    #[test]
+    fn every_input_that_keeps_its_payload_is_found_by_its_id() {
+        let (_, all) = sample();
+        let attributor = Attributor::new(&all);
+        let mut found = 0;
+        for f in &all {
+            if f.kind.contains("truncated") {
+                continue;
+            }
+            assert_eq!(attributor.id_of(&f.bytes), Some(f.id), "{}", f.kind);
+            found += 1;
+        }
+        assert!(found > 500, "{found}");
+    }
+
+    #[test]
+    fn an_icmp_error_quoting_a_frame_is_that_frames() {
+        let (_, all) = sample();
+        let frame = all
+            .iter()
+            .find(|f| {
+                f.kind.starts_with("ipv4 ")
+                    && f.bytes[12..14] == [8, 0]
+                    && !f.kind.contains("truncated")
+            })
+            .unwrap();
+        // Time exceeded from 10.0.0.1: IP header, ICMP 11/0, the quote.
+        let quote = &frame.bytes[14..14 + 28 + 8];
+        let mut error = frame.bytes[..14].to_vec();
+        let mut ip = vec![0x45, 0, 0, 0, 0x12, 0x34, 0, 0, 64, 1, 0, 0, 10, 0, 0, 1];
+        ip.extend_from_slice(&frame.bytes[26..30]);
+        error.extend(ip);
+        error.extend([11, 0, 0, 0, 0, 0, 0, 0]);
+        error.extend_from_slice(quote);
+        assert_eq!(Attributor::new(&all).id_of(&error), Some(frame.id));
+    }
+
+    #[test]
+    fn masked_fields_differ_only_in_packets_the_router_made() {
+        let (_, all) = sample();
+        let attributor = Attributor::new(&all);
+        let frame = all
+            .iter()
+            .find(|f| {
+                f.kind.starts_with("ipv4 ")
+                    && f.kind.contains("proto 17")
+                    && !f.kind.contains("bad")
+                    && !f.kind.contains("truncated")
+                    && !f.kind.contains("options")
+            })
+            .unwrap();
+        let mut other = frame.bytes.clone();
+        other[18] ^= 0xff; // the IP ID
+        let left = attribute(&attributor, [(1, frame.bytes.clone())]);
+        let right = attribute(&attributor, [(1, other.clone())]);
+        let found = compare(std::slice::from_ref(frame), &left, &right, |_| {
+            String::new()
+        });
+        assert_eq!(found.len(), 1, "a forwarded packet's ID is compared");
+        assert!(found[0].cause().contains("ipv4.id"), "{}", found[0].cause());
+        // The same two as quotes of ICMP errors the router made: masked.
+        let wrap = |inner: &[u8], id: u8| {
+            let mut e = inner[..14].to_vec();
+            let [high, low] = ((20 + 8 + inner.len() - 14) as u16).to_be_bytes();
+            e.extend([
+                0x45, 0, high, low, id, id, 0, 0, 64, 1, 0, 0, 10, 0, 0, 1, 1, 2, 3, 4,
+            ]);
+            e.extend([3, 1, 0, 0, 0, 0, 0, 0]);
+            e.extend_from_slice(&inner[14..]);
+            e
+        };
+        let left = attribute(&attributor, [(0, wrap(&frame.bytes, 1))]);
+        let right = attribute(&attributor, [(0, wrap(&frame.bytes, 2))]);
+        assert!(
+            compare(std::slice::from_ref(frame), &left, &right, |_| String::new(
+            ))
+            .is_empty()
+        );
+        // But not its other fields: another code differs.
+        let mut changed = wrap(&frame.bytes, 2);
+        changed[14 + 20 + 1] = 3;
+        let right = attribute(&attributor, [(0, changed)]);
+        let found = compare(std::slice::from_ref(frame), &left, &right, |_| {
+            String::new()
+        });
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0].cause().contains("icmp.code"),
+            "{}",
+            found[0].cause()
+        );
+        // An output missing on one side is a difference of shape.
+        let none = Outputs::default();
+        let found = compare(std::slice::from_ref(frame), &left, &none, |_| {
+            "dropped".into()
+        });
+        assert_eq!(found[0].cause(), "outputs 1 vs 0 [dropped]");
+    }
+
+    #[test]
+    fn mld_reports_are_chatter_and_forwarded_frames_are_not() {
+        let (_, all) = sample();
+        assert!(all.iter().all(|f| !is_chatter(&f.bytes)));
+        // An MLDv2 report behind a hop-by-hop header with router alert.
+        let mut mld = vec![0x33, 0x33, 0, 0, 0, 0x16, 2, 0xfb, 0, 0, 0, 3, 0x86, 0xdd];
+        mld.extend([0x60, 0, 0, 0, 0, 36, 0, 1]);
+        mld.extend([0u8; 32]);
+        mld.extend([58, 0, 5, 2, 0, 0, 1, 0]);
+        mld.extend([143, 0, 0, 0, 0, 0, 0, 1]);
+        mld.extend([0u8; 20]);
+        assert!(is_chatter(&mld));
     }
 }

@@ -1,6 +1,9 @@
 //! The corpus: cases on which fibre's worker and the kernel once
 //! differed, `tests/forward_corpus/*.case`, replayed every run against a
 //! fresh kernel router (the kernel, asked afresh, is the expectation).
+//! New cases, which still differ, are written to
+//! `tests/forward_corpus/pending/` (replayed on request, `--ignored`, as
+//! accept_refuse's pending cases are); one that agrees is moved up.
 //!
 //! A case holds everything needed without the generator (which may
 //! change): the router's links (name and MTU), rp_filter, the
@@ -27,6 +30,11 @@ pub fn directory() -> PathBuf {
         || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/forward_corpus"),
         PathBuf::from,
     )
+}
+
+/// Where new cases are written: those that still differ.
+pub fn pending_directory() -> PathBuf {
+    directory().join("pending")
 }
 
 /// A case: the plan and the frames.
@@ -128,10 +136,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Case, String> {
     })
 }
 
-/// Every `*.case` file of the corpus, in name order.
-pub fn load_all() -> Result<Vec<Case>, String> {
-    let dir = directory();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+/// Every `*.case` file in `dir`, in name order.
+pub fn load_all(dir: &Path) -> Result<Vec<Case>, String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(Vec::new());
     };
     let mut paths: Vec<PathBuf> = entries
@@ -149,11 +156,29 @@ pub fn load_all() -> Result<Vec<Case>, String> {
         .collect()
 }
 
+/// The causes the corpus's cases, pending or not, were saved for (their
+/// `# cause then:` comments), so that a run adds a case only for a
+/// cause not there yet.
+pub fn causes() -> std::collections::BTreeSet<String> {
+    [directory(), pending_directory()]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .flat_map(|text| {
+            text.lines()
+                .filter_map(|l| l.strip_prefix("# cause then: ").map(str::to_string))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Writes a case (aside, then renamed, so that a concurrent reader never
 /// sees half a file) unless one with the same name is there; returns
 /// its path when written.
 pub fn save(name: &str, text: &str) -> Result<Option<PathBuf>, String> {
-    let dir = directory();
+    let dir = pending_directory();
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(name);
     if path.exists() {
@@ -163,4 +188,39 @@ pub fn save(name: &str, text: &str) -> Result<Option<PathBuf>, String> {
     std::fs::write(&partial, text).map_err(|e| format!("{}: {e}", partial.display()))?;
     std::fs::rename(&partial, &path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Some(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_case_reads_back_as_written() {
+        let plan = plan::plan(3);
+        let frames = crate::frames::frames(&plan, true, 5, 3, 1 << 24);
+        let text = render(&["a comment".to_string()], &plan, &frames);
+        let case = parse(Path::new("x.case"), &text).unwrap();
+        assert_eq!(case.plan.lines, plan.lines);
+        assert_eq!(case.plan.model_lines, plan.model_lines);
+        assert_eq!(case.plan.rp_filter, plan.rp_filter);
+        let macs: Vec<_> = case
+            .plan
+            .links
+            .iter()
+            .map(|l| (l.mac, l.peer_mac, l.mtu))
+            .collect();
+        let want: Vec<_> = plan
+            .links
+            .iter()
+            .map(|l| (l.mac, l.peer_mac, l.mtu))
+            .collect();
+        assert_eq!(macs, want);
+        assert!(case
+            .frames
+            .iter()
+            .zip(&frames)
+            .all(|(a, b)| a.id == b.id && a.bytes == b.bytes && a.kind == b.kind));
+        let bad = parse(Path::new("y.case"), "link r0 1500\nhex 00\n").unwrap_err();
+        assert!(bad.contains("y.case:2"), "{bad}");
+    }
 }

@@ -255,30 +255,50 @@ fn destination_v4(rng: &mut Rng, plan: &Plan) -> (Ipv4Addr, &'static str) {
     }
 }
 
-fn source_v4(rng: &mut Rng, plan: &Plan) -> (Ipv4Addr, &'static str) {
+/// 16 bits no other frame of the run has: the id's low 16 bits times an
+/// odd constant (a bijection of 16-bit numbers), so that sources spread
+/// over their block yet never repeat.
+fn unique16(id: u32) -> u32 {
+    u32::from((id as u16).wrapping_mul(0x9e37))
+}
+
+/// An IPv4 source no other frame of the run uses: the kernel's ICMP
+/// limits are kept per source in one `inet_peer`, whose tokens an error
+/// sent with `icmp_ratelimit` 0 empties, after which `ip_error` stays
+/// silent for the next second (`ip_rt_error_cost`, a global sysctl a
+/// namespace cannot change): a source used twice would make the run
+/// depend on time.
+fn source_v4(rng: &mut Rng, plan: &Plan, id: u32) -> (Ipv4Addr, &'static str) {
     let block = plan::SOURCES_V4;
+    let unique = unique16(id);
     match rng.below(100) {
-        0..=79 => (
-            Ipv4Addr::from(block.0 | (rng.next_u64() as u32 & ((1 << (32 - block.1)) - 1))),
-            "",
-        ),
-        80..=87 => match in_some_route(rng, plan, false) {
-            Some((a, _)) => (Ipv4Addr::from(a as u32), "src-routed"),
-            None => (Ipv4Addr::from(block.0 | 1), ""),
-        },
-        // Martian sources, each drawn afresh from its block where the
-        // block allows: the kernel answers some of them through
-        // `ip_error`, whose per-source limit must never be reached.
+        0..=79 => (Ipv4Addr::from(block.0 | unique), ""),
+        80..=87 => {
+            // Inside a routed prefix of at most 16 bits, its host part
+            // unique.
+            let wide: Vec<_> = plan
+                .routes
+                .iter()
+                .filter(|r| !r.v6 && r.prefix.1 <= 16)
+                .collect();
+            if wide.is_empty() {
+                (Ipv4Addr::from(block.0 | unique), "")
+            } else {
+                let route = rng.pick(&wide);
+                (Ipv4Addr::from(route.prefix.0 as u32 | unique), "src-routed")
+            }
+        }
+        // Martian sources, unique where their block allows (the kernel
+        // answers some of them through `ip_error`); the broadcast and the
+        // router's own address it refuses before any answer.
         _ => {
-            let r = rng.next_u64() as u32;
             let martians = [
-                Ipv4Addr::from(r & 0x00ff_ffff),
-                Ipv4Addr::from(0x7f00_0000 | (r & 0x00ff_ffff)),
-                Ipv4Addr::from(0xe000_0000 | (r & 0x0fff_ffff)),
-                Ipv4Addr::from(0xf000_0000 | (r & 0x0fff_fffe)),
+                Ipv4Addr::from(unique << 8 | 1),
+                Ipv4Addr::from(0x7f00_0000 | unique << 8 | 1),
+                Ipv4Addr::from(0xe000_0000 | unique << 8 | 1),
+                Ipv4Addr::from(0xf000_0000 | unique << 8 | 1),
                 Ipv4Addr::new(255, 255, 255, 255),
                 plan::router_v4(0),
-                Ipv4Addr::new(10, 0, 0, 255),
             ];
             (*rng.pick(&martians), "martian-src")
         }
@@ -309,7 +329,7 @@ fn eth_dst_v4(rng: &mut Rng, plan: &Plan, dst: Ipv4Addr) -> ([u8; 6], &'static s
 /// One IPv4 frame of a random kind.
 fn frame_v4(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
     let (dst, dst_kind) = destination_v4(rng, plan);
-    let (src, src_kind) = source_v4(rng, plan);
+    let (src, src_kind) = source_v4(rng, plan, id);
     let mut kind = vec![dst_kind.to_string()];
     if !src_kind.is_empty() {
         kind.push(src_kind.to_string());
@@ -673,4 +693,47 @@ pub fn frames(plan: &Plan, v6: bool, count: usize, seed: u64, first_id: u32) -> 
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_checksum_is_rfc_1071s() {
+        // The IPv4 header of RFC 1071's worked example family: a header
+        // whose checksum field holds its checksum sums to zero.
+        let mut header = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8,
+            0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+        ];
+        let c = checksum(&header, 0);
+        assert_eq!(c, 0xb861);
+        header[10..12].copy_from_slice(&c.to_be_bytes());
+        assert_eq!(checksum(&header, 0), 0);
+    }
+
+    #[test]
+    fn frames_are_reproducible_unique_and_checksummed() {
+        let plan = plan::plan(9);
+        let a = frames(&plan, false, 500, 9, 1);
+        let b = frames(&plan, false, 500, 9, 1);
+        assert!(a.iter().zip(&b).all(|(x, y)| x.bytes == y.bytes));
+        let mut sources = std::collections::HashSet::new();
+        for f in &a {
+            if f.bytes[12..14] != [8, 0] || f.kind.contains("bad") || f.kind.contains("truncated") {
+                continue;
+            }
+            let ihl = usize::from(f.bytes[14] & 0x0f) * 4;
+            assert_eq!(checksum(&f.bytes[14..14 + ihl], 0), 0, "{}", f.kind);
+            if !f.kind.contains("martian-src") {
+                assert!(
+                    sources.insert(f.bytes[26..30].to_vec()),
+                    "source reused: {}",
+                    f.kind
+                );
+            }
+        }
+        assert!(sources.len() > 300, "{}", sources.len());
+    }
 }
