@@ -265,7 +265,7 @@ impl Core {
             return Err(DropReason::NotUnicastFrame);
         }
         if h.hop_limit <= 1 {
-            self.send_error_v6(out, packet, kind, Icmp6Error::TimeExceeded, answer.dev);
+            self.send_error_v6(out, packet, kind, Icmp6Error::TimeExceeded, config.link);
             return Err(DropReason::TtlExceeded);
         }
         let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
@@ -289,7 +289,7 @@ impl Core {
                 packet,
                 kind,
                 Icmp6Error::PacketTooBig { mtu },
-                answer.dev,
+                config.link,
             );
             return Err(DropReason::TooBig);
         }

@@ -210,8 +210,12 @@ impl Core {
     }
 
     /// `icmp6_send(offending, error)`, its source chosen as for a packet
-    /// received on `source_link` (`ip6_forward` names the output device
-    /// for the errors it sends after routing).
+    /// received on `source_link`. That is the input link even for packet
+    /// too big, for which `ip6_forward` sets `skb->dev` to the output
+    /// device: the source comes from the route back to the sender
+    /// (`ip6_dst_lookup_flow`), which leaves by the input link
+    /// (kernel-checked: a router with fd00::1 towards the sender and only
+    /// 2001:db8:1::1 towards the destination answers both from fd00::1).
     pub(crate) fn send_error_v6(
         &mut self,
         out: &Out<'_>,

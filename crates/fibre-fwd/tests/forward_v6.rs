@@ -186,3 +186,40 @@ fn a_neighbour_miss_is_punted() {
         )
     );
 }
+
+/// The errors come from the address on the sender's side, for packet too
+/// big as for time exceeded, even where the output link's address would
+/// win the source selection for the output device. Kernel-checked (6.x,
+/// veth namespaces): sender fd00::9, router fd00::1 on its side and
+/// 2001:db8:1::1 towards the destination: `ping -t 1` and `ping -s 1400
+/// -M do` both get their error from fd00::1.
+#[test]
+fn errors_come_from_the_senders_side() {
+    let config_text = "link add p0 type ifb\nlink set p0 up\nlink set p0 mtu 9000\n\
+        addr add fd00::1/64 dev p0\nlink add p1 type ifb\nlink set p1 up\n\
+        link set p1 mtu 1400\naddr add 2001:db8:1::1/64 dev p1\n";
+    let (fib, _) =
+        fibre_fib::config::apply_str(&fibre_fib::Fib::new(), "ula.conf", config_text, false)
+            .unwrap();
+    let sender: Ipv6Addr = "fd00::9".parse().unwrap();
+    let mut n = neighbours();
+    n.insert(2, sender.into(), SENDER_MAC);
+    let mut w = fibre_fwd::Worker::new(fib, n, &ports(), config());
+    for packet in [udp6(sender, HOST6, 1, 20), udp6(sender, HOST6, 64, 1400)] {
+        receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+        let back = sent(&mut w, P0);
+        assert_eq!(back.len(), 1, "{:?}", w.counters());
+        assert_eq!(
+            fibre_fwd_test_src6(&back[0]),
+            "fd00::1".parse::<Ipv6Addr>().unwrap(),
+            "hop limit {}",
+            packet[7]
+        );
+    }
+}
+
+fn fibre_fwd_test_src6(frame: &[u8]) -> Ipv6Addr {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&frame[14 + 8..14 + 24]);
+    Ipv6Addr::from(a)
+}
