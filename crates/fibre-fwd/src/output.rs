@@ -120,6 +120,18 @@ impl Core {
             .min(self.config.max_mtu)
     }
 
+    /// `ip_dst_mtu_maybe_forward(dst, true)` and its IPv6 counterpart: the
+    /// `mtu` metric of a route of cache class `class`, locked or not, else
+    /// the MTU of its device `link`; within what the worker's slots hold.
+    /// Kernel-checked for IPv6 too: a forwarded packet larger than an
+    /// unlocked `mtu 1300` on its route gets packet too big with 1300.
+    pub(crate) fn route_mtu(&self, fib: &Fib, class: u16, link: LinkIndex) -> usize {
+        match fib.class_mtu(class) {
+            Some((mtu, _)) => (mtu as usize).min(self.config.max_mtu),
+            None => self.link_mtu(fib, link),
+        }
+    }
+
     /// Routes and queues IPv4 `packet`, one the router originates (an ICMP
     /// error or an echo reply): the output route from its source to its
     /// destination, fragments where it is larger than the route's MTU (the

@@ -136,6 +136,34 @@ fn df_and_too_big_is_refused_with_the_next_hop_mtu() {
     assert_eq!(sent(&mut w, P1).len(), 1);
 }
 
+/// `ip_dst_mtu_maybe_forward(dst, true)`: a route's `mtu` metric, locked
+/// or not, comes before the device's MTU. Kernel-checked (veth
+/// namespaces): a 1350-byte DF packet by a route with `mtu 1300` gets
+/// "frag needed" with 1300.
+#[test]
+fn a_routes_mtu_metric_is_the_next_hops_mtu() {
+    let mut w = worker();
+    let packet = udp4(
+        SENDER,
+        "192.0.2.200".parse().unwrap(),
+        64,
+        true,
+        1300 - 28 + 1,
+    );
+    receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+    let back = sent(&mut w, P0);
+    assert_eq!(back.len(), 1);
+    let (kind, code, rest, _) = icmp4(&back[0]);
+    assert_eq!(
+        (kind, code, u16::from_be_bytes([rest[2], rest[3]])),
+        (3, 4, 1300)
+    );
+    // The same size by a route without the metric passes (p1: 1400).
+    let packet = udp4(SENDER, BEYOND, 64, true, 1300 - 28 + 1);
+    receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+    assert_eq!(sent(&mut w, P1).len(), 1);
+}
+
 /// `ip_fragment` (DF clear): fragments of at most the MTU, each with the
 /// decremented TTL, that reassemble to the forwarded packet.
 #[test]

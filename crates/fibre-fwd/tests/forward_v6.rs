@@ -89,6 +89,36 @@ fn too_big_is_answered_with_packet_too_big() {
     assert_eq!(w.counters().drops(DropReason::TooBig), 1);
 }
 
+/// A route's `mtu`, locked or not, holds forwarded packets.
+/// Kernel-checked (veth namespaces): 1348-byte packets by routes with
+/// `mtu 1300` and `mtu lock 1300` both get packet too big with 1300.
+#[test]
+fn a_route_mtu_holds_forwarded_packets_locked_or_not() {
+    let mut w = worker();
+    for dst in ["2001:db8:100:1::9", "2001:db8:100:2::9"] {
+        let packet = udp6(SENDER6, dst.parse().unwrap(), 64, 1300);
+        receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+        assert!(sent(&mut w, P1).is_empty(), "{dst}");
+        let back = sent(&mut w, P0);
+        assert_eq!(back.len(), 1, "{dst}");
+        let (kind, _, mtu, _) = icmp6(&back[0]);
+        assert_eq!((kind, u32::from_be_bytes(mtu)), (2, 1300), "{dst}");
+    }
+    // Within it, forwarded.
+    receive(
+        &mut w,
+        P0,
+        &frame6(&udp6(
+            SENDER6,
+            "2001:db8:100:1::9".parse().unwrap(),
+            64,
+            1252,
+        )),
+        0,
+    );
+    assert_eq!(sent(&mut w, P1).len(), 1);
+}
+
 /// `ip6_forward`: a link-local source may not leave its link: "beyond
 /// scope of source address" (`ICMPV6_NOT_NEIGHBOUR`).
 #[test]
