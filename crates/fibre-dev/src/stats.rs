@@ -27,6 +27,20 @@ pub struct WorkerCounters {
     drops: [AtomicU64; DropReason::COUNT],
 }
 
+// By hand: arrays longer than 32 have no `Default`, and there are more
+// drop reasons than that.
+impl Default for WorkerCounters {
+    fn default() -> Self {
+        WorkerCounters {
+            rx_packets: AtomicU64::new(0),
+            rx_bytes: AtomicU64::new(0),
+            tx_packets: AtomicU64::new(0),
+            tx_bytes: AtomicU64::new(0),
+            drops: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
 const _: () = assert!(
     core::mem::size_of::<CachePadded<WorkerCounters>>().is_multiple_of(CACHE_LINE)
         && core::mem::align_of::<CachePadded<WorkerCounters>>() == CACHE_LINE,
@@ -91,6 +105,18 @@ pub struct BatchCounts {
     pub tx_bytes: u64,
     /// Drops by reason.
     pub drops: [u64; DropReason::COUNT],
+}
+
+impl Default for BatchCounts {
+    fn default() -> Self {
+        BatchCounts {
+            rx_packets: 0,
+            rx_bytes: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            drops: [0; DropReason::COUNT],
+        }
+    }
 }
 
 impl BatchCounts {
@@ -180,6 +206,18 @@ pub struct StatsSnapshot {
     pub tx_bytes: u64,
     /// Drops by reason, indexed by [`DropReason::index`].
     pub drops: [u64; DropReason::COUNT],
+}
+
+impl Default for StatsSnapshot {
+    fn default() -> Self {
+        StatsSnapshot {
+            rx_packets: 0,
+            rx_bytes: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            drops: [0; DropReason::COUNT],
+        }
+    }
 }
 
 impl StatsSnapshot {

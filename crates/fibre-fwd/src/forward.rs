@@ -139,9 +139,7 @@ impl Core {
             return Err(DropReason::TtlExceeded);
         }
         let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
-        // `ip_dst_mtu_maybe_forward`: the device's MTU (a route's `mtu`
-        // metric is not in the FIB's data-path answer).
-        let mtu = self.link_mtu(out.fib, answer.dev);
+        let mtu = self.route_mtu(out.fib, answer.cache_class, answer.dev);
         if h.total_len > mtu && h.dont_fragment {
             let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
             self.send_error_v4(out, packet, kind, Icmp4Error::FragmentationNeeded { mtu });
@@ -265,7 +263,7 @@ impl Core {
             return Err(DropReason::NotUnicastFrame);
         }
         if h.hop_limit <= 1 {
-            self.send_error_v6(out, packet, kind, Icmp6Error::TimeExceeded, answer.dev);
+            self.send_error_v6(out, packet, kind, Icmp6Error::TimeExceeded, config.link);
             return Err(DropReason::TtlExceeded);
         }
         let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
@@ -281,7 +279,9 @@ impl Core {
         }
         // Out the way it came: the kernel sends a neighbour discovery
         // redirect (`ndisc_send_redirect`), which the worker does not.
-        let mtu = self.link_mtu(out.fib, answer.dev).max(IPV6_MIN_MTU);
+        let mtu = self
+            .route_mtu(out.fib, answer.cache_class, answer.dev)
+            .max(IPV6_MIN_MTU);
         if h.total_len > mtu {
             let mtu = u32::try_from(mtu).unwrap_or(u32::MAX);
             self.send_error_v6(
@@ -289,7 +289,7 @@ impl Core {
                 packet,
                 kind,
                 Icmp6Error::PacketTooBig { mtu },
-                answer.dev,
+                config.link,
             );
             return Err(DropReason::TooBig);
         }

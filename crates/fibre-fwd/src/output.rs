@@ -120,6 +120,18 @@ impl Core {
             .min(self.config.max_mtu)
     }
 
+    /// `ip_dst_mtu_maybe_forward(dst, true)` and its IPv6 counterpart: the
+    /// `mtu` metric of a route of cache class `class`, locked or not, else
+    /// the MTU of its device `link`; within what the worker's slots hold.
+    /// Kernel-checked for IPv6 too: a forwarded packet larger than an
+    /// unlocked `mtu 1300` on its route gets packet too big with 1300.
+    pub(crate) fn route_mtu(&self, fib: &Fib, class: u16, link: LinkIndex) -> usize {
+        match fib.class_mtu(class) {
+            Some((mtu, _)) => (mtu as usize).min(self.config.max_mtu),
+            None => self.link_mtu(fib, link),
+        }
+    }
+
     /// Routes and queues IPv4 `packet`, one the router originates (an ICMP
     /// error or an echo reply): the output route from its source to its
     /// destination, fragments where it is larger than the route's MTU (the
@@ -210,8 +222,12 @@ impl Core {
     }
 
     /// `icmp6_send(offending, error)`, its source chosen as for a packet
-    /// received on `source_link` (`ip6_forward` names the output device
-    /// for the errors it sends after routing).
+    /// received on `source_link`. That is the input link even for packet
+    /// too big, for which `ip6_forward` sets `skb->dev` to the output
+    /// device: the source comes from the route back to the sender
+    /// (`ip6_dst_lookup_flow`), which leaves by the input link
+    /// (kernel-checked: a router with fd00::1 towards the sender and only
+    /// 2001:db8:1::1 towards the destination answers both from fd00::1).
     pub(crate) fn send_error_v6(
         &mut self,
         out: &Out<'_>,

@@ -136,6 +136,34 @@ fn df_and_too_big_is_refused_with_the_next_hop_mtu() {
     assert_eq!(sent(&mut w, P1).len(), 1);
 }
 
+/// `ip_dst_mtu_maybe_forward(dst, true)`: a route's `mtu` metric, locked
+/// or not, comes before the device's MTU. Kernel-checked (veth
+/// namespaces): a 1350-byte DF packet by a route with `mtu 1300` gets
+/// "frag needed" with 1300.
+#[test]
+fn a_routes_mtu_metric_is_the_next_hops_mtu() {
+    let mut w = worker();
+    let packet = udp4(
+        SENDER,
+        "192.0.2.200".parse().unwrap(),
+        64,
+        true,
+        1300 - 28 + 1,
+    );
+    receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+    let back = sent(&mut w, P0);
+    assert_eq!(back.len(), 1);
+    let (kind, code, rest, _) = icmp4(&back[0]);
+    assert_eq!(
+        (kind, code, u16::from_be_bytes([rest[2], rest[3]])),
+        (3, 4, 1300)
+    );
+    // The same size by a route without the metric passes (p1: 1400).
+    let packet = udp4(SENDER, BEYOND, 64, true, 1300 - 28 + 1);
+    receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+    assert_eq!(sent(&mut w, P1).len(), 1);
+}
+
 /// `ip_fragment` (DF clear): fragments of at most the MTU, each with the
 /// decremented TTL, that reassemble to the forwarded packet.
 #[test]
@@ -340,23 +368,30 @@ fn out_the_way_it_came_earns_a_redirect() {
 }
 
 /// rp_filter 1 (strict): a source whose route back leaves by another link
-/// is refused (`__fib_validate_source`'s `e_rpf`); 2 (loose) takes it.
+/// is refused (`__fib_validate_source`'s `e_rpf`); 2 (loose) takes it, but
+/// refuses a source with no route back at all (`last_resort`). Kernel-
+/// checked (veth namespaces, `ip route get DST from SRC iif r0` for each
+/// `rp_filter`): 0 takes both sources, 1 neither, 2 only the routed one.
 #[test]
-fn rp_filter_strict_refuses_a_source_routed_elsewhere() {
-    let spoofed = udp4("10.1.0.50".parse().unwrap(), BEYOND, 64, false, 20);
-    for (mode, forwarded) in [
-        (RpFilter::Off, 1),
-        (RpFilter::Strict, 0),
-        (RpFilter::Loose, 1),
-    ] {
+fn rp_filter_strict_and_loose_refuse_as_the_kernel() {
+    let routed_elsewhere = udp4("10.1.0.50".parse().unwrap(), BEYOND, 64, false, 20);
+    let unrouted = udp4("100.64.0.1".parse().unwrap(), BEYOND, 64, false, 20);
+    let cases = [
+        (RpFilter::Off, [1, 1]),
+        (RpFilter::Strict, [0, 0]),
+        (RpFilter::Loose, [1, 0]),
+    ];
+    for (mode, forwarded) in cases {
         let mut p = ports();
         p[0].rp_filter = mode;
         let mut w = Worker::new(fib(), neighbours(), &p, config());
-        receive(&mut w, P0, &frame4(&spoofed), 0);
-        assert_eq!(sent(&mut w, P1).len(), forwarded, "{mode:?}");
+        for (packet, expected) in [&routed_elsewhere, &unrouted].into_iter().zip(forwarded) {
+            receive(&mut w, P0, &frame4(packet), 0);
+            assert_eq!(sent(&mut w, P1).len(), expected, "{mode:?}");
+        }
         assert_eq!(
             w.counters().drops(DropReason::RpFilter),
-            1 - forwarded as u64
+            2 - forwarded.iter().sum::<usize>() as u64
         );
     }
 }

@@ -89,6 +89,36 @@ fn too_big_is_answered_with_packet_too_big() {
     assert_eq!(w.counters().drops(DropReason::TooBig), 1);
 }
 
+/// A route's `mtu`, locked or not, holds forwarded packets.
+/// Kernel-checked (veth namespaces): 1348-byte packets by routes with
+/// `mtu 1300` and `mtu lock 1300` both get packet too big with 1300.
+#[test]
+fn a_route_mtu_holds_forwarded_packets_locked_or_not() {
+    let mut w = worker();
+    for dst in ["2001:db8:100:1::9", "2001:db8:100:2::9"] {
+        let packet = udp6(SENDER6, dst.parse().unwrap(), 64, 1300);
+        receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+        assert!(sent(&mut w, P1).is_empty(), "{dst}");
+        let back = sent(&mut w, P0);
+        assert_eq!(back.len(), 1, "{dst}");
+        let (kind, _, mtu, _) = icmp6(&back[0]);
+        assert_eq!((kind, u32::from_be_bytes(mtu)), (2, 1300), "{dst}");
+    }
+    // Within it, forwarded.
+    receive(
+        &mut w,
+        P0,
+        &frame6(&udp6(
+            SENDER6,
+            "2001:db8:100:1::9".parse().unwrap(),
+            64,
+            1252,
+        )),
+        0,
+    );
+    assert_eq!(sent(&mut w, P1).len(), 1);
+}
+
 /// `ip6_forward`: a link-local source may not leave its link: "beyond
 /// scope of source address" (`ICMPV6_NOT_NEIGHBOUR`).
 #[test]
@@ -185,4 +215,41 @@ fn a_neighbour_miss_is_punted() {
             Some("2001:db8:1::99".parse().unwrap())
         )
     );
+}
+
+/// The errors come from the address on the sender's side, for packet too
+/// big as for time exceeded, even where the output link's address would
+/// win the source selection for the output device. Kernel-checked (6.x,
+/// veth namespaces): sender fd00::9, router fd00::1 on its side and
+/// 2001:db8:1::1 towards the destination: `ping -t 1` and `ping -s 1400
+/// -M do` both get their error from fd00::1.
+#[test]
+fn errors_come_from_the_senders_side() {
+    let config_text = "link add p0 type ifb\nlink set p0 up\nlink set p0 mtu 9000\n\
+        addr add fd00::1/64 dev p0\nlink add p1 type ifb\nlink set p1 up\n\
+        link set p1 mtu 1400\naddr add 2001:db8:1::1/64 dev p1\n";
+    let (fib, _) =
+        fibre_fib::config::apply_str(&fibre_fib::Fib::new(), "ula.conf", config_text, false)
+            .unwrap();
+    let sender: Ipv6Addr = "fd00::9".parse().unwrap();
+    let mut n = neighbours();
+    n.insert(2, sender.into(), SENDER_MAC);
+    let mut w = fibre_fwd::Worker::new(fib, n, &ports(), config());
+    for packet in [udp6(sender, HOST6, 1, 20), udp6(sender, HOST6, 64, 1400)] {
+        receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+        let back = sent(&mut w, P0);
+        assert_eq!(back.len(), 1, "{:?}", w.counters());
+        assert_eq!(
+            fibre_fwd_test_src6(&back[0]),
+            "fd00::1".parse::<Ipv6Addr>().unwrap(),
+            "hop limit {}",
+            packet[7]
+        );
+    }
+}
+
+fn fibre_fwd_test_src6(frame: &[u8]) -> Ipv6Addr {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&frame[14 + 8..14 + 24]);
+    Ipv6Addr::from(a)
 }

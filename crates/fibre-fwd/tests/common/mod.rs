@@ -23,10 +23,13 @@ link set p1 mtu 1400
 addr add 10.1.0.1/24 dev p1
 addr add 2001:db8:1::1/64 dev p1
 route add 192.0.2.0/24 via 10.1.0.254
+route add 192.0.2.128/25 via 10.1.0.254 mtu 1300
 route add unreachable 198.51.100.0/24
 route add prohibit 203.0.113.0/24
 route add blackhole 198.18.0.0/15
 route add 2001:db8:100::/48 via 2001:db8:1::fe
+route add 2001:db8:100:1::/64 via 2001:db8:1::fe mtu 1300
+route add 2001:db8:100:2::/64 via 2001:db8:1::fe mtu lock 1300
 route add unreachable 2001:db8:200::/48
 route add prohibit 2001:db8:300::/48
 route add blackhole 2001:db8:400::/48
