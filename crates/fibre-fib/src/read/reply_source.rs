@@ -1,0 +1,106 @@
+//! The source of a message the router originates in answer to a packet
+//! (an ICMP error, an echo reply): `ip_route_output_key` with no source
+//! (`__ip_route_output_key`: the route's `prefsrc`, else `inet_select_addr`
+//! on the output device) and the IPv6 pieces `icmp6_send` asks for
+//! (`ipv6_chk_addr`, `rt6_get_prefsrc`). The same answers as
+//! [`Fib::route_get`]'s `src`, without building a [`RouteAnswer`](crate::RouteAnswer):
+//! nothing here allocates, so a forwarding worker may call it per packet.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::error::Errno;
+use crate::fib::Fib;
+use crate::read::lookup::Flow;
+use crate::types::*;
+
+/// `IPPROTO_ICMP` and `IPPROTO_ICMPV6`: the protocol of the flows looked up.
+const IPPROTO_ICMP: u8 = 1;
+const IPPROTO_ICMPV6: u8 = 58;
+
+impl Fib {
+    /// The source address `ip_route_output_key` picks for a locally
+    /// originated ICMP flow to `dst` with TOS `tos` and no source: the
+    /// destination itself when the route is local, else the route's
+    /// `prefsrc`, else `inet_select_addr` on the chosen path's device;
+    /// `Ok(None)` where that finds no address. `Err` is the lookup's error
+    /// (no route back: the kernel sends nothing).
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// for line in ["link add d0 type ifb", "link set d0 up", "addr add 10.0.0.1/24 dev d0",
+    ///              "route add 192.0.2.0/24 via 10.0.0.9 src 10.0.0.1"] {
+    ///     let words: Vec<String> = line.split(' ').map(String::from).collect();
+    ///     for c in config::parse_words(&words).unwrap() { fib.apply(&c).unwrap(); }
+    /// }
+    /// let to = |d: &str| fib.output_source_v4(d.parse().unwrap(), 0);
+    /// assert_eq!(to("10.0.0.7"), Ok(Some("10.0.0.1".parse().unwrap())));
+    /// assert_eq!(to("192.0.2.5"), Ok(Some("10.0.0.1".parse().unwrap())));
+    /// assert_eq!(to("198.51.100.1"), Err(Errno::NetUnreach));
+    /// ```
+    pub fn output_source_v4(&self, dst: Ipv4Addr, tos: u8) -> Result<Option<Ipv4Addr>, Errno> {
+        let as_v4 = |a: IpAddr| match a {
+            IpAddr::V4(a) => Some(a),
+            IpAddr::V6(_) => None,
+        };
+        let flow = Flow {
+            tos: tos & 0x1c,
+            proto: IPPROTO_ICMP,
+            ..Flow::output(IpAddr::V4(dst))
+        };
+        let res = self.fib_lookup(&flow)?;
+        if res.kind == RouteType::Local {
+            return Ok(Some(res.route.prefsrc.and_then(as_v4).unwrap_or(dst)));
+        }
+        let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+        let dev = nh.dev.ok_or(Errno::NetUnreach)?;
+        Ok(match res.route.prefsrc {
+            Some(p) => as_v4(p),
+            None => self
+                .select_addr_v4(dev, nh.gateway, res.route.scope)
+                .and_then(as_v4),
+        })
+    }
+
+    /// `ipv6_chk_addr(net, addr, dev, 0)`: `addr` is an address of `dev`,
+    /// or of any link when it is not link-local or loopback in scope.
+    pub fn is_own_address_v6(&self, addr: Ipv6Addr, dev: LinkIndex) -> bool {
+        let link_scoped = addr.is_loopback() || (addr.segments()[0] & 0xffc0) == 0xfe80;
+        if !link_scoped {
+            return self.is_local_address(&IpAddr::V6(addr));
+        }
+        self.addrs_of_v6(dev)
+            .iter()
+            .any(|a| a.local == IpAddr::V6(addr))
+    }
+
+    /// The IPv6 output route to `dst` for an ICMPv6 flow without a source:
+    /// its `prefsrc` (`rt6_get_prefsrc`, what `icmpv6_rt_has_prefsrc`
+    /// asks), and the source the output path would pick on its device
+    /// (`ip6_route_get_saddr`: that `prefsrc`, else the device's best
+    /// address for `dst`). `Err` is the lookup's error.
+    pub fn output_sources_v6(
+        &self,
+        dst: Ipv6Addr,
+    ) -> Result<(Option<Ipv6Addr>, Option<Ipv6Addr>), Errno> {
+        let as_v6 = |a: IpAddr| match a {
+            IpAddr::V6(a) => Some(a),
+            IpAddr::V4(_) => None,
+        };
+        let flow = Flow {
+            proto: IPPROTO_ICMPV6,
+            ..Flow::output(IpAddr::V6(dst))
+        }
+        .with_v6_output_dev();
+        let res = self.fib_lookup(&flow)?;
+        let prefsrc = res.route.prefsrc.and_then(as_v6);
+        let dev = if res.kind == RouteType::Local {
+            res.nexthop().and_then(|n| n.dev)
+        } else {
+            let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
+            Some(nh.dev.ok_or(Errno::NetUnreach)?)
+        };
+        let chosen = prefsrc.or_else(|| self.select_addr_v6(dev, &IpAddr::V6(dst)).and_then(as_v6));
+        Ok((prefsrc, chosen))
+    }
+}
