@@ -202,8 +202,9 @@ fn lab() -> Result<Lab, String> {
             mac(m)
         ));
     }
-    // The rate limit tests' senders, one source each, all at A.
-    for host in 20..=140 {
+    // The rate limit tests' senders (20-140) and the random route errors'
+    // (150-249), one source each, all at A.
+    for host in (20..=140).chain(150..=249) {
         text.push_str(&format!(
             "neigh add 10.77.1.{host} lladdr {} dev {} nud permanent\n",
             mac(MAC_A),
@@ -348,6 +349,15 @@ impl PacketSocket {
     /// The next incoming frame for this host, or `None` after the
     /// socket's short timeout.
     fn recv(&self) -> Option<Vec<u8>> {
+        self.recv_with(0)
+    }
+
+    /// [`PacketSocket::recv`] without waiting.
+    fn recv_now(&self) -> Option<Vec<u8>> {
+        self.recv_with(libc::MSG_DONTWAIT)
+    }
+
+    fn recv_with(&self, flags: i32) -> Option<Vec<u8>> {
         let mut buf = vec![0u8; 2048];
         loop {
             // SAFETY: sockaddr_ll is plain data; all-zero is a valid start.
@@ -360,7 +370,7 @@ impl PacketSocket {
                     self.fd.as_raw_fd(),
                     buf.as_mut_ptr().cast(),
                     buf.len(),
-                    0,
+                    flags,
                     (&raw mut addr).cast(),
                     &raw mut len,
                 )
@@ -490,7 +500,12 @@ fn udp(len: usize) -> Vec<u8> {
 }
 
 fn echo(kind: u8, len: usize) -> Vec<u8> {
-    let mut b = vec![kind, 0, 0, 0, 0x42, 0x42, 0, 9];
+    echo_seq(kind, len, 9)
+}
+
+fn echo_seq(kind: u8, len: usize, seq: u16) -> Vec<u8> {
+    let mut b = vec![kind, 0, 0, 0, 0x42, 0x42, 0, 0];
+    b[6..8].copy_from_slice(&seq.to_be_bytes());
     b.extend((8..len).map(|i| i as u8));
     b
 }
@@ -510,7 +525,7 @@ enum Expect {
 }
 
 struct Case {
-    name: &'static str,
+    name: String,
     packet: Vec<u8>,
     expect: Expect,
 }
@@ -525,124 +540,124 @@ fn cases() -> Vec<Case> {
     icmp6_error_inside.extend_from_slice(&v6(b6, a6, 1, 0, 17, &udp(8)));
     vec![
         Case {
-            name: "v4 udp ttl 1",
+            name: "v4 udp ttl 1".into(),
             packet: v4(a, b, 1, 0, 0, 17, &udp(40)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 udp ttl 0, tos 0xff, DF",
+            name: "v4 udp ttl 0, tos 0xff, DF".into(),
             packet: v4(a, b, 0, 0xff, 0x4000, 17, &udp(8)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 tos 0xb9 ttl 1",
+            name: "v4 tos 0xb9 ttl 1".into(),
             packet: v4(a, b, 1, 0xb9, 0, 17, &udp(100)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 ttl 1, 547 bytes",
+            name: "v4 ttl 1, 547 bytes".into(),
             packet: v4(a, b, 1, 0, 0, 17, &udp(527)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 ttl 1, 548 bytes",
+            name: "v4 ttl 1, 548 bytes".into(),
             packet: v4(a, b, 1, 0, 0, 17, &udp(528)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 ttl 1, 1400 bytes: quote cut at 576",
+            name: "v4 ttl 1, 1400 bytes: quote cut at 576".into(),
             packet: v4(a, b, 1, 0, 0, 17, &udp(1380)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 echo request ttl 1",
+            name: "v4 echo request ttl 1".into(),
             packet: v4(a, b, 1, 0, 0, 1, &echo(8, 64)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 first fragment ttl 1",
+            name: "v4 first fragment ttl 1".into(),
             packet: v4(a, b, 1, 0, 0x2000, 17, &udp(64)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 later fragment ttl 1",
+            name: "v4 later fragment ttl 1".into(),
             packet: v4(a, b, 1, 0, 0x2004, 17, &udp(64)),
             expect: Silent4(Some(Icmp4Error::TimeExceeded)),
         },
         Case {
-            name: "v4 icmp error ttl 1",
+            name: "v4 icmp error ttl 1".into(),
             packet: v4(a, b, 1, 0, 0, 1, &icmp_error_inside),
             expect: Silent4(Some(Icmp4Error::TimeExceeded)),
         },
         Case {
-            name: "v4 DF too big",
+            name: "v4 DF too big".into(),
             packet: v4(a, b, 64, 0x10, 0x4000, 17, &udp(1380)),
             expect: Error4(Icmp4Error::FragmentationNeeded { mtu: 1280 }),
         },
         Case {
-            name: "v4 unreachable route",
+            name: "v4 unreachable route".into(),
             packet: v4(a, "10.77.50.9", 64, 0, 0, 17, &udp(30)),
             expect: Error4(Icmp4Error::HostUnreachable),
         },
         Case {
-            name: "v4 prohibit route, ttl 1",
+            name: "v4 prohibit route, ttl 1".into(),
             packet: v4(a, "10.77.51.9", 1, 0, 0, 17, &udp(30)),
             expect: Error4(Icmp4Error::AdminProhibited),
         },
         Case {
-            name: "v4 no route",
+            name: "v4 no route".into(),
             packet: v4(a, "10.99.0.1", 64, 0, 0, 17, &udp(30)),
             expect: Error4(Icmp4Error::NetUnreachable),
         },
         Case {
-            name: "v4 blackhole route",
+            name: "v4 blackhole route".into(),
             packet: v4(a, "10.77.52.9", 64, 0, 0, 17, &udp(30)),
             expect: Silent4(Icmp4Error::for_route_error(Errno::Inval)),
         },
         Case {
-            name: "v4 closed port of R's far address",
+            name: "v4 closed port of R's far address".into(),
             packet: v4(a, "10.77.2.1", 64, 0, 0, 17, &udp(20)),
             expect: Error4(Icmp4Error::PortUnreachable),
         },
         Case {
-            name: "v4 unknown protocol to R",
+            name: "v4 unknown protocol to R".into(),
             packet: v4(a, "10.77.1.1", 64, 0, 0, 253, &[1, 2, 3, 4]),
             expect: Error4(Icmp4Error::ProtocolUnreachable),
         },
         Case {
-            name: "v4 ping R",
+            name: "v4 ping R".into(),
             packet: v4(a, "10.77.1.1", 64, 0, 0, 1, &echo(8, 64)),
             expect: Echo4,
         },
         Case {
-            name: "v4 ping R's far address, tos 0x2e",
+            name: "v4 ping R's far address, tos 0x2e".into(),
             packet: v4(a, "10.77.2.1", 64, 0x2e, 0x4000, 1, &echo(8, 200)),
             expect: Echo4,
         },
         Case {
-            name: "v4 redirect",
+            name: "v4 redirect".into(),
             packet: v4(a, "10.77.60.5", 64, 0, 0, 17, &udp(30)),
             expect: Error4Forwarded(Icmp4Error::Redirect {
                 gateway: "10.77.1.3".parse().unwrap(),
             }),
         },
         Case {
-            name: "v4 ttl 1 from behind a route with src",
+            name: "v4 ttl 1 from behind a route with src".into(),
             packet: v4("10.77.70.5", b, 1, 0, 0, 17, &udp(20)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 ttl 1 from behind a gateway",
+            name: "v4 ttl 1 from behind a gateway".into(),
             packet: v4("10.77.71.5", b, 1, 0, 0, 17, &udp(20)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 ttl 1 with a router alert option",
+            name: "v4 ttl 1 with a router alert option".into(),
             packet: v4_options(a, b, 1, &[148, 4, 0, 0], 17, &udp(20)),
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
-            name: "v4 ping R with a router alert option and NOPs",
+            name: "v4 ping R with a router alert option and NOPs".into(),
             packet: v4_options(
                 a,
                 "10.77.1.1",
@@ -654,92 +669,92 @@ fn cases() -> Vec<Case> {
             expect: Echo4,
         },
         Case {
-            name: "v4 ping R's secondary address",
+            name: "v4 ping R's secondary address".into(),
             packet: v4(a, "10.77.1.254", 64, 0, 0, 1, &echo(8, 40)),
             expect: Echo4,
         },
         Case {
-            name: "v4 closed port of R's secondary address",
+            name: "v4 closed port of R's secondary address".into(),
             packet: v4(a, "10.77.1.254", 64, 0, 0, 17, &udp(20)),
             expect: Error4(Icmp4Error::PortUnreachable),
         },
         Case {
-            name: "v6 hop limit 1 from behind a route with src",
+            name: "v6 hop limit 1 from behind a route with src".into(),
             packet: v6("fd77:70::5", b6, 1, 0, 17, &udp(20)),
             expect: Error6(Icmp6Error::TimeExceeded),
         },
         Case {
-            name: "v6 hop limit 1 from behind a gateway",
+            name: "v6 hop limit 1 from behind a gateway".into(),
             packet: v6("fd77:71::5", b6, 1, 0, 17, &udp(20)),
             expect: Error6(Icmp6Error::TimeExceeded),
         },
         Case {
-            name: "v6 udp hop limit 1",
+            name: "v6 udp hop limit 1".into(),
             packet: v6(a6, b6, 1, 0, 17, &udp(40)),
             expect: Error6(Icmp6Error::TimeExceeded),
         },
         Case {
-            name: "v6 hop limit 0, tclass 0xff",
+            name: "v6 hop limit 0, tclass 0xff".into(),
             packet: v6(a6, b6, 0, 0xff, 17, &udp(8)),
             expect: Error6(Icmp6Error::TimeExceeded),
         },
         Case {
-            name: "v6 hop limit 1, 1280 bytes",
+            name: "v6 hop limit 1, 1280 bytes".into(),
             packet: v6(a6, b6, 1, 0, 17, &udp(1232)),
             expect: Error6(Icmp6Error::TimeExceeded),
         },
         Case {
-            name: "v6 hop limit 1, 1400 bytes: quote cut at 1280",
+            name: "v6 hop limit 1, 1400 bytes: quote cut at 1280".into(),
             packet: v6(a6, b6, 1, 0, 17, &udp(1352)),
             expect: Error6(Icmp6Error::TimeExceeded),
         },
         Case {
-            name: "v6 echo request hop limit 1",
+            name: "v6 echo request hop limit 1".into(),
             packet: v6(a6, b6, 1, 0, 58, &echo(128, 64)),
             expect: Error6(Icmp6Error::TimeExceeded),
         },
         Case {
-            name: "v6 icmp error hop limit 1",
+            name: "v6 icmp error hop limit 1".into(),
             packet: v6(a6, b6, 1, 0, 58, &icmp6_error_inside),
             expect: Silent6(Some(Icmp6Error::TimeExceeded)),
         },
         Case {
-            name: "v6 too big",
+            name: "v6 too big".into(),
             packet: v6(a6, b6, 64, 0, 17, &udp(1300)),
             expect: Error6(Icmp6Error::PacketTooBig { mtu: 1280 }),
         },
         Case {
-            name: "v6 unreachable route",
+            name: "v6 unreachable route".into(),
             packet: v6(a6, "fd77:50::9", 64, 0, 17, &udp(30)),
             expect: Error6(Icmp6Error::NoRoute),
         },
         Case {
-            name: "v6 prohibit route",
+            name: "v6 prohibit route".into(),
             packet: v6(a6, "fd77:51::9", 64, 0, 17, &udp(30)),
             expect: Error6(Icmp6Error::AdminProhibited),
         },
         Case {
-            name: "v6 no route",
+            name: "v6 no route".into(),
             packet: v6(a6, "fd77:99::1", 64, 0, 17, &udp(30)),
             expect: Error6(Icmp6Error::NoRoute),
         },
         Case {
-            name: "v6 blackhole route",
+            name: "v6 blackhole route".into(),
             packet: v6(a6, "fd77:52::9", 64, 0, 17, &udp(30)),
             expect: Silent6(Icmp6Error::for_route_error(Errno::Inval)),
         },
         Case {
-            name: "v6 closed port of R's far address",
+            name: "v6 closed port of R's far address".into(),
             packet: v6(a6, "fd77:2::1", 64, 0, 17, &udp(20)),
             expect: Error6(Icmp6Error::PortUnreachable),
         },
         Case {
-            name: "v6 ping R, tclass 0xb9",
+            name: "v6 ping R, tclass 0xb9".into(),
             packet: v6(a6, "fd77:1::1", 64, 0xb9, 58, &echo(128, 64)),
             expect: Echo6,
         },
         Case {
-            name: "v6 ping R's far address",
+            name: "v6 ping R's far address".into(),
             packet: v6(a6, "fd77:2::1", 64, 0, 58, &echo(128, 300)),
             expect: Echo6,
         },
@@ -856,6 +871,287 @@ fn flood(
     (answers, times)
 }
 
+/// A small deterministic generator for the random cases (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// The tag a random case carries (IPv4: its identification; IPv6: the
+/// low 16 bits of its flow label; echo requests: also the sequence
+/// number), by which R's answers are matched to it.
+fn tag_of(index: usize) -> u16 {
+    0x8000 | index as u16
+}
+
+/// The tag of the case an answer of R belongs to.
+fn answer_tag(answer: &[u8]) -> Option<u16> {
+    let word = |b: &[u8], at: usize| Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]));
+    if answer[0] >> 4 == 4 {
+        let icmp = answer.get(20..)?;
+        match icmp.first()? {
+            0 => word(icmp, 6),
+            _ => word(icmp, 8 + 4),
+        }
+    } else {
+        let icmp = answer.get(40..)?;
+        match icmp.first()? {
+            129 => word(icmp, 6),
+            _ => word(icmp, 8 + 2),
+        }
+    }
+}
+
+/// `count` random cases from `seed`: TTL or hop limit 0-2 towards B with
+/// random sizes, TOS and protocols; every kind of route error; DF too big
+/// and packet too big; pings and closed ports of R's addresses. Route
+/// errors come from many IPv4 sources, as `ip_error` limits each to a
+/// burst of five.
+fn random_cases(seed: u64, count: usize) -> Vec<Case> {
+    let mut rng = Rng(seed | 1);
+    (0..count)
+        .map(|index| {
+            let tag = tag_of(index);
+            let ipv6 = rng.below(2) == 1;
+            let kind = rng.below(7);
+            let size = rng.below(1460) as usize;
+            let tos = *rng.pick(&[0u8, 0x10, 0x2e, 0xb9, 0xff, 0x03]);
+            let ttl = rng.below(3) as u8;
+            // Only expiring packets go to hosts other than B itself: R
+            // would try to resolve them, and answer "unreachable" seconds
+            // later.
+            let to_b = if ttl <= 1 { rng.below(250) + 2 } else { 2 };
+            let body = |rng: &mut Rng, protocol: u8, size: usize, ipv6: bool| match protocol {
+                1 | 58 => echo_seq(if ipv6 { 128 } else { 8 }, size.max(8), tag),
+                17 => udp(size.max(8)),
+                _ => (0..size).map(|_| rng.next() as u8).collect(),
+            };
+            let (name, packet, expect) = if !ipv6 {
+                let protocol = *rng.pick(&[17u8, 1, 6, 253]);
+                let source = format!("10.77.1.{}", 150 + rng.below(100));
+                match kind {
+                    0 | 1 => {
+                        let df = if rng.below(2) == 0 { 0x4000 } else { 0 };
+                        let first_fragment = if rng.below(8) == 0 { 0x2000 } else { 0 };
+                        let b = body(&mut rng, protocol, size, false);
+                        let p = v4(
+                            "10.77.1.2",
+                            &format!("10.77.2.{to_b}"),
+                            ttl,
+                            tos,
+                            df | first_fragment,
+                            protocol,
+                            &b,
+                        );
+                        let expect = if ttl <= 1 {
+                            Expect::Error4(Icmp4Error::TimeExceeded)
+                        } else if p.len() > 1280 && df != 0 {
+                            Expect::Error4(Icmp4Error::FragmentationNeeded { mtu: 1280 })
+                        } else {
+                            Expect::Silent4(None)
+                        };
+                        ("v4 towards B", p, expect)
+                    }
+                    2 => {
+                        let (net, errno) = *rng.pick(&[
+                            (50, Errno::HostUnreach),
+                            (51, Errno::Acces),
+                            (52, Errno::Inval),
+                        ]);
+                        let b = body(&mut rng, protocol, size, false);
+                        let p = v4(
+                            &source,
+                            &format!("10.77.{net}.{to_b}"),
+                            ttl.max(1),
+                            tos,
+                            0,
+                            protocol,
+                            &b,
+                        );
+                        let expect = match Icmp4Error::for_route_error(errno) {
+                            Some(e) => Expect::Error4(e),
+                            None => Expect::Silent4(None),
+                        };
+                        ("v4 route error", p, expect)
+                    }
+                    3 => {
+                        let b = body(&mut rng, protocol, size, false);
+                        (
+                            "v4 no route",
+                            v4(
+                                &source,
+                                &format!("10.{}.0.1", 100 + rng.below(100)),
+                                64,
+                                tos,
+                                0,
+                                protocol,
+                                &b,
+                            ),
+                            Expect::Error4(Icmp4Error::NetUnreachable),
+                        )
+                    }
+                    4 | 5 => {
+                        let dst = *rng.pick(&["10.77.1.1", "10.77.2.1", "10.77.1.254"]);
+                        let b = echo_seq(8, size.clamp(8, 1400), tag);
+                        (
+                            "v4 ping R",
+                            v4("10.77.1.2", dst, ttl, tos, 0, 1, &b),
+                            Expect::Echo4,
+                        )
+                    }
+                    _ => {
+                        let dst = *rng.pick(&["10.77.1.1", "10.77.2.1"]);
+                        (
+                            "v4 closed port",
+                            v4("10.77.1.2", dst, 64, tos, 0, 17, &udp(size.max(8))),
+                            Expect::Error4(Icmp4Error::PortUnreachable),
+                        )
+                    }
+                }
+            } else {
+                let protocol = *rng.pick(&[17u8, 58, 6, 253]);
+                match kind {
+                    0 | 1 => {
+                        let b = body(&mut rng, protocol, size, true);
+                        let p = v6(
+                            "fd77:1::2",
+                            &format!("fd77:2::{to_b:x}"),
+                            ttl,
+                            tos,
+                            protocol,
+                            &b,
+                        );
+                        let expect = if ttl <= 1 {
+                            Expect::Error6(Icmp6Error::TimeExceeded)
+                        } else if p.len() > 1280 {
+                            Expect::Error6(Icmp6Error::PacketTooBig { mtu: 1280 })
+                        } else {
+                            Expect::Silent6(None)
+                        };
+                        ("v6 towards B", p, expect)
+                    }
+                    2 | 3 => {
+                        let (net, errno) = *rng.pick(&[
+                            (0x50, Errno::HostUnreach),
+                            (0x51, Errno::Acces),
+                            (0x52, Errno::Inval),
+                            (0x99, Errno::NetUnreach),
+                        ]);
+                        let b = body(&mut rng, protocol, size, true);
+                        let p = v6(
+                            "fd77:1::2",
+                            &format!("fd77:{net:x}::{to_b:x}"),
+                            ttl.max(1),
+                            tos,
+                            protocol,
+                            &b,
+                        );
+                        let expect = match Icmp6Error::for_route_error(errno) {
+                            Some(e) => Expect::Error6(e),
+                            None => Expect::Silent6(None),
+                        };
+                        ("v6 route error", p, expect)
+                    }
+                    4 | 5 => {
+                        let dst = *rng.pick(&["fd77:1::1", "fd77:2::1"]);
+                        let b = echo_seq(128, size.clamp(8, 1400), tag);
+                        (
+                            "v6 ping R",
+                            v6("fd77:1::2", dst, ttl.max(1), tos, 58, &b),
+                            Expect::Echo6,
+                        )
+                    }
+                    _ => {
+                        let dst = *rng.pick(&["fd77:1::1", "fd77:2::1"]);
+                        (
+                            "v6 closed port",
+                            v6("fd77:1::2", dst, 64, tos, 17, &udp(size.max(8))),
+                            Expect::Error6(Icmp6Error::PortUnreachable),
+                        )
+                    }
+                }
+            };
+            let mut packet = packet;
+            if packet[0] >> 4 == 4 {
+                packet[4..6].copy_from_slice(&tag.to_be_bytes());
+                packet[10..12].fill(0);
+                let sum = checksum::checksum(&packet[..20]);
+                packet[10..12].copy_from_slice(&sum.to_be_bytes());
+            } else {
+                packet[2..4].copy_from_slice(&tag.to_be_bytes());
+            }
+            Case {
+                name: format!(
+                    "random {index} ({name}, {} bytes, seed {seed:#x})",
+                    packet.len()
+                ),
+                packet,
+                expect,
+            }
+        })
+        .collect()
+}
+
+/// Sends the random cases' frames `gap` apart and sorts R's answers to
+/// them by their tags; also gives each frame's send time (nanoseconds
+/// since the first).
+fn paced_exchange(
+    sock: &PacketSocket,
+    packets: &[Vec<u8>],
+    gap: Duration,
+) -> (Vec<Vec<Vec<u8>>>, Vec<u64>) {
+    while sock.recv().is_some() {}
+    let mut answers = vec![Vec::new(); packets.len()];
+    let mut times = Vec::with_capacity(packets.len());
+    let start = Instant::now();
+    let take = |f: Vec<u8>, answers: &mut Vec<Vec<Vec<u8>>>| {
+        // B's own answers to what R forwarded come back through R.
+        let from_b = |ip: &[u8]| {
+            ip.get(12..16) == Some(&[10, 77, 2, 2][..])
+                || ip.get(8..24) == Some(&"fd77:2::2".parse::<Ipv6Addr>().unwrap().octets()[..])
+        };
+        if let Some(ip) = icmp_packet(&f).filter(|ip| !from_b(ip)) {
+            let index = answer_tag(ip)
+                .filter(|t| t & 0x8000 != 0)
+                .map(|t| usize::from(t & 0x7fff));
+            if let Some(slot) = index.and_then(|i| answers.get_mut(i)) {
+                slot.push(ip.to_vec());
+            }
+        }
+    };
+    for p in packets {
+        times.push(start.elapsed().as_nanos() as u64);
+        sock.send(&frame(p)).expect("send a frame from A");
+        let next = Instant::now() + gap;
+        while Instant::now() < next {
+            if let Some(f) = sock.recv_now() {
+                take(f, &mut answers);
+            }
+        }
+    }
+    let deadline = Instant::now() + Duration::from_millis(200);
+    while Instant::now() < deadline {
+        if let Some(f) = sock.recv() {
+            take(f, &mut answers);
+        }
+    }
+    (answers, times)
+}
+
 #[test]
 fn fibres_icmp_messages_are_the_kernels() {
     let lab = match lab() {
@@ -866,12 +1162,20 @@ fn fibres_icmp_messages_are_the_kernels() {
     let in_link = fib.link_by_name(&lab.r0).unwrap().index;
     let cases = cases();
     let packets: Vec<Vec<u8>> = cases.iter().map(|c| c.packet.clone()).collect();
+    let seed = fibre_testkit::env_number("FIBRE_ICMP_SEED", 0x1c3f_0013);
+    let random = random_cases(
+        seed,
+        fibre_testkit::env_number("FIBRE_ICMP_CASES", 2000) as usize,
+    );
+    let random_packets: Vec<Vec<u8>> = random.iter().map(|c| c.packet.clone()).collect();
     let (ns, dev) = (lab.a.clone(), lab.a0.clone());
     let r = lab.r.clone();
     let report = std::thread::spawn(move || -> Result<_, String> {
         let sock =
             PacketSocket::open_in(&ns, &dev).map_err(|e| format!("AF_PACKET in {ns}: {e}"))?;
         let answers = exchange(&sock, &packets, Duration::from_millis(60));
+        let (random_answers, random_times) =
+            paced_exchange(&sock, &random_packets, Duration::from_micros(150));
         // The limits at the kernel's defaults.
         for setting in [
             "net.ipv4.icmp_ratemask=6168",
@@ -903,18 +1207,48 @@ fn fibres_icmp_messages_are_the_kernels() {
             flood(&sock, &te6, settle, origin),
             flood(&sock, &global, settle, origin),
         ];
-        Ok((answers, floods))
+        Ok((answers, (random_answers, random_times), floods))
     })
     .join()
     .expect("the socket thread");
-    let (answers, floods) = match report {
+    let (answers, (random_answers, random_times), floods) = match report {
         Ok(r) => r,
         Err(why) => panic!("{TEST}: {why}"),
     };
 
     let mut differences = Vec::new();
-    for (case, kernel) in cases.iter().zip(&answers) {
-        let ours = fibre_answer(&fib, in_link, case);
+    // While the cases run, R's masks limit nothing, so only `ip_error`'s
+    // own per-source bucket stops route errors: the random cases' many
+    // route errors pass through it at the times they were sent.
+    let mut case_limiter = RateLimiter::new(RateLimitSettings {
+        icmp_ratemask: 0,
+        icmpv6_ratemask: [0, 0, 0, 1 << 63],
+        ..RateLimitSettings::default()
+    });
+    let fixed_times = vec![None; cases.len()];
+    let times = fixed_times
+        .into_iter()
+        .chain(random_times.iter().map(|t| Some(*t)));
+    let all = cases.iter().chain(&random);
+    let answered = answers.iter().chain(&random_answers);
+    for ((case, kernel), sent_at) in all.zip(answered).zip(times) {
+        let limited = match (&case.expect, sent_at) {
+            (Expect::Error4(e), Some(t)) => {
+                let sender = Ipv4Addr::new(
+                    case.packet[12],
+                    case.packet[13],
+                    case.packet[14],
+                    case.packet[15],
+                );
+                !case_limiter.allow_error_v4(t, sender, e)
+            }
+            _ => false,
+        };
+        let ours = if limited {
+            None
+        } else {
+            fibre_answer(&fib, in_link, case)
+        };
         match (kernel.as_slice(), ours) {
             ([], None) => {}
             ([k], Some(o)) if masked(k) == masked(&o) => {}
@@ -1001,8 +1335,9 @@ fn fibres_icmp_messages_are_the_kernels() {
         ));
     }
     eprintln!(
-        "{TEST}: {} cases; floods: kernel {:?} over {:?} us, global bucket kernel {kernel} fibre {model}",
+        "{TEST}: {} cases and {} random ones (seed {seed:#x}); floods: kernel {:?} over {:?} us, global bucket kernel {kernel} fibre {model}",
         cases.len(),
+        random.len(),
         floods.iter().map(|f| f.0).collect::<Vec<_>>(),
         floods.iter().map(|f| f.1.last().copied().unwrap_or(0) / 1000).collect::<Vec<_>>()
     );
