@@ -139,6 +139,14 @@ fn lab() -> Result<Lab, String> {
         .map_err(|e| format!("cannot create network namespaces: {e}"))?;
     run(&["ip", "netns", "add", &lab.r])?;
     run(&["ip", "netns", "add", &lab.b])?;
+    // R's link-local addresses usable at once: no duplicate address
+    // detection on the links made below.
+    for setting in [
+        "net.ipv6.conf.all.accept_dad=0",
+        "net.ipv6.conf.default.accept_dad=0",
+    ] {
+        run(&["ip", "netns", "exec", &lab.r, "sysctl", "-q", "-w", setting])?;
+    }
     let b0 = format!("{tag}b0");
     let (a, r, b) = (lab.a.as_str(), lab.r.as_str(), lab.b.as_str());
     run(&[
@@ -196,6 +204,7 @@ fn lab() -> Result<Lab, String> {
         ("10.77.2.2", &lab.r1, MAC_B),
         ("fd77:1::2", &lab.r0, MAC_A),
         ("fd77:2::2", &lab.r1, MAC_B),
+        ("fe80::2", &lab.r0, MAC_A),
     ] {
         text.push_str(&format!(
             "neigh add {addr} lladdr {} dev {dev} nud permanent\n",
@@ -234,10 +243,12 @@ fn lab() -> Result<Lab, String> {
     Ok(lab)
 }
 
-/// fibre's FIB with R's configuration (links as ifb).
+/// fibre's FIB with R's configuration (links as ifb), and the link-local
+/// addresses the kernel gave R's links from their MACs (EUI-64).
 fn router_fib(lab: &Lab) -> Fib {
     let text = format!(
-        "link add {r0} type ifb\nlink set {r0} up\nlink add {r1} type ifb\nlink set {r1} up\n{}",
+        "link add {r0} type ifb\nlink set {r0} up\nlink add {r1} type ifb\nlink set {r1} up\n\
+         addr add fe80::77ff:fe00:101/64 dev {r0} nodad\naddr add fe80::77ff:fe00:201/64 dev {r1} nodad\n{}",
         router_config(lab),
         r0 = lab.r0,
         r1 = lab.r1
@@ -687,6 +698,47 @@ fn cases() -> Vec<Case> {
             name: "v6 hop limit 1 from behind a gateway".into(),
             packet: v6("fd77:71::5", b6, 1, 0, 17, &udp(20)),
             expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
+            name: "v6 from a link-local source".into(),
+            packet: v6("fe80::2", b6, 64, 0, 17, &udp(20)),
+            expect: Error6(Icmp6Error::BeyondScope),
+        },
+        Case {
+            name: "v6 hop limit 1 behind hop-by-hop options".into(),
+            packet: v6(
+                a6,
+                b6,
+                1,
+                0,
+                0,
+                &[&[17u8, 0, 1, 4, 0, 0, 0, 0][..], &udp(20)].concat(),
+            ),
+            expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
+            name: "v6 later fragment hop limit 1".into(),
+            packet: v6(
+                a6,
+                b6,
+                1,
+                0,
+                44,
+                &[&[17u8, 0, 0, 0x08, 0, 0, 0, 7][..], &[0x55; 32]].concat(),
+            ),
+            expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
+            name: "v6 first fragment of an icmp error, hop limit 1".into(),
+            packet: v6(
+                a6,
+                b6,
+                1,
+                0,
+                44,
+                &[&[58u8, 0, 0, 0x01, 0, 0, 0, 8][..], &icmp6_error_inside].concat(),
+            ),
+            expect: Silent6(Some(Icmp6Error::TimeExceeded)),
         },
         Case {
             name: "v6 udp hop limit 1".into(),
