@@ -34,8 +34,9 @@ use std::time::{Duration, Instant};
 use fibre_base::{Ipv4, Ipv6};
 use fibre_fib::{config, Errno, Fib};
 use fibre_fwd::icmp::{
-    error_source_v4, error_source_v6, write_echo_reply_v4, write_echo_reply_v6, write_error_v4,
-    write_error_v6, Icmp4Error, Icmp6Error, RateLimitSettings, RateLimiter,
+    error_source_v4, error_source_v6, record_route_on_input, write_echo_reply_v4,
+    write_echo_reply_v6, write_error_v4, write_error_v6, Icmp4Error, Icmp6Error, RateLimitSettings,
+    RateLimiter,
 };
 use fibre_net::checksum;
 
@@ -741,6 +742,54 @@ fn cases() -> Vec<Case> {
             expect: Silent6(Some(Icmp6Error::TimeExceeded)),
         },
         Case {
+            name: "v4 ttl 1 with a record route".into(),
+            packet: v4_options(
+                a,
+                b,
+                1,
+                &[1, 7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0],
+                17,
+                &udp(20),
+            ),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 ttl 1 with a full record route and a router alert".into(),
+            packet: v4_options(
+                a,
+                b,
+                1,
+                &[7, 7, 8, 1, 2, 3, 4, 1, 148, 4, 0, 0],
+                17,
+                &udp(600),
+            ),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 unreachable route with a record route".into(),
+            packet: v4_options(
+                a,
+                "10.77.50.3",
+                64,
+                &[7, 15, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+                17,
+                &udp(600),
+            ),
+            expect: Error4(Icmp4Error::HostUnreachable),
+        },
+        Case {
+            name: "v4 ping R's far address with a record route".into(),
+            packet: v4_options(
+                a,
+                "10.77.2.1",
+                64,
+                &[1, 7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0],
+                1,
+                &echo(8, 16),
+            ),
+            expect: Echo4,
+        },
+        Case {
             name: "v6 udp hop limit 1".into(),
             packet: v6(a6, b6, 1, 0, 17, &udp(40)),
             expect: Error6(Icmp6Error::TimeExceeded),
@@ -813,10 +862,39 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// The IPv4 packet as R holds it once its input path compiled the
+/// options: a record route has R's `spec_dst` (the destination if it is
+/// R's, else the source of R's route back to the sender).
+fn as_received(fib: &Fib, packet: &[u8]) -> Vec<u8> {
+    let mut held = packet.to_vec();
+    if packet[0] >> 4 == 4 {
+        let addr =
+            |at: usize| Ipv4Addr::new(packet[at], packet[at + 1], packet[at + 2], packet[at + 3]);
+        let dst = addr(16);
+        let to_dst = fibre_fib::FlowKeyV4 {
+            dst: u32::from(dst),
+            ..Default::default()
+        };
+        let local = fib
+            .lookup_output_v4(&to_dst)
+            .is_ok_and(|f| f.kind == fibre_fib::RouteType::Local);
+        let spec_dst = if local {
+            Some(dst)
+        } else {
+            fib.output_source_v4(addr(12), packet[1]).ok().flatten()
+        };
+        if let Some(spec_dst) = spec_dst {
+            record_route_on_input(&mut held, spec_dst);
+        }
+    }
+    held
+}
+
 /// fibre's message for a case, or `None` where it sends none.
 fn fibre_answer(fib: &Fib, in_link: u32, case: &Case) -> Option<Vec<u8>> {
     let mut out = vec![0u8; 2048];
-    let p = &case.packet;
+    let held = as_received(fib, &case.packet);
+    let p = &held;
     let written = match case.expect {
         Expect::Error4(e) => {
             let source = error_source_v4(fib, p)?;
@@ -850,8 +928,9 @@ fn fibre_answer(fib: &Fib, in_link: u32, case: &Case) -> Option<Vec<u8>> {
 fn masked(packet: &[u8]) -> Vec<u8> {
     let mut p = packet.to_vec();
     if p[0] >> 4 == 4 {
+        let header_len = usize::from(p[0] & 0x0f) * 4;
         assert_eq!(
-            checksum::sum(&p[..20]),
+            checksum::sum(&p[..header_len]),
             0xffff,
             "IPv4 header checksum of {p:02x?}"
         );

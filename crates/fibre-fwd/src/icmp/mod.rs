@@ -34,19 +34,22 @@
 //!
 //! # Not modelled
 //!
-//! IPv4 options that the kernel echoes in its replies (record route,
-//! timestamp, source routes, CIPSO) are refused with
-//! [`Unsent::OptionsNotModelled`] rather than answered differently.
+//! Of the IPv4 options the kernel echoes in its replies, record route is
+//! (see [`record_route_on_input`] for the input path's part); timestamps,
+//! source routes and CIPSO are refused with [`Unsent::OptionsNotModelled`]
+//! rather than answered differently.
 //! IPv6 redirects are neighbour discovery messages (`ndisc_send_redirect`)
 //! and are not written here.
 
 mod kinds;
+mod options;
 mod ratelimit;
 mod source;
 mod v4;
 mod v6;
 
 pub use kinds::{Icmp4Error, Icmp6Error, Unsent};
+pub use options::record_route_on_input;
 pub use ratelimit::{RateLimitSettings, RateLimiter, WAYS};
 pub use source::{error_source_v4, error_source_v6, INADDR_DUMMY};
 pub use v4::{
