@@ -790,6 +790,56 @@ fn cases() -> Vec<Case> {
             expect: Echo4,
         },
         Case {
+            name: "v6 unknown next header to R".into(),
+            packet: v6(a6, "fd77:1::1", 64, 0, 253, &[1, 2, 3, 4, 5, 6, 7, 8]),
+            expect: Error6(Icmp6Error::ParameterProblem {
+                code: 1,
+                pointer: 6,
+            }),
+        },
+        Case {
+            name: "v6 hop-by-hop option that must be answered, forwarded".into(),
+            packet: v6(
+                a6,
+                b6,
+                64,
+                0,
+                0,
+                &[&[17u8, 0, 0x80, 1, 0, 1, 1, 0][..], &udp(20)].concat(),
+            ),
+            expect: Error6(Icmp6Error::ParameterProblem {
+                code: 2,
+                pointer: 42,
+            }),
+        },
+        Case {
+            name: "v6 hop-by-hop option that must be answered, to all nodes".into(),
+            packet: v6(
+                a6,
+                "ff02::1",
+                64,
+                0,
+                0,
+                &[&[17u8, 0, 0x80, 1, 0, 1, 1, 0][..], &udp(20)].concat(),
+            ),
+            expect: Error6(Icmp6Error::ParameterProblem {
+                code: 2,
+                pointer: 42,
+            }),
+        },
+        Case {
+            name: "v6 hop-by-hop option to skip, hop limit 1".into(),
+            packet: v6(
+                a6,
+                b6,
+                1,
+                0,
+                0,
+                &[&[17u8, 0, 0x1e, 1, 0, 1, 1, 0][..], &udp(20)].concat(),
+            ),
+            expect: Error6(Icmp6Error::TimeExceeded),
+        },
+        Case {
             name: "v6 udp hop limit 1".into(),
             packet: v6(a6, b6, 1, 0, 17, &udp(40)),
             expect: Error6(Icmp6Error::TimeExceeded),
