@@ -34,9 +34,9 @@ use std::time::{Duration, Instant};
 use fibre_base::{Ipv4, Ipv6};
 use fibre_fib::{config, Errno, Fib};
 use fibre_fwd::icmp::{
-    error_source_v4, error_source_v6, record_route_on_input, write_echo_reply_v4,
-    write_echo_reply_v6, write_error_v4, write_error_v6, Icmp4Error, Icmp6Error, RateLimitSettings,
-    RateLimiter,
+    error_route_v4, error_source_v6, record_route_on_input, write_echo_reply_v4,
+    write_echo_reply_v6, write_error_v4, write_error_v4_mtu, write_error_v6, Icmp4Error,
+    Icmp6Error, RateLimitSettings, RateLimiter,
 };
 use fibre_net::checksum;
 
@@ -67,6 +67,7 @@ route add blackhole fd77:52::/64
 addr add 10.77.1.254/24 dev R0
 route add 10.77.70.0/24 via 10.77.1.2 src 10.77.2.1
 route add 10.77.71.0/24 via 10.77.1.2
+route add 10.77.72.0/24 via 10.77.1.2 mtu 300
 route add fd77:70::/64 via fd77:1::2 src fd77:2::1
 route add fd77:71::/64 via fd77:1::2
 ";
@@ -664,6 +665,16 @@ fn cases() -> Vec<Case> {
             expect: Error4(Icmp4Error::TimeExceeded),
         },
         Case {
+            name: "v4 ttl 1, 1000 bytes, from behind a route of MTU 300".into(),
+            packet: v4("10.77.72.5", b, 1, 0, 0, 17, &udp(980)),
+            expect: Error4(Icmp4Error::TimeExceeded),
+        },
+        Case {
+            name: "v4 ping R, from behind a route of MTU 300".into(),
+            packet: v4("10.77.72.5", "10.77.1.1", 64, 0, 0, 1, &echo(8, 100)),
+            expect: Echo4,
+        },
+        Case {
             name: "v4 ttl 1 with a router alert option".into(),
             packet: v4_options(a, b, 1, &[148, 4, 0, 0], 17, &udp(20)),
             expect: Error4(Icmp4Error::TimeExceeded),
@@ -947,15 +958,15 @@ fn fibre_answer(fib: &Fib, in_link: u32, case: &Case) -> Option<Vec<u8>> {
     let p = &held;
     let written = match case.expect {
         Expect::Error4(e) => {
-            let source = error_source_v4(fib, p)?;
-            write_error_v4(p, e, source, &mut out)
+            let back = error_route_v4(fib, p)?;
+            write_error_v4_mtu(p, e, back.source, back.mtu, &mut out)
         }
         Expect::Error4Forwarded(e) => {
             let mut forwarded = p.clone();
             let mut view = fibre_net::ipv4::Packet::new_checked(&mut forwarded[..]).unwrap();
             view.decrement_ttl()?;
-            let source = error_source_v4(fib, &forwarded)?;
-            write_error_v4(&forwarded, e, source, &mut out)
+            let back = error_route_v4(fib, &forwarded)?;
+            write_error_v4_mtu(&forwarded, e, back.source, back.mtu, &mut out)
         }
         Expect::Echo4 => write_echo_reply_v4(p, &mut out),
         Expect::Error6(e) => {

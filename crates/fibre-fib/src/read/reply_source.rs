@@ -17,6 +17,18 @@ use crate::types::*;
 const IPPROTO_ICMP: u8 = 1;
 const IPPROTO_ICMPV6: u8 = 58;
 
+/// The MTU of `lo`.
+const LOOPBACK_MTU: u32 = 65_536;
+
+/// The route a reply leaves by: the source it picks and its MTU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyRoute<A> {
+    /// The source address chosen, if any.
+    pub source: Option<A>,
+    /// The route's MTU (`dst_mtu`).
+    pub mtu: u32,
+}
+
 impl Fib {
     /// The source address `ip_route_output_key` picks for a locally
     /// originated ICMP flow to `dst` with TOS `tos` and no source: the
@@ -39,6 +51,26 @@ impl Fib {
     /// assert_eq!(to("198.51.100.1"), Err(Errno::NetUnreach));
     /// ```
     pub fn output_source_v4(&self, dst: Ipv4Addr, tos: u8) -> Result<Option<Ipv4Addr>, Errno> {
+        self.reply_route_v4(dst, tos).map(|r| r.source)
+    }
+
+    /// [`Fib::output_source_v4`] with the MTU of the route found
+    /// (`ipv4_mtu`: the route's `mtu` metric, else its device's; a locked
+    /// metric on a route through a gateway at most 576), which bounds how
+    /// much of a packet an ICMP error quotes (`icmp_send`'s `room`).
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// for line in ["link add d0 type ifb", "link set d0 up", "addr add 10.0.0.1/24 dev d0",
+    ///              "route add 192.0.2.0/24 via 10.0.0.9 mtu 300"] {
+    ///     let words: Vec<String> = line.split(' ').map(String::from).collect();
+    ///     for c in config::parse_words(&words).unwrap() { fib.apply(&c).unwrap(); }
+    /// }
+    /// assert_eq!(fib.reply_route_v4("192.0.2.5".parse().unwrap(), 0).unwrap().mtu, 300);
+    /// assert_eq!(fib.reply_route_v4("10.0.0.5".parse().unwrap(), 0).unwrap().mtu, 1500);
+    /// ```
+    pub fn reply_route_v4(&self, dst: Ipv4Addr, tos: u8) -> Result<ReplyRoute<Ipv4Addr>, Errno> {
         let as_v4 = |a: IpAddr| match a {
             IpAddr::V4(a) => Some(a),
             IpAddr::V6(_) => None,
@@ -49,17 +81,27 @@ impl Fib {
             ..Flow::output(IpAddr::V4(dst))
         };
         let res = self.fib_lookup(&flow)?;
+        let route = res.route;
         if res.kind == RouteType::Local {
-            return Ok(Some(res.route.prefsrc.and_then(as_v4).unwrap_or(dst)));
+            return Ok(ReplyRoute {
+                source: Some(route.prefsrc.and_then(as_v4).unwrap_or(dst)),
+                mtu: route.mtu.unwrap_or(LOOPBACK_MTU),
+            });
         }
         let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
         let dev = nh.dev.ok_or(Errno::NetUnreach)?;
-        Ok(match res.route.prefsrc {
+        let source = match route.prefsrc {
             Some(p) => as_v4(p),
             None => self
-                .select_addr_v4(dev, nh.gateway, res.route.scope)
+                .select_addr_v4(dev, nh.gateway, route.scope)
                 .and_then(as_v4),
-        })
+        };
+        let dev_mtu = self.links.get(&dev).map_or(0, |l| l.mtu);
+        let mut mtu = route.mtu.unwrap_or(dev_mtu);
+        if route.mtu_lock && self.used_gateway_v4(route, nh).is_some() {
+            mtu = mtu.min(576);
+        }
+        Ok(ReplyRoute { source, mtu })
     }
 
     /// `ipv6_chk_addr(net, addr, dev, 0)`: `addr` is an address of `dev`,

@@ -8,7 +8,8 @@
 //! * [`write_echo_reply_v4`] / [`write_echo_reply_v6`]: `icmp_echo` and
 //!   `icmpv6_echo_reply`;
 //! * [`error_source_v4`] / [`error_source_v6`]: the source the kernel
-//!   picks for an error, from the FIB's answers;
+//!   picks for an error, from the FIB's answers ([`error_route_v4`] also
+//!   gives the MTU of the route back, which bounds an IPv4 quote);
 //! * [`RateLimiter`]: `icmp_global_allow`, `inet_peer_xrlim_allow`, the
 //!   type masks, `ip_error`'s and `ip_rt_send_redirect`'s limits.
 //!
@@ -51,7 +52,7 @@ mod v6;
 pub use kinds::{Icmp4Error, Icmp6Error, Unsent};
 pub use options::record_route_on_input;
 pub use ratelimit::{RateLimitSettings, RateLimiter, WAYS};
-pub use source::{error_source_v4, error_source_v6, INADDR_DUMMY};
+pub use source::{error_route_v4, error_source_v4, error_source_v6, ErrorRoute, INADDR_DUMMY};
 pub use v4::{
     write_echo_reply_v4, write_error_v4, write_error_v4_mtu, MAX_ERROR_LEN as MAX_ERROR_LEN_V4,
     REPLY_TTL,

@@ -9,33 +9,53 @@ use fibre_fib::{Fib, FlowKeyV4, LinkIndex, RouteType};
 /// route back yields none.
 pub const INADDR_DUMMY: Ipv4Addr = Ipv4Addr::new(192, 0, 0, 8);
 
-/// The source of the ICMPv4 error `icmp_send` sends for `offending` (the
-/// IPv4 packet, from its header): its destination if that is one of the
-/// router's addresses (the input route is local, `RTCF_LOCAL`), else,
-/// with `icmp_errors_use_inbound_ifaddr` at its default 0, the source the
-/// output route back to the sender picks (`icmp_route_lookup`:
-/// `ip_route_output_key_hash` with no source and the error's TOS,
-/// [`Fib::output_source_v4`], what `ip route get SENDER` shows as `src`),
-/// or [`INADDR_DUMMY`] where that has none. `None` where there is no
-/// route back: the kernel sends nothing.
-pub fn error_source_v4(fib: &Fib, offending: &[u8]) -> Option<Ipv4Addr> {
+/// What an ICMPv4 error takes from the route back to the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorRoute {
+    /// The error's source address.
+    pub source: Ipv4Addr,
+    /// The route's MTU, which bounds the quote
+    /// ([`write_error_v4_mtu`](super::write_error_v4_mtu)).
+    pub mtu: usize,
+}
+
+/// The route of the ICMPv4 error `icmp_send` sends for `offending` (the
+/// IPv4 packet, from its header): `icmp_route_lookup` looks up the route
+/// back to the sender with the error's TOS. The source is the offending
+/// packet's destination if that is one of the router's addresses (the
+/// input route is local, `RTCF_LOCAL`), else, with
+/// `icmp_errors_use_inbound_ifaddr` at its default 0, the one that route
+/// picks ([`Fib::reply_route_v4`], what `ip route get SENDER` shows as
+/// `src`), or [`INADDR_DUMMY`] where it has none. `None` where there is
+/// no route back: the kernel sends nothing.
+pub fn error_route_v4(fib: &Fib, offending: &[u8]) -> Option<ErrorRoute> {
     let header = offending.get(..20)?;
     let addr =
         |at: usize| Ipv4Addr::new(header[at], header[at + 1], header[at + 2], header[at + 3]);
     let (src, dst) = (addr(12), addr(16));
+    let tos = (header[1] & 0x1e) | 0xc0;
+    let back = fib.reply_route_v4(src, tos).ok()?;
     let to_dst = FlowKeyV4 {
         dst: u32::from(dst),
         ..FlowKeyV4::default()
     };
-    if fib
+    let local = fib
         .lookup_output_v4(&to_dst)
-        .is_ok_and(|f| f.kind == RouteType::Local)
-    {
-        return Some(dst);
-    }
-    let tos = (header[1] & 0x1e) | 0xc0;
-    let chosen = fib.output_source_v4(src, tos).ok()?;
-    Some(chosen.unwrap_or(INADDR_DUMMY))
+        .is_ok_and(|f| f.kind == RouteType::Local);
+    let source = if local {
+        dst
+    } else {
+        back.source.unwrap_or(INADDR_DUMMY)
+    };
+    Some(ErrorRoute {
+        source,
+        mtu: back.mtu as usize,
+    })
+}
+
+/// The source of [`error_route_v4`].
+pub fn error_source_v4(fib: &Fib, offending: &[u8]) -> Option<Ipv4Addr> {
+    error_route_v4(fib, offending).map(|r| r.source)
 }
 
 /// The source of the ICMPv6 error `icmp6_send` sends for `offending`
