@@ -1,5 +1,5 @@
 //! The allocation-free source choices the ICMP writers use
-//! (`Fib::output_source_v4`, `Fib::output_sources_v6`) give what
+//! (`Fib::output_source_v4`, `Fib::reply_route_v6`) give what
 //! `ip route get` gives (`Fib::route_get`'s `src`, itself checked against
 //! the kernel elsewhere), over a FIB with preferred sources, secondary
 //! addresses, multipath, TOS routes and rules, for arbitrary destinations.
@@ -105,13 +105,14 @@ proptest! {
         let fib = shared();
         let mut req = RouteGetRequest::to(IpAddr::V6(dst));
         req.ipproto = Some(58);
-        match (fib.route_get(&req), fib.output_sources_v6(dst)) {
-            (Ok(answer), Ok((prefsrc, chosen))) => {
-                prop_assert_eq!(prefsrc.map(IpAddr::V6), answer.route.prefsrc, "to {}", dst);
-                prop_assert_eq!(chosen.map(IpAddr::V6), answer.prefsrc, "to {}", dst);
+        match (fib.route_get(&req), fib.reply_route_v6(dst)) {
+            (Ok(answer), Ok(back)) => {
+                prop_assert_eq!(back.prefsrc.map(IpAddr::V6), answer.route.prefsrc, "to {}", dst);
+                prop_assert_eq!(back.source.map(IpAddr::V6), answer.prefsrc, "to {}", dst);
+                prop_assert_eq!(back.prefix_len, answer.route.dst.len(), "to {}", dst);
             }
             (Err(e), Err(errno)) => prop_assert_eq!(e.to_string(), format!("RTNETLINK answers: {}", errno.message())),
-            (a, b) => prop_assert!(false, "to {}: route get {:?}, output_sources_v6 {:?}", dst, a.map(|a| a.prefsrc), b),
+            (a, b) => prop_assert!(false, "to {}: route get {:?}, reply_route_v6 {:?}", dst, a.map(|a| a.prefsrc), b),
         }
     }
 }

@@ -20,13 +20,18 @@ const IPPROTO_ICMPV6: u8 = 58;
 /// The MTU of `lo`.
 const LOOPBACK_MTU: u32 = 65_536;
 
-/// The route a reply leaves by: the source it picks and its MTU.
+/// The route a reply leaves by, as the ICMP code reads it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplyRoute<A> {
     /// The source address chosen, if any.
     pub source: Option<A>,
+    /// The route's own preferred source (`src`), if it has one.
+    pub prefsrc: Option<A>,
     /// The route's MTU (`dst_mtu`).
     pub mtu: u32,
+    /// The prefix length of the route (`rt6i_dst.plen`, by which
+    /// `icmpv6_xrlim_allow` scales its period).
+    pub prefix_len: u8,
 }
 
 impl Fib {
@@ -82,26 +87,32 @@ impl Fib {
         };
         let res = self.fib_lookup(&flow)?;
         let route = res.route;
+        let prefsrc = route.prefsrc.and_then(as_v4);
+        let prefix_len = route.dst.len();
         if res.kind == RouteType::Local {
             return Ok(ReplyRoute {
-                source: Some(route.prefsrc.and_then(as_v4).unwrap_or(dst)),
+                source: Some(prefsrc.unwrap_or(dst)),
+                prefsrc,
                 mtu: route.mtu.unwrap_or(LOOPBACK_MTU),
+                prefix_len,
             });
         }
         let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
         let dev = nh.dev.ok_or(Errno::NetUnreach)?;
-        let source = match route.prefsrc {
-            Some(p) => as_v4(p),
-            None => self
-                .select_addr_v4(dev, nh.gateway, route.scope)
-                .and_then(as_v4),
-        };
-        let dev_mtu = self.links.get(&dev).map_or(0, |l| l.mtu);
-        let mut mtu = route.mtu.unwrap_or(dev_mtu);
+        let source = prefsrc.or_else(|| {
+            self.select_addr_v4(dev, nh.gateway, route.scope)
+                .and_then(as_v4)
+        });
+        let mut mtu = route.mtu.unwrap_or_else(|| self.link_mtu(dev));
         if route.mtu_lock && self.used_gateway_v4(route, nh).is_some() {
             mtu = mtu.min(576);
         }
-        Ok(ReplyRoute { source, mtu })
+        Ok(ReplyRoute {
+            source,
+            prefsrc,
+            mtu,
+            prefix_len,
+        })
     }
 
     /// `ipv6_chk_addr(net, addr, dev, 0)`: `addr` is an address of `dev`,
@@ -118,13 +129,25 @@ impl Fib {
 
     /// The IPv6 output route to `dst` for an ICMPv6 flow without a source:
     /// its `prefsrc` (`rt6_get_prefsrc`, what `icmpv6_rt_has_prefsrc`
-    /// asks), and the source the output path would pick on its device
+    /// asks), the source the output path picks on its device
     /// (`ip6_route_get_saddr`: that `prefsrc`, else the device's best
-    /// address for `dst`). `Err` is the lookup's error.
-    pub fn output_sources_v6(
-        &self,
-        dst: Ipv6Addr,
-    ) -> Result<(Option<Ipv6Addr>, Option<Ipv6Addr>), Errno> {
+    /// address for `dst`), its MTU and prefix length. `Err` is the
+    /// lookup's error.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// for line in ["link add d0 type ifb", "link set d0 up", "addr add 2001:db8::1/64 dev d0 nodad",
+    ///              "route add 2001:db8:5::/48 via 2001:db8::9 src 2001:db8::1"] {
+    ///     let words: Vec<String> = line.split(' ').map(String::from).collect();
+    ///     for c in config::parse_words(&words).unwrap() { fib.apply(&c).unwrap(); }
+    /// }
+    /// let back = fib.reply_route_v6("2001:db8:5::7".parse().unwrap()).unwrap();
+    /// assert_eq!((back.prefsrc, back.prefix_len), (Some("2001:db8::1".parse().unwrap()), 48));
+    /// let back = fib.reply_route_v6("2001:db8::7".parse().unwrap()).unwrap();
+    /// assert_eq!((back.prefsrc, back.source, back.prefix_len), (None, Some("2001:db8::1".parse().unwrap()), 64));
+    /// ```
+    pub fn reply_route_v6(&self, dst: Ipv6Addr) -> Result<ReplyRoute<Ipv6Addr>, Errno> {
         let as_v6 = |a: IpAddr| match a {
             IpAddr::V6(a) => Some(a),
             IpAddr::V4(_) => None,
@@ -135,14 +158,26 @@ impl Fib {
         }
         .with_v6_output_dev();
         let res = self.fib_lookup(&flow)?;
-        let prefsrc = res.route.prefsrc.and_then(as_v6);
+        let route = res.route;
+        let prefsrc = route.prefsrc.and_then(as_v6);
         let dev = if res.kind == RouteType::Local {
             res.nexthop().and_then(|n| n.dev)
         } else {
             let nh = self.choose_path(&res, &flow).ok_or(Errno::NetUnreach)?;
             Some(nh.dev.ok_or(Errno::NetUnreach)?)
         };
-        let chosen = prefsrc.or_else(|| self.select_addr_v6(dev, &IpAddr::V6(dst)).and_then(as_v6));
-        Ok((prefsrc, chosen))
+        let source = prefsrc.or_else(|| self.select_addr_v6(dev, &IpAddr::V6(dst)).and_then(as_v6));
+        let dev_mtu = dev.map_or(LOOPBACK_MTU, |d| self.link_mtu(d));
+        Ok(ReplyRoute {
+            source,
+            prefsrc,
+            mtu: route.mtu.unwrap_or(dev_mtu),
+            prefix_len: route.dst.len(),
+        })
+    }
+
+    /// A link's MTU (0 for a link that is gone).
+    fn link_mtu(&self, dev: LinkIndex) -> u32 {
+        self.links.get(&dev).map_or(0, |l| l.mtu)
     }
 }

@@ -58,16 +58,27 @@ pub fn error_source_v4(fib: &Fib, offending: &[u8]) -> Option<Ipv4Addr> {
     error_route_v4(fib, offending).map(|r| r.source)
 }
 
-/// The source of the ICMPv6 error `icmp6_send` sends for `offending`
-/// (the IPv6 packet, from its header) received on `in_link`: its
-/// destination if that is one of the router's addresses (`ipv6_chk_addr`
-/// with the input device, not strict) and not multicast; else the
-/// `prefsrc` of the route back to the sender if it has one
-/// (`icmpv6_rt_has_prefsrc`); else `ipv6_dev_get_saddr` on the input
-/// device towards the sender ([`Fib::select_source_v6`]); failing that,
-/// the source the route back picks. `None` where there is none (no route
-/// back, no address).
-pub fn error_source_v6(fib: &Fib, offending: &[u8], in_link: LinkIndex) -> Option<Ipv6Addr> {
+/// What an ICMPv6 error takes from the route back to the sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorRoute6 {
+    /// The error's source address.
+    pub source: Ipv6Addr,
+    /// The route's prefix length, by which the per-destination rate
+    /// limit scales its period
+    /// ([`RateLimiter::allow_error_v6`](super::RateLimiter::allow_error_v6)).
+    pub prefix_len: u8,
+}
+
+/// The route of the ICMPv6 error `icmp6_send` sends for `offending` (the
+/// IPv6 packet, from its header) received on `in_link`. Its source is the
+/// offending packet's destination if that is one of the router's
+/// addresses (`ipv6_chk_addr` with the input device, not strict) and not
+/// multicast; else the `prefsrc` of the route back to the sender if it
+/// has one (`icmpv6_rt_has_prefsrc`); else `ipv6_dev_get_saddr` on the
+/// input device towards the sender ([`Fib::select_source_v6`]); failing
+/// that, the source the route back picks ([`Fib::reply_route_v6`]).
+/// `None` where there is none (no route back, no address).
+pub fn error_route_v6(fib: &Fib, offending: &[u8], in_link: LinkIndex) -> Option<ErrorRoute6> {
     let header = offending.get(..40)?;
     let addr = |at: usize| {
         let mut o = [0u8; 16];
@@ -75,11 +86,21 @@ pub fn error_source_v6(fib: &Fib, offending: &[u8], in_link: LinkIndex) -> Optio
         Ipv6Addr::from(o)
     };
     let (src, dst) = (addr(8), addr(24));
-    if !dst.is_multicast() && fib.is_own_address_v6(dst, in_link) {
-        return Some(dst);
-    }
-    let (prefsrc, chosen) = fib.output_sources_v6(src).ok()?;
-    prefsrc
-        .or_else(|| fib.select_source_v6(in_link, src))
-        .or(chosen)
+    let back = fib.reply_route_v6(src).ok()?;
+    let source = if !dst.is_multicast() && fib.is_own_address_v6(dst, in_link) {
+        dst
+    } else {
+        back.prefsrc
+            .or_else(|| fib.select_source_v6(in_link, src))
+            .or(back.source)?
+    };
+    Some(ErrorRoute6 {
+        source,
+        prefix_len: back.prefix_len,
+    })
+}
+
+/// The source of [`error_route_v6`].
+pub fn error_source_v6(fib: &Fib, offending: &[u8], in_link: LinkIndex) -> Option<Ipv6Addr> {
+    error_route_v6(fib, offending, in_link).map(|r| r.source)
 }

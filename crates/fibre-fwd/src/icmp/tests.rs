@@ -561,8 +561,36 @@ fn redirects_back_off_and_stop_after_nine() {
 }
 
 #[test]
-fn ipv6_periods_shrink_for_wider_routes() {
+fn ipv6_periods_are_100_ms_whatever_the_route() {
     let settings = RateLimitSettings::default();
+    for (plen, period_jiffies) in [(128u8, 25u64), (64, 25), (0, 25)] {
+        let mut limiter = RateLimiter::new(settings);
+        let now = secs(5.0);
+        let burst = (0..100)
+            .filter(|_| limiter.allow_v6(now, SENDER6, 3, plen))
+            .count();
+        assert_eq!(burst, 5, "/{plen}");
+        let jiffy = 4_000_000;
+        let sixth = now + jiffy;
+        assert!(limiter.allow_v6(sixth, SENDER6, 3, plen), "/{plen}");
+        assert!(
+            !limiter.allow_v6(sixth + (period_jiffies - 1) * jiffy, SENDER6, 3, plen),
+            "/{plen}"
+        );
+        assert!(
+            limiter.allow_v6(sixth + period_jiffies * jiffy, SENDER6, 3, plen),
+            "/{plen}"
+        );
+    }
+}
+
+#[test]
+fn older_kernels_ipv6_periods_shrink_for_wider_routes() {
+    let settings = RateLimitSettings {
+        icmpv6_ratelimit_ms: 1000,
+        icmpv6_scale_by_prefix: true,
+        ..RateLimitSettings::default()
+    };
     for (plen, period_jiffies) in [(128u8, 250u64), (64, 62), (0, 15)] {
         let mut limiter = RateLimiter::new(settings);
         let now = secs(5.0);
