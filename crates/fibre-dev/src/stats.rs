@@ -53,44 +53,6 @@ const _: () = assert!(
      re-check WorkerCounters' field order"
 );
 
-// `Default` by hand: the standard library derives it for arrays of at
-// most 32 elements, and there are more drop reasons than that.
-impl Default for WorkerCounters {
-    fn default() -> Self {
-        WorkerCounters {
-            rx_packets: AtomicU64::new(0),
-            rx_bytes: AtomicU64::new(0),
-            tx_packets: AtomicU64::new(0),
-            tx_bytes: AtomicU64::new(0),
-            drops: core::array::from_fn(|_| AtomicU64::new(0)),
-        }
-    }
-}
-
-impl Default for BatchCounts {
-    fn default() -> Self {
-        BatchCounts {
-            rx_packets: 0,
-            rx_bytes: 0,
-            tx_packets: 0,
-            tx_bytes: 0,
-            drops: [0; DropReason::COUNT],
-        }
-    }
-}
-
-impl Default for StatsSnapshot {
-    fn default() -> Self {
-        StatsSnapshot {
-            rx_packets: 0,
-            rx_bytes: 0,
-            tx_packets: 0,
-            tx_bytes: 0,
-            drops: [0; DropReason::COUNT],
-        }
-    }
-}
-
 /// What one worker adds after a batch (kept on its stack, so the shared
 /// counters see one add per field per batch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
