@@ -362,11 +362,13 @@ fn the_worker_forwards_as_the_kernel_does() {
     }
     let settings = settings();
     let seed = settings.seed;
-    eprintln!(
-        "forward_oracle: seed {seed} (FIBRE_FWD_ORACLE_SEED={seed}), {} frames per family",
-        settings.frames
-    );
     let plan = plan::plan(seed);
+    eprintln!(
+        "forward_oracle: seed {seed} (FIBRE_FWD_ORACLE_SEED={seed}), {} frames per family, {} router links, rp_filter {}",
+        settings.frames,
+        plan.links.len(),
+        plan.rp_filter
+    );
     let frames = all_frames(&plan, settings.frames, seed);
     let started = Instant::now();
     let (kernel, links) = kernel_run(&plan, &frames).unwrap_or_else(|e| panic!("{e}"));
