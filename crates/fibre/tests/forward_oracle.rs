@@ -193,7 +193,7 @@ fn two_kernel_runs_agree() {
     }
     let settings = settings();
     let seed = settings.seed;
-    let count = settings.frames.min(2000);
+    let count = settings.frames;
     eprintln!(
         "forward_oracle: seed {seed} (FIBRE_FWD_ORACLE_SEED={seed}), {count} frames per family"
     );

@@ -322,7 +322,7 @@ pub fn masked_fields(frame: &[u8], after_originated: bool) -> Vec<Field> {
     let mut fields = dissect::dissect(frame);
     let later_fragment = fields
         .iter()
-        .any(|(n, v)| n == "ipv4.frag_offset" && v != "0");
+        .any(|(n, v)| (n == "ipv4.frag_offset" || n == "ipv6.frag_offset") && v != "0");
     if dissect::originated(&fields) || (later_fragment && after_originated) {
         for (name, value) in &mut fields {
             if MASKED.contains(&name.as_str()) {
@@ -342,7 +342,7 @@ fn originated_flags(outputs: &[(usize, Vec<u8>)]) -> Vec<bool> {
         let fields = dissect::dissect(frame);
         let later_fragment = fields
             .iter()
-            .any(|(n, v)| n == "ipv4.frag_offset" && v != "0");
+            .any(|(n, v)| (n == "ipv4.frag_offset" || n == "ipv6.frag_offset") && v != "0");
         let made = dissect::originated(&fields) || (later_fragment && previous);
         flags.push(previous);
         previous = made;

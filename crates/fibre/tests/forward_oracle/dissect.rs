@@ -18,8 +18,18 @@ pub type Field = (String, String);
 /// - `ipv4.checksum`: follows from the ID; checked for validity instead;
 /// - `ipv6.flow_label`: with `auto_flowlabels` on (the default),
 ///   `ip6_make_flowlabel` hashes the flow with `flow_hash_from_keys`,
-///   keyed by a random boot-time `hashrnd`.
-pub const MASKED: [&str; 3] = ["ipv4.id", "ipv4.checksum", "ipv6.flow_label"];
+///   keyed by a random boot-time `hashrnd`;
+/// - `ipv6.fragment_id`: of a reply the router fragments,
+///   `ipv6_select_ident` hashes the addresses with a random key.
+///
+/// A later fragment (no ICMP header of its own) is masked as the first
+/// fragment before it is (see `compare.rs`).
+pub const MASKED: [&str; 4] = [
+    "ipv4.id",
+    "ipv4.checksum",
+    "ipv6.flow_label",
+    "ipv6.fragment_id",
+];
 
 /// Whether a frame's packet is one the router made itself, rather than
 /// one it forwarded: ARP, ICMP other than an echo request, ICMPv6 other
@@ -247,9 +257,24 @@ fn ipv6(b: &[u8], prefix: &str, out: &mut Vec<Field>) -> usize {
             44 => "fragment",
             _ => "destination_options",
         };
-        push(out, &p, name, hex(&b[at..(at + length).min(end)]));
+        let mut later_fragment = false;
+        if next == 44 {
+            // Next header, offset and M flag; the identification apart
+            // (the kernel draws it for the packets it makes).
+            let offset = u16::from_be_bytes([b[at + 2], b[at + 3]]) >> 3;
+            push(out, &p, name, hex(&b[at..at + 4]));
+            push(out, &p, "frag_offset", offset);
+            push(out, &p, "fragment_id", hex(&b[at + 4..at + 8]));
+            later_fragment = offset != 0;
+        } else {
+            push(out, &p, name, hex(&b[at..(at + length).min(end)]));
+        }
         next = b[at];
         at += length;
+        if later_fragment {
+            push(out, &p, "fragment_data", hex(&b[at.min(end)..end]));
+            return end;
+        }
     }
     if at <= end {
         l4(next, &b[at..end], prefix, out);
