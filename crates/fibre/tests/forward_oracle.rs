@@ -115,7 +115,12 @@ fn available(test: &str) -> bool {
         fibre_testkit::unavailable(test, &missing);
         return false;
     }
-    let probe = netns::Namespace::create("fibre-fwd", "probe", &[]).and_then(|ns| {
+    // Named by the thread too: tests run in parallel threads of one process.
+    let role = format!("probe{:?}", std::thread::current().id())
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>();
+    let probe = netns::Namespace::create("fibre-fwd", &role, &[]).and_then(|ns| {
         ns.ip(&["link", "add", "pa", "type", "veth", "peer", "name", "pb"])
             .map(drop)
     });

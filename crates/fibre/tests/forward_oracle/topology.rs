@@ -19,6 +19,11 @@ use super::plan::{mac_text, Plan};
 /// The prefix of every namespace this test makes.
 const PREFIX: &str = "fibre-fwd";
 
+/// Topologies made by this process so far: tests run in parallel threads
+/// of one process, so each topology's names carry its own number
+/// (`fibre-fwd-<pid>-<n><role>`).
+static TOPOLOGIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The sender's and receivers' settings: nothing of their own on the wire.
 const HOST_SYSCTLS: &[(&str, &str)] = &[
     ("net/ipv6/conf/all/disable_ipv6", "1"),
@@ -69,11 +74,16 @@ impl Topology {
             ("net/ipv6/conf/all/accept_dad", "0"),
             ("net/ipv6/conf/default/accept_dad", "0"),
         ];
-        let sender = Namespace::create(PREFIX, "s", HOST_SYSCTLS)?;
-        let router = Namespace::create(PREFIX, "r", &router_sysctls)?;
+        let n = TOPOLOGIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let sender = Namespace::create(PREFIX, &format!("{n}s"), HOST_SYSCTLS)?;
+        let router = Namespace::create(PREFIX, &format!("{n}r"), &router_sysctls)?;
         let mut receivers = Vec::new();
         for k in 1..plan.links.len() {
-            receivers.push(Namespace::create(PREFIX, &format!("c{k}"), HOST_SYSCTLS)?);
+            receivers.push(Namespace::create(
+                PREFIX,
+                &format!("{n}c{k}"),
+                HOST_SYSCTLS,
+            )?);
         }
         let mut topology = Topology {
             sender,
