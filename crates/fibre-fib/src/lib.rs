@@ -44,6 +44,7 @@ pub mod types;
 mod write;
 
 // The public paths of the modules that moved into `read/` and `write/`.
+pub use read::reply_source::ReplyRoute;
 pub use read::{batch, burst, multipath};
 pub use write::gre;
 

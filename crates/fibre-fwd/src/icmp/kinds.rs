@@ -210,9 +210,10 @@ pub enum Unsent {
     /// MTU this small.
     NoRoom,
     /// IPv4: the offending packet carries options the kernel echoes in
-    /// its reply (record route, timestamp, source route, CIPSO:
-    /// `__ip_options_echo`); fibre does not build those replies yet and
-    /// says so rather than send a different one.
+    /// its reply that fibre does not build (timestamp, source route,
+    /// CIPSO: `__ip_options_echo`; record route is echoed), or options the
+    /// input path refuses (`ip_options_compile`); fibre says so rather
+    /// than send a different reply.
     OptionsNotModelled,
     /// The request is not an echo request this writer answers (wrong
     /// protocol or type, bad checksum, too short, to a multicast or

@@ -57,8 +57,16 @@ pub struct RateLimitSettings {
     pub icmp_msgs_per_sec: u32,
     /// `net.ipv4.icmp_msgs_burst` (50), the global bucket's depth.
     pub icmp_msgs_burst: u32,
-    /// `net.ipv6.icmp.ratelimit`, milliseconds (1000).
+    /// `net.ipv6.icmp.ratelimit`, milliseconds: 100 since upstream commit
+    /// 0201eedb69b2 (in the reference kernel, 6.18.44; 1000 before).
     pub icmpv6_ratelimit_ms: u32,
+    /// Whether the IPv6 per-destination period is shortened for wider
+    /// routes back (`tmo >>= (128 - plen) >> 5` in `icmpv6_xrlim_allow`),
+    /// as kernels did before commit 0201eedb69b2 removed it (the peers
+    /// became per host long ago, so wider prefixes only let more errors
+    /// through). Off, as in the reference kernel; on, with a
+    /// `icmpv6_ratelimit_ms` of 1000, for older ones.
+    pub icmpv6_scale_by_prefix: bool,
     /// `net.ipv6.icmp.ratemask` as a bitmap of the 256 types, bit N of
     /// word N / 64 (default "0-1,3-127": every error but packet too big).
     pub icmpv6_ratemask: [u64; 4],
@@ -83,7 +91,8 @@ impl Default for RateLimitSettings {
             icmp_ratemask: 0x1818,
             icmp_msgs_per_sec: 1000,
             icmp_msgs_burst: 50,
-            icmpv6_ratelimit_ms: 1000,
+            icmpv6_ratelimit_ms: 100,
+            icmpv6_scale_by_prefix: false,
             // Types 0-1 and 3-127.
             icmpv6_ratemask: [!0b100, u64::MAX, 0, 0],
             ip_rt_error_cost_ms: 1000,
@@ -250,11 +259,12 @@ impl RateLimiter {
     /// Whether `icmp6_send` sends an ICMPv6 message of `icmp_type` to
     /// `dst` now: the mask (`icmpv6_mask_allow`: packet too big and the
     /// informational types are not limited by default), the global bucket,
-    /// then the destination's, whose period `icmpv6_xrlim_allow` shortens
-    /// for routes wider than a host: shifted right by `(128 -
-    /// route_prefix_len) >> 5`, where `route_prefix_len` is the prefix
-    /// length of the route the message leaves by (a /64 route: a quarter
-    /// of `icmp/ratelimit`).
+    /// then the destination's (`icmpv6_xrlim_allow`). `route_prefix_len`
+    /// is the prefix length of the route the message leaves by
+    /// ([`ErrorRoute6`](super::ErrorRoute6)); it matters only with
+    /// [`RateLimitSettings::icmpv6_scale_by_prefix`] (older kernels: the
+    /// period shifted right by `(128 - route_prefix_len) >> 5`, a /64 route
+    /// a quarter of `icmp/ratelimit`).
     pub fn allow_v6(
         &mut self,
         now_ns: u64,
@@ -268,7 +278,7 @@ impl RateLimiter {
         }
         let now = self.jiffies(now_ns);
         let mut timeout = self.ms_to_jiffies(self.settings.icmpv6_ratelimit_ms);
-        if route_prefix_len < 128 {
+        if self.settings.icmpv6_scale_by_prefix && route_prefix_len < 128 {
             timeout >>= (128 - u32::from(route_prefix_len)) >> 5;
         }
         self.limited_send(now, 6, u128::from(dst), timeout)

@@ -260,10 +260,22 @@ fn icmp_send_sends_nothing_where_the_kernel_does_not() {
     // ICMP without a type byte.
     let v = packet_v4(SENDER4, FAR4, 1, &[], &[]);
     assert_eq!(error_v4(&v, te), Err(Unsent::IcmpError));
-    // Echoed options are refused, others quoted plainly.
-    let rr = [7, 7, 4, 0, 0, 0, 0, 1];
-    let v = packet_v4(SENDER4, FAR4, 17, &rr, &[0; 8]);
-    assert_eq!(error_v4(&v, te), Err(Unsent::OptionsNotModelled));
+    // Timestamps, source routes and malformed options are refused.
+    for options in [
+        &[68u8, 8, 5, 0, 0, 0, 0, 0][..],
+        &[131, 7, 4, 10, 0, 0, 9, 0],
+        &[137, 7, 4, 10, 0, 0, 9, 0],
+        &[7, 7, 3, 0, 0, 0, 0, 0],
+        &[7, 9, 4, 0, 0, 0, 0, 0],
+        &[7, 3, 4, 7, 3, 4, 0, 0],
+    ] {
+        let v = packet_v4(SENDER4, FAR4, 17, options, &[0; 8]);
+        assert_eq!(
+            error_v4(&v, te),
+            Err(Unsent::OptionsNotModelled),
+            "{options:?}"
+        );
+    }
     let alert = [148, 4, 0, 0];
     let v = packet_v4(SENDER4, FAR4, 17, &alert, &[0; 8]);
     let out = error_v4(&v, te).unwrap();
@@ -274,6 +286,40 @@ fn icmp_send_sends_nothing_where_the_kernel_does_not() {
         write_error_v4(&udp_v4(8), te, ROUTER4, &mut [0u8; 55]),
         Err(Unsent::BufferTooSmall)
     );
+}
+
+#[test]
+fn record_route_is_echoed_with_the_replys_source() {
+    // A record route with room for two, one used by the input path: the
+    // reply copies it, moves the pointer on and records its source.
+    let rr = [1, 7, 11, 8, 10, 0, 1, 1, 0, 0, 0, 0];
+    let v = packet_v4(SENDER4, FAR4, 17, &rr, &[0; 8]);
+    let out = error_v4(&v, Icmp4Error::TimeExceeded).unwrap();
+    assert_eq!(out[0], 0x48);
+    assert_eq!(&out[20..32], &[7, 11, 12, 10, 0, 1, 1, 10, 0, 1, 1, 0]);
+    assert_eq!(checksum::sum(&out[..32]), 0xffff);
+    assert_eq!(&out[32..34], &[11, 0]);
+    assert_eq!(&out[40..], &v[..]);
+    // 576 - 32 - 8 bytes of quote.
+    let big = packet_v4(SENDER4, FAR4, 17, &rr, &[0; 1000]);
+    assert_eq!(error_v4(&big, Icmp4Error::TimeExceeded).unwrap().len(), 576);
+    // A full record route is copied as it is.
+    let full = [7, 7, 8, 1, 2, 3, 4, 0];
+    let v = packet_v4(SENDER4, FAR4, 17, &full, &[0; 8]);
+    let out = error_v4(&v, Icmp4Error::TimeExceeded).unwrap();
+    assert_eq!(&out[20..28], &[7, 7, 8, 1, 2, 3, 4, 0]);
+    // The input path's part.
+    let mut p = packet_v4(
+        SENDER4,
+        FAR4,
+        17,
+        &[1, 7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0],
+        &[0; 8],
+    );
+    assert!(record_route_on_input(&mut p, ROUTER4));
+    assert_eq!(&p[20..32], &rr);
+    let mut full = packet_v4(SENDER4, FAR4, 17, &full, &[0; 8]);
+    assert!(!record_route_on_input(&mut full, ROUTER4));
 }
 
 #[test]
@@ -514,30 +560,40 @@ fn redirects_back_off_and_stop_after_nine() {
     }
 }
 
-#[test]
-fn ipv6_periods_shrink_for_wider_routes() {
-    let settings = RateLimitSettings::default();
-    for (plen, period_jiffies) in [(128u8, 250u64), (64, 62), (0, 15)] {
+/// Checks that, under `settings`, a time exceeded to one IPv6
+/// destination behind a route of each prefix length has the period (in
+/// jiffies of 4 ms) paired with it: a burst of 5, a sixth a jiffy later
+/// (the bucket tops up past one period), then one a period after.
+fn assert_ipv6_periods(settings: RateLimitSettings, periods: [(u8, u64); 3]) {
+    for (plen, period_jiffies) in periods {
         let mut limiter = RateLimiter::new(settings);
         let now = secs(5.0);
         let burst = (0..100)
             .filter(|_| limiter.allow_v6(now, SENDER6, 3, plen))
             .count();
         assert_eq!(burst, 5, "/{plen}");
-        // One jiffy tops the bucket up past a period: a sixth; then the
-        // next needs a whole period more.
         let jiffy = 4_000_000;
         let sixth = now + jiffy;
         assert!(limiter.allow_v6(sixth, SENDER6, 3, plen), "/{plen}");
-        assert!(
-            !limiter.allow_v6(sixth + (period_jiffies - 1) * jiffy, SENDER6, 3, plen),
-            "/{plen}"
-        );
-        assert!(
-            limiter.allow_v6(sixth + period_jiffies * jiffy, SENDER6, 3, plen),
-            "/{plen}"
-        );
+        let last = sixth + period_jiffies * jiffy;
+        assert!(!limiter.allow_v6(last - jiffy, SENDER6, 3, plen), "/{plen}");
+        assert!(limiter.allow_v6(last, SENDER6, 3, plen), "/{plen}");
     }
+}
+
+#[test]
+fn ipv6_periods_are_100_ms_whatever_the_route() {
+    assert_ipv6_periods(RateLimitSettings::default(), [(128, 25), (64, 25), (0, 25)]);
+}
+
+#[test]
+fn older_kernels_ipv6_periods_shrink_for_wider_routes() {
+    let settings = RateLimitSettings {
+        icmpv6_ratelimit_ms: 1000,
+        icmpv6_scale_by_prefix: true,
+        ..RateLimitSettings::default()
+    };
+    assert_ipv6_periods(settings, [(128, 250), (64, 62), (0, 15)]);
 }
 
 #[test]

@@ -9,6 +9,7 @@ use fibre_net::ip::Protocol;
 use fibre_net::ipv4;
 
 use super::kinds::{Icmp4Error, Unsent};
+use super::options::reply_options;
 
 /// The TTL of the kernel's ICMP replies: its ICMP socket leaves `uc_ttl`
 /// at -1, so `ip_select_ttl` takes the route's `hoplimit` metric or else
@@ -69,51 +70,23 @@ fn is_martian_source(src: Ipv4Addr) -> bool {
     src.is_multicast() || src.is_broadcast() || src.octets()[0] == 0 || src.is_loopback()
 }
 
-/// True if IP options the kernel echoes in a reply are present
-/// (`__ip_options_echo`: record route, timestamp, strict and loose source
-/// route, CIPSO), or the options cannot be read (the packet would not
-/// have passed `ip_options_compile`).
-fn has_echoed_options(options: &[u8]) -> bool {
-    const END: u8 = 0;
-    const NOOP: u8 = 1;
-    const ECHOED: [u8; 5] = [7, 68, 131, 137, 134];
-    let mut at = 0;
-    while at < options.len() {
-        match options[at] {
-            END => return false,
-            NOOP => at += 1,
-            kind => {
-                if ECHOED.contains(&kind) {
-                    return true;
-                }
-                let Some(&len) = options.get(at + 1) else {
-                    return true;
-                };
-                if len < 2 {
-                    return true;
-                }
-                at += usize::from(len);
-            }
-        }
-    }
-    false
-}
-
-/// Writes the IPv4 header of an ICMP message of `icmp_len` bytes already
-/// in `out[20..]`, then the ICMP checksum. The IP ID is fibre's own (the
-/// kernel's is `ip_select_ident`'s hash with a random key: a field the
-/// oracle masks); DF is clear, as the kernel's ICMP socket has
-/// `IP_PMTUDISC_DONT`.
+/// Writes the IPv4 header (with `options`) of an ICMP message of
+/// `icmp_len` bytes already in place after it, then the ICMP checksum.
+/// The IP ID is fibre's own (the kernel's is `ip_select_ident`'s hash
+/// with a random key: a field the oracle masks); DF is clear, as the
+/// kernel's ICMP socket has `IP_PMTUDISC_DONT`.
 fn finish_v4(
     out: &mut [u8],
+    options: &[u8],
     icmp_len: usize,
     tos: u8,
     src: Ipv4Addr,
     dst: Ipv4Addr,
 ) -> Result<usize, Unsent> {
-    let total = ipv4::MIN_HEADER_LEN + icmp_len;
+    let header_len = ipv4::MIN_HEADER_LEN + options.len();
+    let total = header_len + icmp_len;
     let icmp = out
-        .get_mut(ipv4::MIN_HEADER_LEN..total)
+        .get_mut(header_len..total)
         .ok_or(Unsent::BufferTooSmall)?;
     icmp[2..4].fill(0);
     let sum = checksum::checksum(icmp);
@@ -129,9 +102,10 @@ fn finish_v4(
         dont_frag: false,
         more_frags: false,
         frag_offset: 0,
-        options: &[],
+        options,
     };
-    // Without options and within 65535 bytes the header always encodes.
+    // Echoed options are well formed and within 40 bytes, the total
+    // within 65535: the header always encodes.
     repr.emit(&mut out[..total])
         .map_err(|_| Unsent::BufferTooSmall)?;
     Ok(total)
@@ -203,30 +177,31 @@ pub fn write_error_v4_mtu(
     if is_martian_source(src) {
         return Err(Unsent::NonUnicastSource);
     }
-    if has_echoed_options(&offending[ipv4::MIN_HEADER_LEN..off.header_len]) {
-        return Err(Unsent::OptionsNotModelled);
-    }
-    // `room` as `icmp_send` counts it; no options are echoed here.
+    let options =
+        reply_options(&offending[ipv4::MIN_HEADER_LEN..off.header_len])?.with_source(source);
+    let options = options.bytes();
+    // `room` as `icmp_send` counts it, echoed options included.
     let room = reply_mtu.min(MAX_ERROR_LEN) as isize
-        - ipv4::MIN_HEADER_LEN as isize
+        - (ipv4::MIN_HEADER_LEN + options.len()) as isize
         - fibre_net::icmpv4::HEADER_LEN as isize;
     if room <= ipv4::MIN_HEADER_LEN as isize {
         return Err(Unsent::NoRoom);
     }
     let quote = off.len.min(room as usize);
     let icmp_len = fibre_net::icmpv4::HEADER_LEN + quote;
-    let total = ipv4::MIN_HEADER_LEN + icmp_len;
+    let header_len = ipv4::MIN_HEADER_LEN + options.len();
+    let total = header_len + icmp_len;
     if out.len() < total {
         return Err(Unsent::BufferTooSmall);
     }
     let (kind, code, rest) = error.wire();
-    let icmp = &mut out[ipv4::MIN_HEADER_LEN..total];
+    let icmp = &mut out[header_len..total];
     icmp[0] = kind;
     icmp[1] = code;
     icmp[4..8].copy_from_slice(&rest);
     icmp[8..].copy_from_slice(&offending[..quote]);
     let tos = (offending[1] & TOS_MASK) | PREC_INTERNETCONTROL;
-    finish_v4(out, icmp_len, tos, source, src)
+    finish_v4(out, options, icmp_len, tos, source, src)
 }
 
 /// Writes into `out` the echo reply `icmp_echo` / `icmp_reply` send for
@@ -266,18 +241,18 @@ pub fn write_echo_reply_v4(request: &[u8], out: &mut [u8]) -> Result<usize, Unse
     {
         return Err(Unsent::NotEchoRequest);
     }
-    if has_echoed_options(&request[ipv4::MIN_HEADER_LEN..req.header_len]) {
-        return Err(Unsent::OptionsNotModelled);
-    }
-    let total = ipv4::MIN_HEADER_LEN + icmp_in.len();
+    let options = reply_options(&request[ipv4::MIN_HEADER_LEN..req.header_len])?.with_source(dst);
+    let options = options.bytes();
+    let header_len = ipv4::MIN_HEADER_LEN + options.len();
+    let total = header_len + icmp_in.len();
     if total > ipv4::MAX_PACKET_LEN {
         return Err(Unsent::NotEchoRequest);
     }
     if out.len() < total {
         return Err(Unsent::BufferTooSmall);
     }
-    let icmp = &mut out[ipv4::MIN_HEADER_LEN..total];
+    let icmp = &mut out[header_len..total];
     icmp.copy_from_slice(icmp_in);
     icmp[0] = fibre_net::icmpv4::msg_type::ECHO_REPLY;
-    finish_v4(out, icmp_in.len(), request[1], dst, src)
+    finish_v4(out, options, icmp_in.len(), request[1], dst, src)
 }
