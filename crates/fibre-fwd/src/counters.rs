@@ -27,8 +27,9 @@ pub struct Counters {
     pub punted_local: u64,
     /// ARP and neighbour discovery packets handed to the control side.
     pub punted_neighbour: u64,
-    /// Packets (forwarded ones and ICMP the worker made) whose next hop had
-    /// no resolved neighbour, queued for the control side to resolve.
+    /// Forwarded packets whose next hop had no resolved neighbour, queued
+    /// for the control side to resolve (ICMP the worker makes for such a
+    /// next hop is queued there too, and counted in `icmp_errors`).
     pub punted_unresolved: u64,
     /// ICMP errors sent (queued on a port, or to an unresolved next hop).
     pub icmp_errors: u64,

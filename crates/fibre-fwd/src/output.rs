@@ -203,12 +203,13 @@ impl Core {
         if kind != PacketType::Host {
             return;
         }
-        let Some(source) = icmp::error_source_v4(out.fib, offending) else {
+        let Some(route) = icmp::error_route_v4(out.fib, offending) else {
             self.counters.icmp_unsent += 1;
             return;
         };
         let mut buf = std::mem::take(&mut self.scratch);
-        if let Ok(len) = icmp::write_error_v4(offending, error, source, &mut buf) {
+        let written = icmp::write_error_v4_mtu(offending, error, route.source, route.mtu, &mut buf);
+        if let Ok(len) = written {
             let sender = Ipv4Addr::new(offending[12], offending[13], offending[14], offending[15]);
             if !self.limiter.allow_error_v4(out.now_ns, sender, &error) {
                 self.counters.icmp_rate_limited += 1;
@@ -240,17 +241,17 @@ impl Core {
         if kind != PacketType::Host && !matches!(error, Icmp6Error::PacketTooBig { .. }) {
             return;
         }
-        let Some(source) = icmp::error_source_v6(out.fib, offending, source_link) else {
+        let Some(route) = icmp::error_route_v6(out.fib, offending, source_link) else {
             self.counters.icmp_unsent += 1;
             return;
         };
         let mut buf = std::mem::take(&mut self.scratch);
-        if let Ok(len) = icmp::write_error_v6(offending, error, source, &mut buf) {
+        if let Ok(len) = icmp::write_error_v6(offending, error, route.source, &mut buf) {
             let sender = ipv6_at(offending, 8);
-            // The route back's prefix length is not in the FIB's data-path
-            // answer: the limit is the per-host one (`icmpv6_xrlim_allow`
-            // with a /128).
-            if !self.limiter.allow_error_v6(out.now_ns, sender, &error, 128) {
+            let allowed = self
+                .limiter
+                .allow_error_v6(out.now_ns, sender, &error, route.prefix_len);
+            if !allowed {
                 self.counters.icmp_rate_limited += 1;
             } else if self.send_own_v6(out, &buf[..len]).is_ok() {
                 self.counters.icmp_errors += 1;

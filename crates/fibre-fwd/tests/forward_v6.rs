@@ -120,14 +120,39 @@ fn a_route_mtu_holds_forwarded_packets_locked_or_not() {
 }
 
 /// `ip6_forward`: a link-local source may not leave its link: "beyond
-/// scope of source address" (`ICMPV6_NOT_NEIGHBOUR`).
+/// scope of source address" (`ICMPV6_NOT_NEIGHBOUR`), counted as an
+/// address error. Kernel-checked (veth namespaces, `nstat`): one
+/// `Ip6InAddrErrors` and one `Icmp6OutDestUnreachs`, nothing forwarded.
 #[test]
 fn a_link_local_source_is_not_forwarded() {
     let mut w = worker();
-    let packet = udp6("fe80::9".parse().unwrap(), HOST6, 64, 20);
+    let source: Ipv6Addr = "fe80::9".parse().unwrap();
+    w.neighbours_mut().insert(2, source.into(), SENDER_MAC);
+    let packet = udp6(source, HOST6, 64, 20);
     receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
     assert!(sent(&mut w, P1).is_empty());
     assert_eq!(w.counters().drops(DropReason::AddressError), 1);
+    let back = sent(&mut w, P0);
+    assert_eq!(back.len(), 1, "{:?}", w.counters());
+    let (kind, code, _, quote) = icmp6(&back[0]);
+    assert_eq!((kind, code), (1, 2));
+    assert_eq!(quote, packet);
+}
+
+/// A link-local destination reached from its own link goes back out of
+/// it: the route is the link's own, and `ip6_forward`'s source checks
+/// apply only to packets that leave by another link. Kernel-checked
+/// (`nstat`: `Ip6OutForwDatagrams` one more; the kernel also sends a
+/// redirect, which the worker does not).
+#[test]
+fn a_link_local_destination_on_its_own_link_is_forwarded_back() {
+    let mut w = worker();
+    let target: Ipv6Addr = "fe80::7".parse().unwrap();
+    w.neighbours_mut().insert(2, target.into(), NEIGHBOUR_MAC);
+    receive(&mut w, P0, &frame6(&udp6(SENDER6, target, 64, 20)), 0);
+    let out = sent(&mut w, P0);
+    assert_eq!(out.len(), 1, "{:?}", w.counters());
+    assert_eq!((&out[0][..6], out[0][14 + 7]), (&NEIGHBOUR_MAC[..], 63));
 }
 
 /// `ip6_rcv_core`: version, loopback, multicast and v4-mapped sources,

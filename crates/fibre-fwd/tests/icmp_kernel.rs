@@ -35,8 +35,8 @@ use fibre_base::{Ipv4, Ipv6};
 use fibre_fib::{config, Errno, Fib};
 use fibre_fwd::icmp::{
     error_route_v4, error_route_v6, error_source_v6, record_route_on_input, write_echo_reply_v4,
-    write_echo_reply_v6, write_error_v4, write_error_v4_mtu, write_error_v6, Icmp4Error,
-    Icmp6Error, RateLimitSettings, RateLimiter,
+    write_echo_reply_v6, write_echo_reply_v6_from, write_error_v4, write_error_v4_mtu,
+    write_error_v6, Icmp4Error, Icmp6Error, RateLimitSettings, RateLimiter,
 };
 use fibre_net::checksum;
 
@@ -530,8 +530,14 @@ enum Expect {
     /// An error for the packet as `ip_forward` left it: TTL decremented.
     Error4Forwarded(Icmp4Error),
     Echo4,
+    /// A request fibre's echo writer must refuse, as the kernel answers
+    /// none.
+    NoEcho4,
     Error6(Icmp6Error),
     Echo6,
+    /// An echo reply to a request for a group: from the source the route
+    /// back picks.
+    Echo6Selected,
     /// No message: fibre's writer for this error must refuse (or, with
     /// `None`, no error is due at all).
     Silent4(Option<Icmp4Error>),
@@ -852,6 +858,25 @@ fn cases() -> Vec<Case> {
             expect: Error6(Icmp6Error::TimeExceeded),
         },
         Case {
+            name: "v6 ping all nodes".into(),
+            packet: v6(a6, "ff02::1", 64, 0x20, 58, &echo(128, 56)),
+            expect: Echo6Selected,
+        },
+        Case {
+            name: "v4 ping the limited broadcast".into(),
+            packet: v4(a, "255.255.255.255", 64, 0, 0, 1, &echo(8, 56)),
+            expect: NoEcho4,
+        },
+        Case {
+            name: "v4 ping with a bad checksum".into(),
+            packet: {
+                let mut p = v4(a, "10.77.1.1", 64, 0, 0, 1, &echo(8, 56));
+                p[30] ^= 0xff;
+                p
+            },
+            expect: NoEcho4,
+        },
+        Case {
             name: "v6 udp hop limit 1".into(),
             packet: v6(a6, b6, 1, 0, 17, &udp(40)),
             expect: Error6(Icmp6Error::TimeExceeded),
@@ -969,12 +994,17 @@ fn fibre_answer(fib: &Fib, in_link: u32, case: &Case) -> Option<Vec<u8>> {
             let back = error_route_v4(fib, &forwarded)?;
             write_error_v4_mtu(&forwarded, e, back.source, back.mtu, &mut out)
         }
-        Expect::Echo4 => write_echo_reply_v4(p, &mut out),
+        Expect::Echo4 | Expect::NoEcho4 => write_echo_reply_v4(p, &mut out),
         Expect::Error6(e) => {
             let source = error_source_v6(fib, p, in_link)?;
             write_error_v6(p, e, source, &mut out)
         }
         Expect::Echo6 => write_echo_reply_v6(p, &mut out),
+        Expect::Echo6Selected => {
+            let sender = Ipv6Addr::from(<[u8; 16]>::try_from(&p[8..24]).unwrap());
+            let source = fib.reply_route_v6(sender).ok()?.source?;
+            write_echo_reply_v6_from(p, source, &mut out)
+        }
         Expect::Silent4(Some(e)) => write_error_v4(p, e, "10.77.1.1".parse().unwrap(), &mut out),
         Expect::Silent6(Some(e)) => write_error_v6(p, e, "fd77:1::1".parse().unwrap(), &mut out),
         Expect::Silent4(None) | Expect::Silent6(None) => return None,

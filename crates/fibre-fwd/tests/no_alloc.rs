@@ -53,10 +53,7 @@ fn forwarding_fragments_and_neighbour_misses_allocate_nothing() {
     );
 }
 
-/// Fails today: `icmp::error_source_v4`/`_v6` ask `Fib::route_get` and
-/// `Fib::addresses`, which allocate (about three allocations per error).
 #[test]
-#[ignore = "icmp::error_source_v4/_v6 allocate (Fib::route_get, Fib::addresses)"]
 fn icmp_errors_and_echo_replies_allocate_nothing() {
     let mut w = worker();
     let frames = vec![

@@ -560,10 +560,12 @@ fn redirects_back_off_and_stop_after_nine() {
     }
 }
 
-#[test]
-fn ipv6_periods_are_100_ms_whatever_the_route() {
-    let settings = RateLimitSettings::default();
-    for (plen, period_jiffies) in [(128u8, 25u64), (64, 25), (0, 25)] {
+/// Checks that, under `settings`, a time exceeded to one IPv6
+/// destination behind a route of each prefix length has the period (in
+/// jiffies of 4 ms) paired with it: a burst of 5, a sixth a jiffy later
+/// (the bucket tops up past one period), then one a period after.
+fn assert_ipv6_periods(settings: RateLimitSettings, periods: [(u8, u64); 3]) {
+    for (plen, period_jiffies) in periods {
         let mut limiter = RateLimiter::new(settings);
         let now = secs(5.0);
         let burst = (0..100)
@@ -573,15 +575,15 @@ fn ipv6_periods_are_100_ms_whatever_the_route() {
         let jiffy = 4_000_000;
         let sixth = now + jiffy;
         assert!(limiter.allow_v6(sixth, SENDER6, 3, plen), "/{plen}");
-        assert!(
-            !limiter.allow_v6(sixth + (period_jiffies - 1) * jiffy, SENDER6, 3, plen),
-            "/{plen}"
-        );
-        assert!(
-            limiter.allow_v6(sixth + period_jiffies * jiffy, SENDER6, 3, plen),
-            "/{plen}"
-        );
+        let last = sixth + period_jiffies * jiffy;
+        assert!(!limiter.allow_v6(last - jiffy, SENDER6, 3, plen), "/{plen}");
+        assert!(limiter.allow_v6(last, SENDER6, 3, plen), "/{plen}");
     }
+}
+
+#[test]
+fn ipv6_periods_are_100_ms_whatever_the_route() {
+    assert_ipv6_periods(RateLimitSettings::default(), [(128, 25), (64, 25), (0, 25)]);
 }
 
 #[test]
@@ -591,27 +593,7 @@ fn older_kernels_ipv6_periods_shrink_for_wider_routes() {
         icmpv6_scale_by_prefix: true,
         ..RateLimitSettings::default()
     };
-    for (plen, period_jiffies) in [(128u8, 250u64), (64, 62), (0, 15)] {
-        let mut limiter = RateLimiter::new(settings);
-        let now = secs(5.0);
-        let burst = (0..100)
-            .filter(|_| limiter.allow_v6(now, SENDER6, 3, plen))
-            .count();
-        assert_eq!(burst, 5, "/{plen}");
-        // One jiffy tops the bucket up past a period: a sixth; then the
-        // next needs a whole period more.
-        let jiffy = 4_000_000;
-        let sixth = now + jiffy;
-        assert!(limiter.allow_v6(sixth, SENDER6, 3, plen), "/{plen}");
-        assert!(
-            !limiter.allow_v6(sixth + (period_jiffies - 1) * jiffy, SENDER6, 3, plen),
-            "/{plen}"
-        );
-        assert!(
-            limiter.allow_v6(sixth + period_jiffies * jiffy, SENDER6, 3, plen),
-            "/{plen}"
-        );
-    }
+    assert_ipv6_periods(settings, [(128, 250), (64, 62), (0, 15)]);
 }
 
 #[test]
