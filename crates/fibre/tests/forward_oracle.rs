@@ -462,3 +462,37 @@ fn pending_corpus_cases_agree_with_the_kernel() {
         failed.join("\n")
     );
 }
+
+/// With `icmp_ratelimit` 0 the kernel limits no ICMP error to a
+/// destination (`inet_peer_xrlim_allow` with a zero period lets every
+/// message through): a burst of TTL 1 packets from one source gets a
+/// time exceeded each. fibre's worker, given the same settings (no
+/// stand-in masks), must send as many.
+#[test]
+#[ignore = "fibre's limiter refuses every message when the period is 0"]
+fn a_zero_icmp_ratelimit_limits_nothing() {
+    if !available("forward_oracle") {
+        return;
+    }
+    let settings = settings();
+    let plan = plan::plan(settings.seed);
+    let frames = frames::ttl_one_burst(&plan, 200, 1);
+    let (kernel, links) = kernel_run(&plan, &frames).unwrap_or_else(|e| panic!("{e}"));
+    let sent: usize = kernel.by_id.values().map(Vec::len).sum();
+    assert_eq!(
+        sent,
+        frames.len(),
+        "the kernel itself limited: {}",
+        summary(&kernel)
+    );
+    let fibre = fibre_side::run_with(&plan, &links, &frames, fibre_side::kernel_limits())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let judgement = judge(&frames, &kernel, &fibre, settings.show);
+    assert!(
+        judgement.differences.is_empty(),
+        "{} of {} time exceeded messages differ:\n{}",
+        judgement.differences.len(),
+        frames.len(),
+        judgement.report
+    );
+}

@@ -143,6 +143,32 @@ fn worker_config() -> WorkerConfig {
 
 /// Runs `frames` through fibre's worker set up as the kernel router is.
 pub fn run(plan: &Plan, kernel_links: &[KernelLink], frames: &[Frame]) -> Result<FibreRun, String> {
+    run_with(plan, kernel_links, frames, worker_config())
+}
+
+/// The ICMP limits exactly as the kernel router's sysctls say (no
+/// stand-in masks): `icmp_ratelimit` 0, `icmp/ratelimit` 0, the global
+/// bucket far above any run, the default rate masks.
+pub fn kernel_limits() -> WorkerConfig {
+    WorkerConfig {
+        icmp: RateLimitSettings {
+            icmp_ratelimit_ms: 0,
+            icmp_msgs_per_sec: 100_000_000,
+            icmp_msgs_burst: 100_000_000,
+            icmpv6_ratelimit_ms: 0,
+            ..RateLimitSettings::default()
+        },
+        ..WorkerConfig::default()
+    }
+}
+
+/// [`run`] with the worker configured by `config`.
+pub fn run_with(
+    plan: &Plan,
+    kernel_links: &[KernelLink],
+    frames: &[Frame],
+    config: WorkerConfig,
+) -> Result<FibreRun, String> {
     let (fib, _) = config::apply_str(
         &Fib::new(),
         "forward-oracle.conf",
@@ -173,7 +199,7 @@ pub fn run(plan: &Plan, kernel_links: &[KernelLink], frames: &[Frame]) -> Result
         ports.push(port);
     }
     let neighbours = neighbours(plan, &fib)?;
-    let mut worker = Worker::new(fib, neighbours, &ports, worker_config());
+    let mut worker = Worker::new(fib, neighbours, &ports, config);
     let attributor = Attributor::new(frames);
     let mut captured = Vec::new();
     let mut run = FibreRun::default();

@@ -679,6 +679,34 @@ fn neighbour_solicitation(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
     }
 }
 
+/// `count` UDP packets with TTL 1 from one source (the sender's block's
+/// first address) to one receiver host, ids from `first_id` up: each
+/// asks for a time exceeded to the same destination, which only the
+/// ICMP rate limits can refuse.
+pub fn ttl_one_burst(plan: &Plan, count: usize, first_id: u32) -> Vec<Frame> {
+    let mut rng = Rng::new(u64::from(first_id));
+    let src = Ipv4Addr::from(plan::SOURCES_V4.0 | 1);
+    let dst = plan::host_v4(1, 2);
+    (0..count)
+        .map(|i| {
+            let id = first_id + i as u32;
+            let body = l4(
+                17,
+                IpAddr::V4(src),
+                IpAddr::V4(dst),
+                &payload(id, 16),
+                &mut rng,
+            );
+            let packet = ipv4(id as u16, 0, true, 1, 17, src, dst, &[], &body);
+            Frame {
+                id,
+                kind: format!("ipv4 ttl-one-burst proto 17 ttl 1 {src} > {dst}"),
+                bytes: ethernet(plan.links[0].mac, plan.links[0].peer_mac, 0x0800, &packet),
+            }
+        })
+        .collect()
+}
+
 /// `count` frames of one family for `plan`, ids from `first_id` up,
 /// all drawn from `seed`.
 pub fn frames(plan: &Plan, v6: bool, count: usize, seed: u64, first_id: u32) -> Vec<Frame> {
