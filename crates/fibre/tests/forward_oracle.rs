@@ -157,17 +157,17 @@ fn kernel_run(
     frames: &[Frame],
 ) -> Result<(Outputs, Vec<topology::KernelLink>), String> {
     let topology = Topology::build(plan)?;
-    let sender = topology.sender.path();
-    let inject = wire::open(&sender, &plan.links[0].peer)?;
-    let mut captures = vec![wire::open(&sender, &plan.links[0].peer)?];
-    for k in 1..plan.links.len() {
-        captures.push(wire::open(
-            &topology.peer_namespace(k).path(),
-            &plan.links[k].peer,
-        )?);
+    let (mut injects, mut captures) = (Vec::new(), Vec::new());
+    for (k, link) in plan.links.iter().enumerate() {
+        let namespace = topology.peer_namespace(k).path();
+        injects.push(wire::open(&namespace, &link.peer)?);
+        captures.push(wire::open(&namespace, &link.peer)?);
     }
-    let wire = wire::Wire::new(inject, captures);
-    let bytes: Vec<Vec<u8>> = frames.iter().map(|f| f.bytes.clone()).collect();
+    let wire = wire::Wire::new(injects, captures);
+    let bytes: Vec<(usize, &[u8])> = frames
+        .iter()
+        .map(|f| (f.port, f.bytes.as_slice()))
+        .collect();
     let captured = wire.run(&bytes, QUIET, CAPTURE_LIMIT)?;
     let outputs = compare::attribute(
         &Attributor::new(frames),

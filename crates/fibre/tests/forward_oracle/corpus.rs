@@ -16,6 +16,7 @@
 //! rp_filter 0
 //! line route add 172.16.0.0/12 via 10.0.1.2
 //! frame 17 ipv4 routed proto 17 ttl 1
+//! port 1
 //! hex 02fb0000000302fc...
 //! ```
 
@@ -60,6 +61,9 @@ pub fn render(comments: &[String], plan: &Plan, frames: &[Frame]) -> String {
     }
     for f in frames {
         text.push_str(&format!("frame {} {}\n", f.id, f.kind));
+        if f.port != 0 {
+            text.push_str(&format!("port {}\n", f.port));
+        }
         let hex: String = f.bytes.iter().map(|b| format!("{b:02x}")).collect();
         text.push_str(&format!("hex {hex}\n"));
     }
@@ -107,8 +111,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Case, String> {
                 frames.push(Frame {
                     id: id.parse().map_err(|e| format!("{}: id {id}: {e}", at()))?,
                     kind: kind.to_string(),
+                    port: 0,
                     bytes: Vec::new(),
                 });
+            }
+            "port" => {
+                let frame = frames
+                    .last_mut()
+                    .ok_or_else(|| format!("{}: `port` before any `frame`", at()))?;
+                frame.port = rest
+                    .parse()
+                    .map_err(|e| format!("{}: port {rest}: {e}", at()))?;
             }
             "hex" => {
                 let frame = frames
@@ -128,6 +141,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Case, String> {
     }
     if links.is_empty() || frames.is_empty() {
         return Err(format!("{}: a case needs links and frames", path.display()));
+    }
+    if let Some(f) = frames.iter().find(|f| f.port >= links.len()) {
+        return Err(format!(
+            "{}: frame {} arrives on port {} of {} links",
+            path.display(),
+            f.id,
+            f.port,
+            links.len()
+        ));
     }
     Ok(Case {
         path: path.to_path_buf(),
@@ -215,11 +237,10 @@ mod tests {
             .map(|l| (l.mac, l.peer_mac, l.mtu))
             .collect();
         assert_eq!(macs, want);
-        assert!(case
-            .frames
-            .iter()
-            .zip(&frames)
-            .all(|(a, b)| a.id == b.id && a.bytes == b.bytes && a.kind == b.kind));
+        assert!(case.frames.iter().zip(&frames).all(|(a, b)| a.id == b.id
+            && a.bytes == b.bytes
+            && a.kind == b.kind
+            && a.port == b.port));
         let bad = parse(Path::new("y.case"), "link r0 1500\nhex 00\n").unwrap_err();
         assert!(bad.contains("y.case:2"), "{bad}");
     }

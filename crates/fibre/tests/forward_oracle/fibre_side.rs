@@ -208,7 +208,7 @@ pub fn run_with(
     // (the worker's bursts are exercised by its own tests and benchmark).
     for frame in frames {
         let before = *worker.counters();
-        worker.receive_burst(0, &[frame.bytes.as_slice()], now_ns);
+        worker.receive_burst(frame.port, &[frame.bytes.as_slice()], now_ns);
         run.fates.insert(frame.id, fate(&before, worker.counters()));
         now_ns += 10_000;
         for port in 0..ports.len() {

@@ -28,6 +28,9 @@ pub struct Frame {
     pub id: u32,
     /// What was meant by it (for reports).
     pub kind: String,
+    /// The router link it arrives on: 0 (from the sender) or a
+    /// receiver's (`rK`, injected on its peer).
+    pub port: usize,
     /// The whole Ethernet frame, as injected.
     pub bytes: Vec<u8>,
 }
@@ -432,11 +435,32 @@ fn frame_v4(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
     if !eth_kind.is_empty() {
         kind.push(eth_kind.into());
     }
-    Frame {
+    let mut frame = Frame {
         id,
         kind: format!("ipv4 {}", kind.join(" ")),
+        port: 0,
         bytes: ethernet(eth_dst, plan.links[0].peer_mac, 0x0800, &packet),
+    };
+    // A tenth arrive from a receiver's side instead: traffic that enters
+    // by another link than its source's route (rp_filter 1 drops it),
+    // or leaves by the link it came in on. IPv4 only: IPv6 would answer
+    // the latter with a redirect, rate-limited per destination by time
+    // (`ip6_forward`), and IPv4's are off.
+    // (Only a frame that fits the receiver link's MTU: a veth delivers
+    // nothing longer to its peer, `is_skb_forwardable`.)
+    let k = rng.range(1, plan.links.len().max(2) as u64 - 1) as usize;
+    if plan.links.len() > 1
+        && rng.chance(10)
+        && frame.bytes.len() <= plan.links[k].mtu as usize + 14
+    {
+        if frame.bytes[0..6] == plan.links[0].mac {
+            frame.bytes[0..6].copy_from_slice(&plan.links[k].mac);
+        }
+        frame.bytes[6..12].copy_from_slice(&plan.links[k].peer_mac);
+        frame.port = k;
+        frame.kind.push_str(&format!(" via r{k}"));
     }
+    frame
 }
 
 /// An ARP request (RFC 826) from `02:ee:<id>`, for one of the router's
@@ -464,6 +488,7 @@ fn arp_request(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
     Frame {
         id,
         kind: format!("arp who-has {target} tell {sender_ip}"),
+        port: 0,
         bytes: ethernet(dst, mac, 0x0806, &arp),
     }
 }
@@ -643,6 +668,7 @@ fn frame_v6(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
     Frame {
         id,
         kind: format!("ipv6 {}", kind.join(" ")),
+        port: 0,
         bytes: ethernet(eth_dst, plan.links[0].peer_mac, 0x86dd, &packet),
     }
 }
@@ -675,6 +701,7 @@ fn neighbour_solicitation(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
     Frame {
         id,
         kind: format!("ipv6 neighbour solicitation who-has {target} from {src}"),
+        port: 0,
         bytes: ethernet(v6_multicast_mac(group), mac, 0x86dd, &packet),
     }
 }
@@ -701,6 +728,7 @@ pub fn ttl_one_burst(plan: &Plan, count: usize, first_id: u32) -> Vec<Frame> {
             Frame {
                 id,
                 kind: format!("ipv4 ttl-one-burst proto 17 ttl 1 {src} > {dst}"),
+                port: 0,
                 bytes: ethernet(plan.links[0].mac, plan.links[0].peer_mac, 0x0800, &packet),
             }
         })

@@ -159,19 +159,18 @@ fn send(fd: &OwnedFd, frame: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// The sockets of one run: the sender's (inject and capture) and one per
-/// receiver, `captures[k]` on the peer of router link `rK`.
+/// The sockets of one run, two on the peer of each router link `rK`:
+/// `injects[k]` sends there, `captures[k]` receives what the router
+/// sends there (and ignores what was injected).
 pub struct Wire {
-    inject: OwnedFd,
+    injects: Vec<OwnedFd>,
     captures: Vec<OwnedFd>,
 }
 
 impl Wire {
-    /// `inject` sends on the sender's veth; `captures[k]` receives on the
-    /// peer of router link k (0: the sender's veth again, a socket of its
-    /// own that ignores what was sent).
-    pub fn new(inject: OwnedFd, captures: Vec<OwnedFd>) -> Wire {
-        Wire { inject, captures }
+    /// `injects[k]` and `captures[k]` on the peer of router link k.
+    pub fn new(injects: Vec<OwnedFd>, captures: Vec<OwnedFd>) -> Wire {
+        Wire { injects, captures }
     }
 
     fn drain(&self, into: &mut Vec<(usize, Captured)>, input: usize) -> usize {
@@ -185,20 +184,25 @@ impl Wire {
         got
     }
 
-    /// Injects `frames` in order and returns what came out, each with the
+    /// Injects `frames` in order, each `(port, bytes)` on the peer of
+    /// router link `port`, and returns what came out, each with the
     /// index of the last frame sent before it was read (a hint only: the
     /// outputs are matched to inputs by the ids they carry). After the
     /// last frame, waits until nothing has come for `quiet` (at most
     /// `limit`).
     pub fn run(
         &self,
-        frames: &[Vec<u8>],
+        frames: &[(usize, &[u8])],
         quiet: Duration,
         limit: Duration,
     ) -> Result<Vec<(usize, Captured)>, String> {
         let mut out = Vec::new();
-        for (i, frame) in frames.iter().enumerate() {
-            send(&self.inject, frame)?;
+        for (i, (port, frame)) in frames.iter().enumerate() {
+            let socket = self
+                .injects
+                .get(*port)
+                .ok_or_else(|| format!("no router link {port} to inject on"))?;
+            send(socket, frame)?;
             if (i + 1) % PACE_EVERY == 0 {
                 std::thread::sleep(Duration::from_micros(300));
                 self.drain(&mut out, i);
