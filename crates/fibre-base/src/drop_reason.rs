@@ -135,9 +135,10 @@ pub enum DropReason {
     /// The output port's transmit queue is full
     /// (`SKB_DROP_REASON_QDISC_DROP`).
     TxQueueFull,
-    /// An IPv4 packet with header options, which the worker does not
-    /// process (`ip_rcv_options`, `ip_forward_options`): dropped rather
-    /// than forwarded without the options' processing.
+    /// An IPv4 packet with an option the worker does not process (record
+    /// route, timestamp, source routes, CIPSO: `ip_rcv_options`,
+    /// `ip_forward_options` change the packet or its route for them):
+    /// dropped rather than forwarded without that processing.
     OptionsUnsupported,
 }
 

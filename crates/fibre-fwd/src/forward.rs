@@ -11,6 +11,7 @@ use fibre_fib::{Errno, FlowKeyV4, Forward, Forward6, RouteType, RpFilter};
 
 use crate::config::PortConfig;
 use crate::icmp::{self, Icmp4Error, Icmp6Error};
+use crate::options::{self, Options};
 use crate::output::{copy, Destination, Out, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPV6_MIN_MTU};
 use crate::punt::PuntKind;
 use crate::receive::{Ipv4Header, Ipv6Header, PacketType, ETH_HLEN};
@@ -56,15 +57,31 @@ impl Core {
             }
         }
         // `ip_rcv_finish_core` compiles the options after the route.
+        let mut pad_from = None;
         if h.header_len > 20 {
-            return Err(DropReason::OptionsUnsupported);
+            match options::check(packet, h.header_len) {
+                Options::Pass { pad_from: from } => pad_from = from,
+                Options::Malformed { pointer } => {
+                    let error = Icmp4Error::ParameterProblem { pointer };
+                    self.send_error_v4(out, packet, kind, error);
+                    return Err(DropReason::BadIpHeader);
+                }
+                Options::Unsupported => return Err(DropReason::OptionsUnsupported),
+            }
         }
         match answer.kind {
             RouteType::Local => self.local_v4(out, config, frame, h),
             RouteType::Broadcast | RouteType::Multicast => {
                 self.punt(PuntKind::Local, out.in_port, config.link, frame)
             }
-            RouteType::Unicast => self.forward_v4(out, packet, h, kind, &answer, redirect),
+            RouteType::Unicast => {
+                let forward = Forwarding {
+                    answer: &answer,
+                    redirect,
+                    pad_from,
+                };
+                self.forward_v4(out, packet, h, kind, forward)
+            }
             _ => Err(DropReason::InvalidRoute),
         }
     }
@@ -128,9 +145,13 @@ impl Core {
         packet: &[u8],
         h: &Ipv4Header,
         kind: PacketType,
-        answer: &Forward,
-        redirect: bool,
+        forward: Forwarding<'_>,
     ) -> Result<(), DropReason> {
+        let Forwarding {
+            answer,
+            redirect,
+            pad_from,
+        } = forward;
         if kind != PacketType::Host {
             return Err(DropReason::NotUnicastFrame);
         }
@@ -153,11 +174,20 @@ impl Core {
         if h.total_len <= mtu {
             self.put(dest, ETHERTYPE_IPV4, |slot| {
                 let len = copy(slot, packet);
-                decrease_ttl(slot);
+                match pad_from {
+                    None => decrease_ttl(slot),
+                    // `ip_forward_options` makes the checksum again over
+                    // the padded options.
+                    Some(from) => {
+                        slot[from..h.header_len].fill(0);
+                        slot[8] -= 1;
+                        refill_checksum(&mut slot[..h.header_len]);
+                    }
+                }
                 len
             })?;
         } else {
-            let fragments = self.put_fragments(dest, packet, mtu, h.ttl - 1)?;
+            let fragments = self.put_fragments(dest, packet, mtu, h.ttl - 1, pad_from)?;
             self.counters.fragments += fragments as u64;
         }
         self.count_left(dest);
@@ -315,6 +345,23 @@ impl Core {
             Destination::Unresolved { .. } => self.counters.punted_unresolved += 1,
         }
     }
+}
+
+/// What the input path decided for a packet to forward.
+#[derive(Clone, Copy)]
+struct Forwarding<'a> {
+    answer: &'a Forward,
+    /// `RTCF_DOREDIRECT`: send the sender a redirect.
+    redirect: bool,
+    /// Options to pad with end-of-list from this header offset.
+    pad_from: Option<usize>,
+}
+
+/// Writes the IPv4 header checksum of `header` anew (`ip_send_check`).
+fn refill_checksum(header: &mut [u8]) {
+    header[10..12].fill(0);
+    let sum = fibre_net::checksum::checksum(header);
+    header[10..12].copy_from_slice(&sum.to_be_bytes());
 }
 
 /// The drop reason of an input route's errno.

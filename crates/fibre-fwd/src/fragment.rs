@@ -66,6 +66,12 @@ impl<'a> Fragmenter<'a> {
         self.header[8] = ttl;
     }
 
+    /// Pads the options with end-of-list from header offset `from` on
+    /// (what `ip_options_compile` did to the received header).
+    pub(crate) fn end_options_at(&mut self, from: usize) {
+        self.header[from..self.header_len].fill(0);
+    }
+
     /// How many fragments the packet makes.
     pub(crate) fn count(&self) -> usize {
         self.payload_len.div_ceil(self.chunk)

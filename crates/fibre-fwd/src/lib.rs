@@ -25,8 +25,9 @@
 //! Every drop is counted under one [`DropReason`](fibre_base::DropReason)
 //! in the worker's [`Counters`]; nothing allocates per packet.
 //!
-//! Not modelled (each dropped and counted, never sent differently): IPv4
-//! options (`OptionsUnsupported`), IPv6 redirects (the kernel's are
+//! Not modelled (each dropped and counted, never sent differently): the
+//! IPv4 options that change a packet or its route (record route,
+//! timestamp, source routes, CIPSO: `OptionsUnsupported`), IPv6 redirects (the kernel's are
 //! neighbour discovery messages), a route's `mtu` metric (the link's MTU
 //! is used), GRE tunnels as output devices (`NoOutputPort`).
 
@@ -37,6 +38,7 @@ mod counters;
 mod forward;
 mod fragment;
 mod neighbours;
+mod options;
 mod output;
 mod punt;
 mod receive;

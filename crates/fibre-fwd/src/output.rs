@@ -93,16 +93,21 @@ impl Core {
     }
 
     /// Queues the fragments of IPv4 `packet` (DF clear, larger than `mtu`)
-    /// towards `dest`, each with TTL `ttl`; returns how many.
+    /// towards `dest`, each with TTL `ttl` and its options padded with
+    /// end-of-list from header offset `pad_from`; returns how many.
     pub(crate) fn put_fragments(
         &mut self,
         dest: Destination,
         packet: &[u8],
         mtu: usize,
         ttl: u8,
+        pad_from: Option<usize>,
     ) -> Result<usize, DropReason> {
         let mut fragments = Fragmenter::new(packet, mtu).ok_or(DropReason::TooBig)?;
         fragments.set_ttl(ttl);
+        if let Some(from) = pad_from {
+            fragments.end_options_at(from);
+        }
         let count = fragments.count();
         for _ in 0..count {
             self.put(dest, ETHERTYPE_IPV4, |slot| {
@@ -156,7 +161,8 @@ impl Core {
         if packet.len() <= mtu {
             self.put(dest, ETHERTYPE_IPV4, |slot| copy(slot, packet))
         } else {
-            self.put_fragments(dest, packet, mtu, packet[8]).map(drop)
+            self.put_fragments(dest, packet, mtu, packet[8], None)
+                .map(drop)
         }
     }
 

@@ -479,3 +479,90 @@ fn a_route_by_a_link_without_a_port_is_no_output() {
     receive(&mut w, P0, &frame4(&udp4(SENDER, HOST, 64, false, 20)), 0);
     assert_eq!(w.counters().drops(DropReason::NoOutputPort), 1);
 }
+
+/// `packet` with IPv4 options `options` (a multiple of 4 bytes) inserted
+/// after the fixed header, lengths and checksum made again.
+fn with_options(packet: &[u8], options: &[u8]) -> Vec<u8> {
+    let mut p = packet[..20].to_vec();
+    p.extend_from_slice(options);
+    p.extend_from_slice(&packet[20..]);
+    p[0] = 0x40 | ((20 + options.len()) / 4) as u8;
+    let total = p.len() as u16;
+    p[2..4].copy_from_slice(&total.to_be_bytes());
+    p[10..12].fill(0);
+    let hl = 20 + options.len();
+    let sum = checksum::checksum(&p[..hl]);
+    p[10..12].copy_from_slice(&sum.to_be_bytes());
+    p
+}
+
+/// `ip_options_compile` accepts no-operation, router alert and types it
+/// does not know, and `ip_forward` forwards them unchanged but for the
+/// TTL; bytes after end-of-list become end-of-list, the checksum made
+/// again. Kernel-checked (veth namespaces, `nstat`): an unknown option
+/// (0x9e) and a router alert are forwarded (`IpForwDatagrams`).
+#[test]
+fn harmless_options_are_forwarded() {
+    let plain = udp4(SENDER, HOST, 64, false, 20);
+    for options in [&[1u8, 1, 1, 0][..], &[148, 4, 0, 0], &[0x9e, 4, 7, 7]] {
+        let mut w = worker();
+        let packet = with_options(&plain, options);
+        receive(&mut w, P0, &frame4(&packet), 0);
+        let out = sent(&mut w, P1);
+        assert_eq!(out.len(), 1, "{options:?}: {:?}", w.counters());
+        let ip = &out[0][14..];
+        assert_eq!(&ip[20..24], options);
+        assert_eq!((ip[8], checksum::checksum(&ip[..24])), (63, 0));
+    }
+    let mut w = worker();
+    receive(&mut w, P0, &frame4(&with_options(&plain, &[0, 1, 9, 9])), 0);
+    let out = sent(&mut w, P1);
+    assert_eq!(&out[0][14 + 20..14 + 24], &[0, 0, 0, 0]);
+    assert_eq!(checksum::checksum(&out[0][14..14 + 24]), 0);
+}
+
+/// A malformed option drops the packet before any forwarding decision
+/// (TTL 1 too: no time exceeded), with a parameter problem pointing at it
+/// where the ICMP writer sends one (`ip_options_compile`'s `pp_ptr`; the
+/// kernel sends it; `icmp::write_error_v4` declines packets whose options
+/// it cannot parse, so today none leaves). Kernel-checked (`nstat`): a
+/// bad option length with TTL 1, and a 2-byte router alert, each add one
+/// `IpInHdrErrors` and one `IcmpOutParmProbs`, no time exceeded.
+#[test]
+fn a_malformed_option_drops_the_packet() {
+    let plain = udp4(SENDER, HOST, 1, false, 20);
+    for (options, pointer) in [(&[1u8, 0x9e, 9, 0][..], 21u8), (&[148, 2, 1, 0], 21)] {
+        let mut w = worker();
+        receive(
+            &mut w,
+            P0,
+            &frame4(&with_options(&plain, options)),
+            1_000_000_000,
+        );
+        assert!(sent(&mut w, P1).is_empty());
+        assert_eq!(
+            w.counters().drops(DropReason::BadIpHeader),
+            1,
+            "{options:?}"
+        );
+        assert_eq!(w.counters().drops(DropReason::TtlExceeded), 0);
+        for f in sent(&mut w, P0) {
+            let (kind, code, rest, _) = icmp4(&f);
+            assert_eq!((kind, code, rest[0]), (12, 0, pointer));
+        }
+    }
+}
+
+/// Options whose processing changes the packet or its route are not
+/// forwarded half-processed: dropped, counted.
+#[test]
+fn record_route_is_not_forwarded_unprocessed() {
+    let mut w = worker();
+    let packet = with_options(
+        &udp4(SENDER, HOST, 64, false, 20),
+        &[7, 7, 4, 0, 0, 0, 0, 0],
+    );
+    receive(&mut w, P0, &frame4(&packet), 0);
+    assert!(sent(&mut w, P1).is_empty());
+    assert_eq!(w.counters().drops(DropReason::OptionsUnsupported), 1);
+}
