@@ -80,6 +80,66 @@ pub enum DropReason {
     /// header, a total length below the headers, a malformed option, a
     /// fragment ending past 65535 bytes (`SKB_DROP_REASON_IP_INHDR`).
     BadIpHeader,
+    // --- forwarding plane ---
+    /// A frame for another station's MAC address (`eth_type_trans` marks it
+    /// `PACKET_OTHERHOST`; `ip_rcv_core`/`ipv6_rcv` drop it):
+    /// `SKB_DROP_REASON_OTHERHOST`.
+    OtherHost,
+    /// Received on a port whose link is down, or not a port of this worker
+    /// (a down device receives nothing: `SKB_DROP_REASON_DEV_READY`).
+    PortDown,
+    /// A source address no packet may carry: IPv6 multicast, loopback or
+    /// IPv4-mapped, or an IPv6 destination of interface-local multicast
+    /// scope received from outside (`ip6_rcv_core`: `SKB_DROP_REASON_IP_INHDR`).
+    MartianAddress,
+    /// The IPv4 input route refused the packet with EINVAL: a martian
+    /// source or destination (`ip_route_input_slow`:
+    /// `SKB_DROP_REASON_IP_INVALID_SOURCE`, `_IP_INVALID_DEST`), a
+    /// multicast group not joined, or a blackhole route (`ip_error`, which
+    /// sends nothing for EINVAL); IPv6: a blackhole route (`dst_discard`).
+    InvalidRoute,
+    /// The reverse path filter (`rp_filter` 1 or 2) refused the source:
+    /// `SKB_DROP_REASON_IP_RPFILTER`.
+    RpFilter,
+    /// An unreachable route, or no route at all, on input (`ip_error`,
+    /// `ip6_pkt_discard`): `SKB_DROP_REASON_IP_INNOROUTES`. The sender gets
+    /// ICMP destination unreachable.
+    Unreachable,
+    /// A prohibit route on input (`ip_error` with EACCES,
+    /// `ip6_pkt_prohibit`): the sender gets "administratively prohibited".
+    Prohibited,
+    /// The TTL or hop limit would reach zero (`ip_forward`'s
+    /// `too_many_hops`, `ip6_forward`): `SKB_DROP_REASON_IP_INHDR`. The
+    /// sender gets ICMP time exceeded.
+    TtlExceeded,
+    /// A unicast IP packet in a broadcast or multicast frame, which
+    /// `ip_forward`/`ip6_forward` do not forward (`pkt_type !=
+    /// PACKET_HOST`): `SKB_DROP_REASON_NOT_SPECIFIED` in the kernel.
+    NotUnicastFrame,
+    /// IPv6 forwarding refused the source: unspecified, multicast, loopback
+    /// or link-local (`ip6_forward`'s error label,
+    /// `SKB_DROP_REASON_IP_INADDRERRORS`; a link-local source gets ICMPv6
+    /// "beyond scope of source address").
+    AddressError,
+    /// The route leaves by a link that is not one of the worker's ports
+    /// (a tunnel or a device the worker was not given).
+    NoOutputPort,
+    /// The next hop is unresolved and the control side's queue of packets
+    /// awaiting resolution is full (`__neigh_event_send` beyond
+    /// `unres_qlen`): `SKB_DROP_REASON_NEIGH_QUEUEFULL`.
+    NeighbourQueueFull,
+    /// A packet for the control side (ARP, neighbour discovery, local
+    /// delivery) found its queue full (`enqueue_to_backlog`:
+    /// `SKB_DROP_REASON_CPU_BACKLOG`).
+    PuntQueueFull,
+    /// The output port's transmit queue is full
+    /// (`SKB_DROP_REASON_QDISC_DROP`).
+    TxQueueFull,
+    /// An IPv4 packet with an option the worker does not process (record
+    /// route, timestamp, source routes, CIPSO: `ip_rcv_options`,
+    /// `ip_forward_options` change the packet or its route for them):
+    /// dropped rather than forwarded without that processing.
+    OptionsUnsupported,
 }
 
 /// Which `ip -s link` column a reason adds to.
@@ -97,7 +157,7 @@ pub enum DropClass {
 
 impl DropReason {
     /// Number of reasons: the length of a per-reason counter array.
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 37;
 
     /// Every reason, in index order.
     pub const ALL: [DropReason; DropReason::COUNT] = [
@@ -123,6 +183,21 @@ impl DropReason {
         DropReason::InvalidWorker,
         DropReason::BadInnerPacket,
         DropReason::BadIpHeader,
+        DropReason::OtherHost,
+        DropReason::PortDown,
+        DropReason::MartianAddress,
+        DropReason::InvalidRoute,
+        DropReason::RpFilter,
+        DropReason::Unreachable,
+        DropReason::Prohibited,
+        DropReason::TtlExceeded,
+        DropReason::NotUnicastFrame,
+        DropReason::AddressError,
+        DropReason::NoOutputPort,
+        DropReason::NeighbourQueueFull,
+        DropReason::PuntQueueFull,
+        DropReason::TxQueueFull,
+        DropReason::OptionsUnsupported,
     ];
 
     /// Dense index in `0..COUNT`.
@@ -155,6 +230,21 @@ impl DropReason {
             DropReason::InvalidWorker => "invalid_worker",
             DropReason::BadInnerPacket => "bad_inner_packet",
             DropReason::BadIpHeader => "bad_ip_header",
+            DropReason::OtherHost => "other_host",
+            DropReason::PortDown => "port_down",
+            DropReason::MartianAddress => "martian_address",
+            DropReason::InvalidRoute => "invalid_route",
+            DropReason::RpFilter => "rp_filter",
+            DropReason::Unreachable => "unreachable",
+            DropReason::Prohibited => "prohibited",
+            DropReason::TtlExceeded => "ttl_exceeded",
+            DropReason::NotUnicastFrame => "not_unicast_frame",
+            DropReason::AddressError => "address_error",
+            DropReason::NoOutputPort => "no_output_port",
+            DropReason::NeighbourQueueFull => "neighbour_queue_full",
+            DropReason::PuntQueueFull => "punt_queue_full",
+            DropReason::TxQueueFull => "tx_queue_full",
+            DropReason::OptionsUnsupported => "options_unsupported",
         }
     }
 
@@ -174,23 +264,39 @@ impl DropReason {
             | DropReason::SeqMissing
             | DropReason::OutOfOrder
             | DropReason::EcnCeOnNotEct
-            | DropReason::BadIpHeader => DropClass::RxErrors,
-            DropReason::NotForTunnel | DropReason::UnknownProtocol => DropClass::RxDropped,
+            | DropReason::BadIpHeader
+            | DropReason::MartianAddress => DropClass::RxErrors,
+            DropReason::NotForTunnel
+            | DropReason::UnknownProtocol
+            | DropReason::OtherHost
+            | DropReason::PortDown
+            | DropReason::InvalidRoute
+            | DropReason::RpFilter
+            | DropReason::Unreachable
+            | DropReason::Prohibited
+            | DropReason::TtlExceeded
+            | DropReason::NotUnicastFrame
+            | DropReason::AddressError
+            | DropReason::OptionsUnsupported
+            | DropReason::PuntQueueFull => DropClass::RxDropped,
             DropReason::NoRoute
             | DropReason::TunnelLoop
             | DropReason::UnderlayLoop
             | DropReason::TooBig
-            | DropReason::FragmentationUnsupported => DropClass::TxErrors,
+            | DropReason::FragmentationUnsupported
+            | DropReason::NoOutputPort => DropClass::TxErrors,
             DropReason::DeviceDown
             | DropReason::NoHeadroom
             | DropReason::InvalidWorker
-            | DropReason::BadInnerPacket => DropClass::TxDropped,
+            | DropReason::BadInnerPacket
+            | DropReason::NeighbourQueueFull
+            | DropReason::TxQueueFull => DropClass::TxDropped,
         }
     }
 }
 
 const _: () = assert!(
-    DropReason::BadIpHeader as usize + 1 == DropReason::COUNT,
+    DropReason::OptionsUnsupported as usize + 1 == DropReason::COUNT,
     "DropReason::COUNT must be one past the last reason: if this fires, \
      a reason was added without updating COUNT and ALL"
 );

@@ -18,13 +18,27 @@ use crate::{DropClass, DropReason, WorkerId};
 /// workers' counters never share a cache line (nor, on x86-64, a line
 /// pair the adjacent-line prefetcher fetches together).
 #[repr(C)]
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WorkerCounters {
     rx_packets: AtomicU64,
     rx_bytes: AtomicU64,
     tx_packets: AtomicU64,
     tx_bytes: AtomicU64,
     drops: [AtomicU64; DropReason::COUNT],
+}
+
+// By hand: arrays longer than 32 have no `Default`, and there are more
+// drop reasons than that.
+impl Default for WorkerCounters {
+    fn default() -> Self {
+        WorkerCounters {
+            rx_packets: AtomicU64::new(0),
+            rx_bytes: AtomicU64::new(0),
+            tx_packets: AtomicU64::new(0),
+            tx_bytes: AtomicU64::new(0),
+            drops: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
 }
 
 const _: () = assert!(
@@ -41,7 +55,7 @@ const _: () = assert!(
 
 /// What one worker adds after a batch (kept on its stack, so the shared
 /// counters see one add per field per batch).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchCounts {
     /// Packets received.
     pub rx_packets: u64,
@@ -53,6 +67,18 @@ pub struct BatchCounts {
     pub tx_bytes: u64,
     /// Drops by reason.
     pub drops: [u64; DropReason::COUNT],
+}
+
+impl Default for BatchCounts {
+    fn default() -> Self {
+        BatchCounts {
+            rx_packets: 0,
+            rx_bytes: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            drops: [0; DropReason::COUNT],
+        }
+    }
 }
 
 impl BatchCounts {
@@ -130,7 +156,7 @@ impl DeviceStats {
 }
 
 /// Summed statistics of a device.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StatsSnapshot {
     /// Packets received.
     pub rx_packets: u64,
@@ -142,6 +168,18 @@ pub struct StatsSnapshot {
     pub tx_bytes: u64,
     /// Drops by reason, indexed by [`DropReason::index`].
     pub drops: [u64; DropReason::COUNT],
+}
+
+impl Default for StatsSnapshot {
+    fn default() -> Self {
+        StatsSnapshot {
+            rx_packets: 0,
+            rx_bytes: 0,
+            tx_packets: 0,
+            tx_bytes: 0,
+            drops: [0; DropReason::COUNT],
+        }
+    }
 }
 
 impl StatsSnapshot {

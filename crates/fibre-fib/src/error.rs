@@ -35,6 +35,8 @@ pub enum Errno {
     NoBufs,
     /// EAFNOSUPPORT
     AfNoSupport,
+    /// EXDEV: a reverse path filter refused the source (`fib_validate_source`).
+    XDev,
 }
 
 impl Errno {
@@ -56,6 +58,7 @@ impl Errno {
             Errno::OpNotSupp => "Operation not supported",
             Errno::NoBufs => "No buffer space available",
             Errno::AfNoSupport => "Address family not supported by protocol",
+            Errno::XDev => "Invalid cross-device link",
         }
     }
 
@@ -77,6 +80,7 @@ impl Errno {
             Errno::OpNotSupp => 95,
             Errno::NoBufs => 105,
             Errno::AfNoSupport => 97,
+            Errno::XDev => 18,
         }
     }
 }

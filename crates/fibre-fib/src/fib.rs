@@ -230,6 +230,33 @@ impl Fib {
             .or_insert_with(|| u16::try_from(next).unwrap_or(CACHE_CLASS_UNSHARED))
     }
 
+    /// The `mtu` metric of the routes of cache class `class` (the class a
+    /// data-path answer carries, [`crate::Forward::cache_class`]) and
+    /// whether it is locked (`mtu lock`): what `ip_dst_mtu_maybe_forward`
+    /// reads (`dst_metric_raw(dst, RTAX_MTU)`) before the device's MTU.
+    /// `None` for routes without the metric, and for
+    /// [`CACHE_CLASS_UNSHARED`], whose routes need not share one.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let (fib, _) = config::apply_str(&Fib::new(), "r.conf",
+    ///     "link add d0 type ifb\nlink set d0 up\naddr add 10.0.0.1/24 dev d0\n\
+    ///      route add 192.0.2.0/24 via 10.0.0.9 mtu lock 1300\n", false).unwrap();
+    /// let key = FlowKeyV4 { dst: u32::from_be_bytes([192, 0, 2, 1]), ..Default::default() };
+    /// let answer = fib.lookup_output_v4(&key).unwrap();
+    /// assert_eq!(fib.class_mtu(answer.cache_class), Some((1300, true)));
+    /// assert_eq!(fib.class_mtu(CACHE_CLASS_PLAIN), None);
+    /// ```
+    pub fn class_mtu(&self, class: u16) -> Option<(u32, bool)> {
+        if class == CACHE_CLASS_PLAIN || class == CACHE_CLASS_UNSHARED {
+            return None;
+        }
+        self.cache_classes
+            .iter()
+            .find(|(_, c)| **c == class)
+            .and_then(|((_, mtu, lock), _)| mtu.map(|m| (m, *lock)))
+    }
+
     /// Carries out one request as the kernel would, or refuses it with the
     /// kernel's error and, with two exceptions the kernel shares, changes
     /// nothing visible: an IPv4 route add creates its table before

@@ -44,6 +44,7 @@ pub mod types;
 mod write;
 
 // The public paths of the modules that moved into `read/` and `write/`.
+pub use read::reply_source::ReplyRoute;
 pub use read::{batch, burst, multipath};
 pub use write::gre;
 
@@ -54,6 +55,7 @@ pub use fib::{Fib, FibSettings};
 pub use gre::{GreKind, GreSpec, Inheritable, TunnelError, UnderlayHop};
 pub use multipath::MultipathHashPolicy;
 pub use read::input_batch_v4::ALL_HOSTS_V4;
+pub use read::route_get::RpFilter;
 pub use types::*;
 pub use write::change::FibChange;
 pub use write::import::ImportError;

@@ -5,6 +5,50 @@
 //! (`icmp_send`, `icmp6_send`).
 //!
 //! The worker has no sockets and no threads of its own: ports are given to
-//! it, and the packet I/O backends live elsewhere.
+//! it, and the packet I/O backends live elsewhere. A burst's path:
+//!
+//! 1. `receive`: whom each frame is for (`eth_type_trans`: a frame for
+//!    another station is `PACKET_OTHERHOST` and dropped), its EtherType
+//!    (ARP to the control side, IPv4, IPv6, anything else dropped), the
+//!    IP header's checks (`ip_rcv_core`, `ip6_rcv_core`);
+//! 2. the FIB's input lookup for the whole burst, on one RCU snapshot
+//!    ([`FibSource`]);
+//! 3. `forward`: the answer's errors as ICMP (`ip_error`,
+//!    `ip6_pkt_drop`), local delivery (echo answered, the rest punted),
+//!    `ip_forward`/`ip6_forward`'s checks: TTL, MTU (fragmentation when DF
+//!    is clear), redirects, source scope;
+//! 4. `rewrite` and `output`: TTL or hop limit less one with the
+//!    incremental checksum, the neighbour's MAC ([`Neighbours`]; a miss
+//!    queues the packet for the control side to resolve), the output
+//!    port's transmit queue.
+//!
+//! Every drop is counted under one [`DropReason`](fibre_base::DropReason)
+//! in the worker's [`Counters`]; nothing allocates per packet.
+//!
+//! Not modelled (each dropped and counted, never sent differently): the
+//! IPv4 options that change a packet or its route (record route,
+//! timestamp, source routes, CIPSO: `OptionsUnsupported`), IPv6 redirects (the kernel's are
+//! neighbour discovery messages), a route's `mtu` metric (the link's MTU
+//! is used), GRE tunnels as output devices (`NoOutputPort`).
 
 pub mod icmp;
+
+mod config;
+mod counters;
+mod forward;
+mod fragment;
+mod neighbours;
+mod options;
+mod output;
+mod punt;
+mod receive;
+mod rewrite;
+mod ring;
+mod worker;
+
+pub use config::{PortConfig, WorkerConfig};
+pub use counters::{Counters, CountersReader};
+pub use neighbours::{Neighbours, StaticNeighbours};
+pub use punt::{Punt, PuntKind};
+pub use rewrite::decrease_ttl;
+pub use worker::{FibSource, Worker, BURST};

@@ -32,7 +32,7 @@ mod expiry;
 #[allow(dead_code)] // For `model_mac`: the MAC (hence link-local) fibre's model gives a link.
 #[path = "kernel_diff/kernel.rs"]
 mod kernel;
-#[path = "pmtu_kernel/netns.rs"]
+#[path = "support/netns.rs"]
 mod netns;
 #[path = "pmtu_kernel/order.rs"]
 mod order;
@@ -142,7 +142,7 @@ fn unavailable_reason() -> Option<String> {
         Ok(done) => return Some(format!("ping is not iputils' ({})", done.stdout.trim())),
         Err(e) => return Some(e),
     }
-    Namespace::create("probe")
+    topology::namespace("probe")
         .err()
         .map(|e| format!("ip netns does not work: {e}"))
 }

@@ -11,6 +11,7 @@ pub(crate) mod input_batch;
 pub(crate) mod input_batch_v4;
 pub(crate) mod lookup;
 pub mod multipath;
+pub(crate) mod reply_source;
 pub(crate) mod route_get;
 pub(crate) mod rule_match;
 pub(crate) mod srcsel;

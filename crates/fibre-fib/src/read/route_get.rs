@@ -239,32 +239,15 @@ impl Fib {
         &self,
         check: &SourceCheck,
     ) -> Result<Flow, Result<bool, Errno>> {
-        let SourceCheck {
-            src,
-            dst,
-            tos,
-            oif,
-            iif,
-        } = *check;
-        let fast = iif != oif;
+        let fast = check.iif != check.oif;
         if fast && !self.custom_local_routes && !self.custom_rules_v4 {
-            return Err(if self.is_local_address(&src) {
+            return Err(if self.is_local_address(&check.src) {
                 Err(Errno::Inval)
             } else {
                 Ok(false)
             });
         }
-        Ok(Flow {
-            dst: src,
-            src: Some(dst).filter(|d| !d.is_unspecified()),
-            iif: if oif != 0 {
-                oif
-            } else {
-                crate::read::lookup::LOOPBACK_IFINDEX
-            },
-            tos,
-            ..Flow::output(src)
-        })
+        Ok(reverse_flow_v4(check))
     }
 
     /// [`Fib::validate_source_v4`]'s verdict once the reverse lookup of
@@ -272,12 +255,31 @@ impl Fib {
     pub(crate) fn source_check_verdict_v4<'a>(
         &'a self,
         check: &SourceCheck,
-        mut flow: Flow,
+        flow: Flow,
         res: Result<FibResult<'a>, Errno>,
     ) -> Result<bool, Errno> {
+        self.source_verdict_v4(check, flow, res, RpFilter::Off)
+    }
+
+    /// `__fib_validate_source` once the reverse lookup of `flow` answered
+    /// `res`, with reverse path filter `rp_filter`: without a route back
+    /// (or with no address on the input link) the source passes only with
+    /// the filter off; strict mode also refuses a route back by another
+    /// link (both refusals are `EXDEV`, `SKB_DROP_REASON_IP_RPFILTER`).
+    fn source_verdict_v4<'a>(
+        &'a self,
+        check: &SourceCheck,
+        mut flow: Flow,
+        res: Result<FibResult<'a>, Errno>,
+        rp_filter: RpFilter,
+    ) -> Result<bool, Errno> {
         let iif = check.iif;
+        let last_resort = match rp_filter {
+            RpFilter::Off => Ok(false),
+            RpFilter::Strict | RpFilter::Loose => Err(Errno::XDev),
+        };
         let res = match res {
-            Err(_) => return Ok(false),
+            Err(_) => return last_resort,
             Ok(res) if res.kind != RouteType::Unicast => return Err(Errno::Inval),
             Ok(res) => res,
         };
@@ -289,13 +291,103 @@ impl Fib {
             return Ok(direct(&res));
         }
         if self.addrs_of_v4(iif).is_empty() {
-            return Ok(false);
+            return last_resort;
+        }
+        if rp_filter == RpFilter::Strict {
+            return Err(Errno::XDev);
         }
         // The source's route by way of the input device.
         flow.oif = iif;
         Ok(self
             .fib_lookup(&flow)
             .is_ok_and(|res| res.kind == RouteType::Unicast && direct(&res)))
+    }
+}
+
+/// The reverse lookup `__fib_validate_source` makes for `check`: the
+/// route to the source, from the destination, as if received by the
+/// device the packet leaves by (`lo` for local delivery).
+fn reverse_flow_v4(check: &SourceCheck) -> Flow {
+    Flow {
+        dst: check.src,
+        src: Some(check.dst).filter(|d| !d.is_unspecified()),
+        iif: if check.oif != 0 {
+            check.oif
+        } else {
+            crate::read::lookup::LOOPBACK_IFINDEX
+        },
+        tos: check.tos,
+        ..Flow::output(check.src)
+    }
+}
+
+/// Reverse path filtering of received IPv4 packets, a link's
+/// `net.ipv4.conf.DEV.rp_filter` (the kernel uses the larger of the link's
+/// and `all`'s, `IN_DEV_RPFILTER`): RFC 3704's strict and loose modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum RpFilter {
+    /// 0: no check beyond the martian source (the kernel's default).
+    #[default]
+    Off,
+    /// 1: the route back to the source must leave by the input link.
+    Strict,
+    /// 2: some route back to the source must exist.
+    Loose,
+}
+
+impl Fib {
+    /// `fib_validate_source` for a packet of `key` received on `iif` that
+    /// the input lookup answered `answer` (a local, broadcast, multicast
+    /// or forwarded one), with reverse path filter `rp_filter` on `iif`:
+    /// `Err(Inval)` for a martian source, `Err(XDev)` for one the filter
+    /// refuses, else `Ok(direct)`, where `direct` says the full check ran
+    /// and found the source directly reachable through `iif`. A forwarded
+    /// packet leaving by `iif` from a direct source is one the kernel sends
+    /// an ICMP redirect for (`__mkroute_input`'s `RTCF_DOREDIRECT`, with
+    /// `send_redirects` on). With the filter off the verdict is the one the
+    /// input lookups already applied.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let (fib, _) = config::apply_str(&Fib::new(), "r.conf",
+    ///     "link add d0 type ifb\nlink set d0 up\nlink add d1 type ifb\nlink set d1 up\n\
+    ///      addr add 10.0.0.1/24 dev d0\naddr add 10.1.0.1/24 dev d1\n", false).unwrap();
+    /// // From 10.1.0.9 (reached by d1) to 10.1.0.7, received on d0.
+    /// let key = FlowKeyV4 { dst: u32::from_be_bytes([10, 1, 0, 7]),
+    ///     src: u32::from_be_bytes([10, 1, 0, 9]), ..Default::default() };
+    /// let mut out = [Err(Errno::Inval)];
+    /// fib.lookup_input_batch_v4(2, &[key], &mut out);
+    /// let answer = out[0].unwrap();
+    /// assert_eq!(fib.input_source_check_v4(2, &key, &answer, RpFilter::Off), Ok(false));
+    /// assert_eq!(fib.input_source_check_v4(2, &key, &answer, RpFilter::Loose), Ok(false));
+    /// assert_eq!(fib.input_source_check_v4(2, &key, &answer, RpFilter::Strict), Err(Errno::XDev));
+    /// ```
+    pub fn input_source_check_v4(
+        &self,
+        iif: LinkIndex,
+        key: &crate::FlowKeyV4,
+        answer: &crate::Forward,
+        rp_filter: RpFilter,
+    ) -> Result<bool, Errno> {
+        let to_us = answer.kind != RouteType::Unicast;
+        let zero_dst = matches!(answer.kind, RouteType::Broadcast | RouteType::Multicast);
+        let check = SourceCheck {
+            src: IpAddr::V4(Ipv4Addr::from(key.src)),
+            dst: IpAddr::V4(if zero_dst {
+                Ipv4Addr::UNSPECIFIED
+            } else {
+                Ipv4Addr::from(key.dst)
+            }),
+            tos: key.tos & 0x1c,
+            oif: if to_us { 0 } else { answer.dev },
+            iif,
+        };
+        if rp_filter == RpFilter::Off {
+            return self.validate_source_v4(&check);
+        }
+        // A filter always makes the full check (`fib_validate_source`).
+        let flow = reverse_flow_v4(&check);
+        self.source_verdict_v4(&check, flow, self.fib_lookup(&flow), rp_filter)
     }
 }
 

@@ -22,6 +22,26 @@ use std::time::Duration;
 use super::kernel;
 use super::netns::Namespace;
 
+/// Set in every namespace before any link exists, so that every link
+/// inherits them. Forwarding is on everywhere because fibre's model is a
+/// router (`fibre-fib/src/write/links.rs`): host A must be one too for its
+/// answers to be comparable. DAD is off so that IPv6 addresses work at
+/// once, and rp_filter off as in kernel_diff's namespaces.
+const SYSCTLS: &[(&str, &str)] = &[
+    ("net/ipv4/ip_forward", "1"),
+    ("net/ipv4/conf/all/rp_filter", "0"),
+    ("net/ipv4/conf/default/rp_filter", "0"),
+    ("net/ipv6/conf/all/forwarding", "1"),
+    ("net/ipv6/conf/default/forwarding", "1"),
+    ("net/ipv6/conf/all/accept_dad", "0"),
+    ("net/ipv6/conf/default/accept_dad", "0"),
+];
+
+/// The namespace `fibre-pmtu-<pid>-<role>`, with [`SYSCTLS`].
+pub fn namespace(role: &str) -> Result<Namespace, String> {
+    Namespace::create("fibre-pmtu", role, SYSCTLS)
+}
+
 /// A's link towards R.
 pub const A_DEV: &str = "a0";
 
@@ -130,9 +150,9 @@ impl Topology {
     /// Makes the namespaces, links and addresses.
     pub fn build() -> Result<Topology, String> {
         let topology = Topology {
-            a: Namespace::create("a")?,
-            r: Namespace::create("r")?,
-            c: Namespace::create("c")?,
+            a: namespace("a")?,
+            r: namespace("r")?,
+            c: namespace("c")?,
         };
         let (a, r, c) = (&topology.a, &topology.r, &topology.c);
         let a_mac = kernel::model_mac(A_MODEL_INDEX);

@@ -1,0 +1,386 @@
+//! What becomes of a received IP packet once the input lookup answered:
+//! the route's errors (`ip_error`, `ip6_pkt_drop`), local delivery, and
+//! forwarding (`ip_forward`, `ip6_forward`) with their checks in the
+//! kernel's order, ICMP errors where the kernel sends them, and the
+//! rewrite.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use fibre_base::DropReason;
+use fibre_fib::{Errno, FlowKeyV4, Forward, Forward6, RouteType, RpFilter};
+
+use crate::config::PortConfig;
+use crate::icmp::{self, Icmp4Error, Icmp6Error};
+use crate::options::{self, Options};
+use crate::output::{copy, Destination, Out, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPV6_MIN_MTU};
+use crate::punt::PuntKind;
+use crate::receive::{Ipv4Header, Ipv6Header, PacketType, ETH_HLEN};
+use crate::rewrite::{decrease_hop_limit, decrease_ttl};
+use crate::worker::Core;
+
+const IPPROTO_ICMP: u8 = 1;
+const IPPROTO_ICMPV6: u8 = 58;
+const ICMP_ECHO: u8 = 8;
+const ICMPV6_ECHO_REQUEST: u8 = 128;
+
+impl Core {
+    /// An IPv4 packet in `frame` (without the link layer's padding) after
+    /// the input lookup answered `answer` for `key`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn input_v4(
+        &mut self,
+        out: &mut Out<'_>,
+        config: &PortConfig,
+        frame: &[u8],
+        h: &Ipv4Header,
+        kind: PacketType,
+        key: &FlowKeyV4,
+        answer: Result<Forward, Errno>,
+    ) -> Result<(), DropReason> {
+        let packet = &frame[ETH_HLEN..];
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(errno) => return self.route_error_v4(out, packet, kind, errno),
+        };
+        // `fib_validate_source` again where the lookup's own check (with
+        // rp_filter 0, and without the redirect mark) does not settle it.
+        let back_out = answer.kind == RouteType::Unicast && answer.dev == config.link;
+        let mut redirect = false;
+        if config.rp_filter != RpFilter::Off || (back_out && config.send_redirects) {
+            match out
+                .fib
+                .input_source_check_v4(config.link, key, &answer, config.rp_filter)
+            {
+                Ok(direct) => redirect = back_out && direct && config.send_redirects,
+                Err(Errno::XDev) => return Err(DropReason::RpFilter),
+                Err(_) => return Err(DropReason::InvalidRoute),
+            }
+        }
+        // `ip_rcv_finish_core` compiles the options after the route.
+        let mut pad_from = None;
+        if h.header_len > 20 {
+            match options::check(packet, h.header_len) {
+                Options::Pass { pad_from: from } => pad_from = from,
+                Options::Malformed { pointer } => {
+                    let error = Icmp4Error::ParameterProblem { pointer };
+                    self.send_error_v4(out, packet, kind, error);
+                    return Err(DropReason::BadIpHeader);
+                }
+                Options::Unsupported => return Err(DropReason::OptionsUnsupported),
+            }
+        }
+        match answer.kind {
+            RouteType::Local => self.local_v4(out, config, frame, h),
+            RouteType::Broadcast | RouteType::Multicast => {
+                self.punt(PuntKind::Local, out.in_port, config.link, frame)
+            }
+            RouteType::Unicast => {
+                let forward = Forwarding {
+                    answer: &answer,
+                    redirect,
+                    pad_from,
+                };
+                self.forward_v4(out, packet, h, kind, forward)
+            }
+            _ => Err(DropReason::InvalidRoute),
+        }
+    }
+
+    /// `ip_error`: the lookup's errno chooses the ICMP error (none for a
+    /// blackhole or a martian's EINVAL) and the drop reason.
+    fn route_error_v4(
+        &mut self,
+        out: &mut Out<'_>,
+        packet: &[u8],
+        kind: PacketType,
+        errno: Errno,
+    ) -> Result<(), DropReason> {
+        if let Some(error) = Icmp4Error::for_route_error(errno) {
+            self.send_error_v4(out, packet, kind, error);
+        }
+        Err(route_drop(errno))
+    }
+
+    /// `ip_local_deliver` for a packet to one of our addresses: an echo
+    /// request is answered (`icmp_echo`), anything else goes to the
+    /// control side.
+    fn local_v4(
+        &mut self,
+        out: &mut Out<'_>,
+        config: &PortConfig,
+        frame: &[u8],
+        h: &Ipv4Header,
+    ) -> Result<(), DropReason> {
+        let packet = &frame[ETH_HLEN..];
+        let echo = h.protocol == IPPROTO_ICMP
+            && !h.fragment
+            && packet.get(h.header_len) == Some(&ICMP_ECHO);
+        if echo {
+            let mut buf = std::mem::take(&mut self.scratch);
+            let answered = match icmp::write_echo_reply_v4(packet, &mut buf) {
+                Ok(len) => Some(self.send_own_v4(out, &buf[..len])),
+                Err(_) => None,
+            };
+            self.scratch = buf;
+            match answered {
+                Some(Ok(())) => {
+                    self.counters.answered += 1;
+                    return Ok(());
+                }
+                Some(Err(_)) => {
+                    self.counters.icmp_unsent += 1;
+                    self.counters.answered += 1;
+                    return Ok(());
+                }
+                None => {}
+            }
+        }
+        self.punt(PuntKind::Local, out.in_port, config.link, frame)
+    }
+
+    /// `ip_forward`, then `ip_forward_finish` and `ip_output`.
+    fn forward_v4(
+        &mut self,
+        out: &mut Out<'_>,
+        packet: &[u8],
+        h: &Ipv4Header,
+        kind: PacketType,
+        forward: Forwarding<'_>,
+    ) -> Result<(), DropReason> {
+        let Forwarding {
+            answer,
+            redirect,
+            pad_from,
+        } = forward;
+        if kind != PacketType::Host {
+            return Err(DropReason::NotUnicastFrame);
+        }
+        if h.ttl <= 1 {
+            self.send_error_v4(out, packet, kind, Icmp4Error::TimeExceeded);
+            return Err(DropReason::TtlExceeded);
+        }
+        let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
+        let mtu = self.route_mtu(out.fib, answer.cache_class, answer.dev);
+        if h.total_len > mtu && h.dont_fragment {
+            let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
+            self.send_error_v4(out, packet, kind, Icmp4Error::FragmentationNeeded { mtu });
+            return Err(DropReason::TooBig);
+        }
+        let next_hop = answer.gateway_addr().unwrap_or(h.dst);
+        if redirect {
+            self.send_redirect_v4(out, packet, next_hop);
+        }
+        let dest = self.destination(out, port, IpAddr::V4(next_hop));
+        if h.total_len <= mtu {
+            self.put(dest, ETHERTYPE_IPV4, |slot| {
+                let len = copy(slot, packet);
+                match pad_from {
+                    None => decrease_ttl(slot),
+                    // `ip_forward_options` makes the checksum again over
+                    // the padded options.
+                    Some(from) => {
+                        slot[from..h.header_len].fill(0);
+                        slot[8] -= 1;
+                        refill_checksum(&mut slot[..h.header_len]);
+                    }
+                }
+                len
+            })?;
+        } else {
+            let fragments = self.put_fragments(dest, packet, mtu, h.ttl - 1, pad_from)?;
+            self.counters.fragments += fragments as u64;
+        }
+        self.count_left(dest);
+        Ok(())
+    }
+
+    /// `ip_rt_send_redirect`: a host redirect to `gateway` for `packet`,
+    /// sent once `ip_forward` has decremented the TTL (the quote carries
+    /// the new one) and before the packet leaves; within the redirect's
+    /// own rate limit ([`icmp::RateLimiter::allow_error_v4`]).
+    fn send_redirect_v4(&mut self, out: &mut Out<'_>, packet: &[u8], gateway: Ipv4Addr) {
+        // The error quotes at most its first 548 bytes: a copy of those.
+        let mut quote = [0u8; icmp::MAX_ERROR_LEN_V4];
+        let len = copy(
+            &mut quote,
+            &packet[..packet.len().min(icmp::MAX_ERROR_LEN_V4)],
+        );
+        decrease_ttl(&mut quote);
+        self.send_error_v4(
+            out,
+            &quote[..len],
+            PacketType::Host,
+            Icmp4Error::Redirect { gateway },
+        );
+    }
+
+    /// An IPv6 packet in `frame` (without padding) after the input lookup
+    /// answered `answer`.
+    pub(crate) fn input_v6(
+        &mut self,
+        out: &mut Out<'_>,
+        config: &PortConfig,
+        frame: &[u8],
+        h: &Ipv6Header,
+        kind: PacketType,
+        answer: Result<Forward6, Errno>,
+    ) -> Result<(), DropReason> {
+        let packet = &frame[ETH_HLEN..];
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(errno) => {
+                // `ip6_pkt_discard`, `ip6_pkt_prohibit`; a blackhole sends nothing.
+                if let Some(error) = Icmp6Error::for_route_error(errno) {
+                    self.send_error_v6(out, packet, kind, error, config.link);
+                }
+                return Err(route_drop(errno));
+            }
+        };
+        match answer.kind {
+            RouteType::Local | RouteType::Anycast | RouteType::Multicast => {
+                if is_neighbour_discovery(packet, h) {
+                    return self.punt(PuntKind::Neighbour, out.in_port, config.link, frame);
+                }
+                if answer.kind == RouteType::Local {
+                    return self.local_v6(out, config, frame, h);
+                }
+                self.punt(PuntKind::Local, out.in_port, config.link, frame)
+            }
+            RouteType::Unicast => self.forward_v6(out, config, packet, h, kind, &answer),
+            _ => Err(DropReason::InvalidRoute),
+        }
+    }
+
+    /// Local delivery of IPv6: echo requests answered (`icmpv6_echo_reply`),
+    /// the rest to the control side.
+    fn local_v6(
+        &mut self,
+        out: &mut Out<'_>,
+        config: &PortConfig,
+        frame: &[u8],
+        h: &Ipv6Header,
+    ) -> Result<(), DropReason> {
+        let packet = &frame[ETH_HLEN..];
+        if h.next_header == IPPROTO_ICMPV6 && packet.get(40) == Some(&ICMPV6_ECHO_REQUEST) {
+            let mut buf = std::mem::take(&mut self.scratch);
+            let answered = match icmp::write_echo_reply_v6(packet, &mut buf) {
+                Ok(len) => Some(self.send_own_v6(out, &buf[..len])),
+                Err(_) => None,
+            };
+            self.scratch = buf;
+            if let Some(sent) = answered {
+                if sent.is_err() {
+                    self.counters.icmp_unsent += 1;
+                }
+                self.counters.answered += 1;
+                return Ok(());
+            }
+        }
+        self.punt(PuntKind::Local, out.in_port, config.link, frame)
+    }
+
+    /// `ip6_forward`, then `ip6_output`.
+    fn forward_v6(
+        &mut self,
+        out: &mut Out<'_>,
+        config: &PortConfig,
+        packet: &[u8],
+        h: &Ipv6Header,
+        kind: PacketType,
+        answer: &Forward6,
+    ) -> Result<(), DropReason> {
+        if kind != PacketType::Host {
+            return Err(DropReason::NotUnicastFrame);
+        }
+        if h.hop_limit <= 1 {
+            self.send_error_v6(out, packet, kind, Icmp6Error::TimeExceeded, config.link);
+            return Err(DropReason::TtlExceeded);
+        }
+        let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
+        if answer.dev != config.link {
+            // "This check is security critical."
+            if h.src.is_unspecified() {
+                return Err(DropReason::AddressError);
+            }
+            if is_link_local(&h.src) {
+                self.send_error_v6(out, packet, kind, Icmp6Error::BeyondScope, config.link);
+                return Err(DropReason::AddressError);
+            }
+        }
+        // Out the way it came: the kernel sends a neighbour discovery
+        // redirect (`ndisc_send_redirect`), which the worker does not.
+        let mtu = self
+            .route_mtu(out.fib, answer.cache_class, answer.dev)
+            .max(IPV6_MIN_MTU);
+        if h.total_len > mtu {
+            let mtu = u32::try_from(mtu).unwrap_or(u32::MAX);
+            self.send_error_v6(
+                out,
+                packet,
+                kind,
+                Icmp6Error::PacketTooBig { mtu },
+                config.link,
+            );
+            return Err(DropReason::TooBig);
+        }
+        let next_hop = if answer.gateway != 0 {
+            Ipv6Addr::from(answer.gateway)
+        } else {
+            h.dst
+        };
+        let dest = self.destination(out, port, IpAddr::V6(next_hop));
+        self.put(dest, ETHERTYPE_IPV6, |slot| {
+            let len = copy(slot, packet);
+            decrease_hop_limit(slot);
+            len
+        })?;
+        self.count_left(dest);
+        Ok(())
+    }
+
+    /// Counts a forwarded packet by where it went.
+    fn count_left(&mut self, dest: Destination) {
+        match dest {
+            Destination::Port { .. } => self.counters.forwarded += 1,
+            Destination::Unresolved { .. } => self.counters.punted_unresolved += 1,
+        }
+    }
+}
+
+/// What the input path decided for a packet to forward.
+#[derive(Clone, Copy)]
+struct Forwarding<'a> {
+    answer: &'a Forward,
+    /// `RTCF_DOREDIRECT`: send the sender a redirect.
+    redirect: bool,
+    /// Options to pad with end-of-list from this header offset.
+    pad_from: Option<usize>,
+}
+
+/// Writes the IPv4 header checksum of `header` anew (`ip_send_check`).
+fn refill_checksum(header: &mut [u8]) {
+    header[10..12].fill(0);
+    let sum = fibre_net::checksum::checksum(header);
+    header[10..12].copy_from_slice(&sum.to_be_bytes());
+}
+
+/// The drop reason of an input route's errno.
+fn route_drop(errno: Errno) -> DropReason {
+    match errno {
+        Errno::HostUnreach | Errno::NetUnreach => DropReason::Unreachable,
+        Errno::Acces => DropReason::Prohibited,
+        Errno::NoDev => DropReason::PortDown,
+        _ => DropReason::InvalidRoute,
+    }
+}
+
+/// fe80::/10 (`IPV6_ADDR_LINKLOCAL`).
+fn is_link_local(a: &Ipv6Addr) -> bool {
+    a.segments()[0] & 0xffc0 == 0xfe80
+}
+
+/// ICMPv6 router/neighbour solicitation and advertisement, or redirect
+/// (types 133 to 137): `ndisc_rcv`'s, the control side's.
+fn is_neighbour_discovery(packet: &[u8], h: &Ipv6Header) -> bool {
+    h.next_header == IPPROTO_ICMPV6 && packet.get(40).is_some_and(|t| (133..=137).contains(t))
+}

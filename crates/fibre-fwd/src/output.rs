@@ -1,0 +1,283 @@
+//! The way out: the next hop's neighbour, the Ethernet header, the output
+//! port's transmit queue (or the control side's queue of packets awaiting
+//! resolution), IPv4 fragmentation, and the ICMP messages the worker
+//! originates, routed like any packet of the router's own
+//! (`ip_finish_output2`, `neigh_output`, `ip_fragment`, `icmp_send`,
+//! `icmp6_send`).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use fibre_base::DropReason;
+use fibre_fib::{Fib, FlowKeyV4, FlowKeyV6, LinkIndex};
+
+use crate::fragment::Fragmenter;
+use crate::icmp::{self, Icmp4Error, Icmp6Error};
+use crate::neighbours::Neighbours;
+use crate::receive::{PacketType, ETH_HLEN};
+use crate::worker::Core;
+
+/// The EtherTypes the worker sends.
+pub(crate) const ETHERTYPE_IPV4: u16 = 0x0800;
+pub(crate) const ETHERTYPE_IPV6: u16 = 0x86dd;
+/// IPv6's minimum link MTU (RFC 8200 section 5): `IPV6_MIN_MTU`.
+pub(crate) const IPV6_MIN_MTU: usize = 1280;
+
+/// What a burst's packets leave with: the FIB version of the burst, the
+/// neighbours, the input port and the time.
+pub(crate) struct Out<'a> {
+    pub fib: &'a Fib,
+    pub neighbours: &'a dyn Neighbours,
+    pub in_port: usize,
+    pub now_ns: u64,
+}
+
+/// Where a packet goes once routed: a port's transmit queue with the next
+/// hop's MAC, or the control side to resolve it first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Destination {
+    Port { port: usize, mac: [u8; 6] },
+    Unresolved { port: usize, next_hop: IpAddr },
+}
+
+impl Core {
+    /// `neigh_output`'s question: is `next_hop` resolved on the link of
+    /// port `port`?
+    pub(crate) fn destination(&self, out: &Out<'_>, port: usize, next_hop: IpAddr) -> Destination {
+        let link = self.ports[port].config.link;
+        match out.neighbours.lookup(link, next_hop) {
+            Some(mac) => Destination::Port { port, mac },
+            None => Destination::Unresolved { port, next_hop },
+        }
+    }
+
+    /// Queues one frame towards `dest`: the Ethernet header (destination
+    /// the neighbour's MAC, or zero while unresolved; source the port's
+    /// MAC), then the IP packet `write` puts after it (it returns the
+    /// packet's length).
+    pub(crate) fn put(
+        &mut self,
+        dest: Destination,
+        ethertype: u16,
+        write: impl FnOnce(&mut [u8]) -> usize,
+    ) -> Result<(), DropReason> {
+        let header = |slot: &mut [u8], dst: [u8; 6], src: [u8; 6]| {
+            slot[..6].copy_from_slice(&dst);
+            slot[6..12].copy_from_slice(&src);
+            slot[12..14].copy_from_slice(&ethertype.to_be_bytes());
+        };
+        match dest {
+            Destination::Port { port, mac } => {
+                let p = &mut self.ports[port];
+                let src = p.config.mac;
+                let slot = p.tx.next_slot().ok_or(DropReason::TxQueueFull)?;
+                header(slot, mac, src);
+                let len = write(&mut slot[ETH_HLEN..]);
+                p.tx.commit(ETH_HLEN + len);
+                Ok(())
+            }
+            Destination::Unresolved { port, next_hop } => {
+                let config = self.ports[port].config;
+                let queued = self
+                    .unresolved
+                    .push_with(port, config.link, Some(next_hop), |slot| {
+                        header(slot, [0; 6], config.mac);
+                        ETH_HLEN + write(&mut slot[ETH_HLEN..])
+                    });
+                if queued {
+                    Ok(())
+                } else {
+                    Err(DropReason::NeighbourQueueFull)
+                }
+            }
+        }
+    }
+
+    /// Queues the fragments of IPv4 `packet` (DF clear, larger than `mtu`)
+    /// towards `dest`, each with TTL `ttl` and its options padded with
+    /// end-of-list from header offset `pad_from`; returns how many.
+    pub(crate) fn put_fragments(
+        &mut self,
+        dest: Destination,
+        packet: &[u8],
+        mtu: usize,
+        ttl: u8,
+        pad_from: Option<usize>,
+    ) -> Result<usize, DropReason> {
+        let mut fragments = Fragmenter::new(packet, mtu).ok_or(DropReason::TooBig)?;
+        fragments.set_ttl(ttl);
+        if let Some(from) = pad_from {
+            fragments.end_options_at(from);
+        }
+        let count = fragments.count();
+        for _ in 0..count {
+            self.put(dest, ETHERTYPE_IPV4, |slot| {
+                fragments.next_into(slot).unwrap_or(0)
+            })?;
+        }
+        Ok(count)
+    }
+
+    /// The MTU of link `link` for packets leaving by it: the FIB's
+    /// (`ip link set mtu`), within what the worker's slots hold.
+    pub(crate) fn link_mtu(&self, fib: &Fib, link: LinkIndex) -> usize {
+        fib.link(link)
+            .map_or(self.config.max_mtu, |l| l.mtu as usize)
+            .min(self.config.max_mtu)
+    }
+
+    /// `ip_dst_mtu_maybe_forward(dst, true)` and its IPv6 counterpart: the
+    /// `mtu` metric of a route of cache class `class`, locked or not, else
+    /// the MTU of its device `link`; within what the worker's slots hold.
+    /// Kernel-checked for IPv6 too: a forwarded packet larger than an
+    /// unlocked `mtu 1300` on its route gets packet too big with 1300.
+    pub(crate) fn route_mtu(&self, fib: &Fib, class: u16, link: LinkIndex) -> usize {
+        match fib.class_mtu(class) {
+            Some((mtu, _)) => (mtu as usize).min(self.config.max_mtu),
+            None => self.link_mtu(fib, link),
+        }
+    }
+
+    /// Routes and queues IPv4 `packet`, one the router originates (an ICMP
+    /// error or an echo reply): the output route from its source to its
+    /// destination, fragments where it is larger than the route's MTU (the
+    /// kernel's own packets go out with DF clear).
+    pub(crate) fn send_own_v4(&mut self, out: &Out<'_>, packet: &[u8]) -> Result<(), DropReason> {
+        let dst = Ipv4Addr::new(packet[16], packet[17], packet[18], packet[19]);
+        let key = FlowKeyV4 {
+            dst: u32::from(dst),
+            src: u32::from_be_bytes([packet[12], packet[13], packet[14], packet[15]]),
+            tos: packet[1],
+            proto: packet[9],
+            ..FlowKeyV4::default()
+        };
+        let route = out
+            .fib
+            .lookup_output_v4(&key)
+            .map_err(|_| DropReason::NoRoute)?;
+        let port = self.port_of(route.dev).ok_or(DropReason::NoOutputPort)?;
+        let next_hop = route.gateway_addr().unwrap_or(dst);
+        let dest = self.destination(out, port, IpAddr::V4(next_hop));
+        let mtu = self.link_mtu(out.fib, route.dev);
+        if packet.len() <= mtu {
+            self.put(dest, ETHERTYPE_IPV4, |slot| copy(slot, packet))
+        } else {
+            self.put_fragments(dest, packet, mtu, packet[8], None)
+                .map(drop)
+        }
+    }
+
+    /// Routes and queues IPv6 `packet`, one the router originates.
+    pub(crate) fn send_own_v6(&mut self, out: &Out<'_>, packet: &[u8]) -> Result<(), DropReason> {
+        let dst = ipv6_at(packet, 24);
+        let key = FlowKeyV6 {
+            dst: u128::from(dst),
+            src: u128::from(ipv6_at(packet, 8)),
+            proto: packet[6],
+            ..FlowKeyV6::default()
+        };
+        let route = out
+            .fib
+            .lookup_output_v6(&key)
+            .map_err(|_| DropReason::NoRoute)?;
+        let port = self.port_of(route.dev).ok_or(DropReason::NoOutputPort)?;
+        let next_hop = if route.gateway != 0 {
+            Ipv6Addr::from(route.gateway)
+        } else {
+            dst
+        };
+        if packet.len() > self.link_mtu(out.fib, route.dev).max(IPV6_MIN_MTU) {
+            // Errors are at most IPV6_MIN_MTU; an echo reply this large
+            // would need IPv6 fragmentation, which the worker does not do.
+            return Err(DropReason::TooBig);
+        }
+        let dest = self.destination(out, port, IpAddr::V6(next_hop));
+        self.put(dest, ETHERTYPE_IPV6, |slot| copy(slot, packet))
+    }
+
+    /// `icmp_send(offending, error)` for a packet received in a frame of
+    /// `kind`: nothing for a frame to a group or broadcast MAC (`__icmp_send`:
+    /// "no replies to physical multicast/broadcast"), nor where the kernel
+    /// sends none (see [`icmp::write_error_v4`]), nor beyond the rate
+    /// limits; else the error is routed back to the sender and queued.
+    pub(crate) fn send_error_v4(
+        &mut self,
+        out: &Out<'_>,
+        offending: &[u8],
+        kind: PacketType,
+        error: Icmp4Error,
+    ) {
+        if kind != PacketType::Host {
+            return;
+        }
+        let Some(route) = icmp::error_route_v4(out.fib, offending) else {
+            self.counters.icmp_unsent += 1;
+            return;
+        };
+        let mut buf = std::mem::take(&mut self.scratch);
+        let written = icmp::write_error_v4_mtu(offending, error, route.source, route.mtu, &mut buf);
+        if let Ok(len) = written {
+            let sender = Ipv4Addr::new(offending[12], offending[13], offending[14], offending[15]);
+            if !self.limiter.allow_error_v4(out.now_ns, sender, &error) {
+                self.counters.icmp_rate_limited += 1;
+            } else if self.send_own_v4(out, &buf[..len]).is_ok() {
+                self.counters.icmp_errors += 1;
+            } else {
+                self.counters.icmp_unsent += 1;
+            }
+        }
+        self.scratch = buf;
+    }
+
+    /// `icmp6_send(offending, error)`, its source chosen as for a packet
+    /// received on `source_link`. That is the input link even for packet
+    /// too big, for which `ip6_forward` sets `skb->dev` to the output
+    /// device: the source comes from the route back to the sender
+    /// (`ip6_dst_lookup_flow`), which leaves by the input link
+    /// (kernel-checked: a router with fd00::1 towards the sender and only
+    /// 2001:db8:1::1 towards the destination answers both from fd00::1).
+    pub(crate) fn send_error_v6(
+        &mut self,
+        out: &Out<'_>,
+        offending: &[u8],
+        kind: PacketType,
+        error: Icmp6Error,
+        source_link: LinkIndex,
+    ) {
+        // `icmp6_send`: to a group or broadcast frame only packet too big.
+        if kind != PacketType::Host && !matches!(error, Icmp6Error::PacketTooBig { .. }) {
+            return;
+        }
+        let Some(route) = icmp::error_route_v6(out.fib, offending, source_link) else {
+            self.counters.icmp_unsent += 1;
+            return;
+        };
+        let mut buf = std::mem::take(&mut self.scratch);
+        if let Ok(len) = icmp::write_error_v6(offending, error, route.source, &mut buf) {
+            let sender = ipv6_at(offending, 8);
+            let allowed = self
+                .limiter
+                .allow_error_v6(out.now_ns, sender, &error, route.prefix_len);
+            if !allowed {
+                self.counters.icmp_rate_limited += 1;
+            } else if self.send_own_v6(out, &buf[..len]).is_ok() {
+                self.counters.icmp_errors += 1;
+            } else {
+                self.counters.icmp_unsent += 1;
+            }
+        }
+        self.scratch = buf;
+    }
+}
+
+/// Copies `packet` to the start of `slot`; returns its length.
+pub(crate) fn copy(slot: &mut [u8], packet: &[u8]) -> usize {
+    slot[..packet.len()].copy_from_slice(packet);
+    packet.len()
+}
+
+/// The IPv6 address at byte `at` of `packet`.
+pub(crate) fn ipv6_at(packet: &[u8], at: usize) -> Ipv6Addr {
+    let mut a = [0u8; 16];
+    a.copy_from_slice(&packet[at..at + 16]);
+    Ipv6Addr::from(a)
+}

@@ -1,0 +1,87 @@
+//! Nothing allocates per frame: bursts of forwarded packets, ICMP errors,
+//! fragments and neighbour misses, once the worker is made.
+
+mod common;
+
+use common::*;
+use fibre_testkit::CountingAllocator;
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
+
+/// Runs 20 bursts of `frames` (after one to warm up) and returns the
+/// allocations they made.
+fn allocations_over_bursts(w: &mut TestWorker, frames: &[Vec<u8>]) -> u64 {
+    // Warm up: anything made on first use is made now.
+    w.receive_burst(P0, frames, 0);
+    let (mut sink, mut punted) = (0usize, 0usize);
+    w.drain_port(P0, |f| sink += f.len());
+    w.drain_port(P1, |f| sink += f.len());
+    w.drain_punts(|p| punted += p.frame.len());
+    let before = CountingAllocator::allocations();
+    for round in 1..=20u64 {
+        // Seconds apart, so that the rate limits let errors through.
+        w.receive_burst(P0, frames, round * 2_000_000_000);
+        w.drain_port(P0, |f| sink += f.len());
+        w.drain_port(P1, |f| sink += f.len());
+        w.drain_punts(|p| punted += p.frame.len());
+    }
+    let allocations = CountingAllocator::allocations() - before;
+    assert!(sink > 0 || punted > 0);
+    allocations
+}
+
+#[test]
+fn forwarding_fragments_and_neighbour_misses_allocate_nothing() {
+    let mut w = worker();
+    let frames = vec![
+        frame4(&udp4(SENDER, "10.1.0.7".parse().unwrap(), 64, false, 100)),
+        frame4(&udp4(SENDER, "192.0.2.1".parse().unwrap(), 64, false, 100)),
+        frame4(&udp4(SENDER, "10.1.0.7".parse().unwrap(), 64, false, 3000)),
+        frame4(&udp4(SENDER, "10.1.0.99".parse().unwrap(), 64, false, 100)),
+        frame4(&udp4(SENDER, "198.18.0.1".parse().unwrap(), 64, false, 100)),
+        frame6(&udp6(SENDER6, "2001:db8:1::7".parse().unwrap(), 64, 100)),
+        frame6(&udp6(SENDER6, "2001:db8:1::99".parse().unwrap(), 64, 100)),
+    ];
+    let allocations = allocations_over_bursts(&mut w, &frames);
+    assert!(w.counters().fragments > 20 && w.counters().punted_unresolved > 20);
+    assert_eq!(
+        allocations,
+        0,
+        "allocations over 20 bursts of {} frames",
+        frames.len()
+    );
+}
+
+#[test]
+fn icmp_errors_and_echo_replies_allocate_nothing() {
+    let mut w = worker();
+    let frames = vec![
+        frame4(&udp4(SENDER, "10.1.0.7".parse().unwrap(), 64, false, 100)),
+        frame4(&udp4(SENDER, "192.0.2.1".parse().unwrap(), 64, false, 100)),
+        frame4(&udp4(SENDER, "10.1.0.7".parse().unwrap(), 1, false, 100)),
+        frame4(&udp4(
+            SENDER,
+            "198.51.100.1".parse().unwrap(),
+            64,
+            false,
+            100,
+        )),
+        frame4(&udp4(SENDER, "10.1.0.7".parse().unwrap(), 64, true, 2000)),
+        frame4(&udp4(SENDER, "10.1.0.7".parse().unwrap(), 64, false, 3000)),
+        frame4(&udp4(SENDER, "10.1.0.99".parse().unwrap(), 64, false, 100)),
+        frame4(&ping4(SENDER, "10.0.0.1".parse().unwrap(), 64)),
+        frame6(&udp6(SENDER6, "2001:db8:1::7".parse().unwrap(), 64, 100)),
+        frame6(&udp6(SENDER6, "2001:db8:1::7".parse().unwrap(), 1, 100)),
+        frame6(&udp6(SENDER6, "2001:db8:200::1".parse().unwrap(), 64, 100)),
+        frame6(&udp6(SENDER6, "2001:db8:1::99".parse().unwrap(), 64, 100)),
+    ];
+    let allocations = allocations_over_bursts(&mut w, &frames);
+    assert!(w.counters().icmp_errors > 20, "{:?}", w.counters());
+    assert_eq!(
+        allocations,
+        0,
+        "allocations over 20 bursts of {} frames",
+        frames.len()
+    );
+}
