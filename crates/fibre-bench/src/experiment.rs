@@ -110,31 +110,66 @@ impl Context {
 
 /// An experiment of `fibre bench`.
 ///
-/// A new experiment implements this and is added to [`registry`]; its
+/// A new experiment implements this, states its `NAME` and `ABOUT` in its
+/// module and is added to [`registry`]; its
 /// [`ExperimentReport::measurements`] then join the summary table.
 pub trait Experiment {
-    /// The name given on the command line (`lookup`).
-    fn name(&self) -> &'static str;
-    /// One line on what it measures.
-    fn about(&self) -> &'static str;
     /// Runs it.
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError>;
+}
+
+/// An experiment as `fibre bench` knows it.
+pub struct Registered {
+    /// The name given on the command line (`lookup`).
+    pub name: &'static str,
+    /// One line on what it measures.
+    pub about: &'static str,
+    /// The experiment.
+    pub experiment: Box<dyn Experiment>,
+}
+
+impl Registered {
+    /// `experiment`, known as `name`.
+    pub fn new(
+        name: &'static str,
+        about: &'static str,
+        experiment: impl Experiment + 'static,
+    ) -> Self {
+        Self {
+            name,
+            about,
+            experiment: Box::new(experiment),
+        }
+    }
 }
 
 /// Every experiment, in the order `fibre bench` runs them.
 ///
 /// ```
-/// let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name()).collect();
+/// let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name).collect();
 /// assert!(names.contains(&"lookup"));
 /// ```
-pub fn registry() -> Vec<Box<dyn Experiment>> {
+pub fn registry() -> Vec<Registered> {
+    use crate::{fib, greflood, lookup, refcnt, synflood, udpflood};
     vec![
-        Box::new(LookupExperiment::default()),
-        Box::new(crate::fib::FibExperiment::default()),
-        Box::new(crate::synflood::SynfloodExperiment),
-        Box::new(crate::udpflood::UdpfloodExperiment),
-        Box::new(crate::refcnt::RefcntExperiment),
-        Box::new(crate::greflood::GrefloodExperiment),
+        Registered::new(lookup::NAME, lookup::ABOUT, LookupExperiment::default()),
+        Registered::new(fib::NAME, fib::ABOUT, fib::FibExperiment::default()),
+        Registered::new(
+            synflood::NAME,
+            synflood::ABOUT,
+            synflood::SynfloodExperiment,
+        ),
+        Registered::new(
+            udpflood::NAME,
+            udpflood::ABOUT,
+            udpflood::UdpfloodExperiment,
+        ),
+        Registered::new(refcnt::NAME, refcnt::ABOUT, refcnt::RefcntExperiment),
+        Registered::new(
+            greflood::NAME,
+            greflood::ABOUT,
+            greflood::GrefloodExperiment,
+        ),
     ]
 }
 
@@ -244,19 +279,19 @@ pub fn run(options: &Options, which: Option<&str>) -> Result<RunOutcome, BenchEr
 pub fn run_experiments(
     options: &Options,
     which: Option<&str>,
-    experiments: Vec<Box<dyn Experiment>>,
+    experiments: Vec<Registered>,
 ) -> Result<RunOutcome, BenchError> {
     let ctx = Context::from_options(options)?;
-    let chosen: Vec<&dyn Experiment> = match which {
-        None => experiments.iter().map(|e| e.as_ref()).collect(),
+    let chosen: Vec<&Registered> = match which {
+        None => experiments.iter().collect(),
         Some(name) => {
-            let found = experiments.iter().find(|e| e.name() == name);
+            let found = experiments.iter().find(|e| e.name == name);
             match found {
-                Some(e) => vec![e.as_ref()],
+                Some(e) => vec![e],
                 None => {
                     let known = experiments
                         .iter()
-                        .map(|e| format!("{} ({})", e.name(), e.about()))
+                        .map(|e| format!("{} ({})", e.name, e.about))
                         .collect::<Vec<_>>()
                         .join(", ");
                     return Err(BenchError::UnknownExperiment {
@@ -270,7 +305,7 @@ pub fn run_experiments(
     let started = SystemTime::now();
     let reports = chosen
         .into_iter()
-        .map(|e| e.run(&ctx))
+        .map(|e| e.experiment.run(&ctx))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(RunOutcome {
         started,

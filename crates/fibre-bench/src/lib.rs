@@ -52,11 +52,12 @@ pub mod protect;
 pub mod queries;
 pub mod refcnt;
 pub mod report;
+pub mod router;
 pub mod synflood;
 pub mod table;
 pub mod timing;
 pub mod udpflood;
 
 pub use error::BenchError;
-pub use experiment::{registry, run, Context, Experiment, Options, RunOutcome};
+pub use experiment::{registry, run, Context, Experiment, Options, Registered, RunOutcome};
 pub use report::{ExperimentReport, Measurement, Ratio};

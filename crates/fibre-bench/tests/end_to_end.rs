@@ -9,9 +9,9 @@ use std::time::Duration;
 use fibre_bench::alloc_count::CountingAllocator;
 use fibre_bench::data::SNAPSHOT;
 use fibre_bench::experiment::run_experiments;
-use fibre_bench::lookup::{LookupConfig, LookupExperiment};
+use fibre_bench::lookup::{self, LookupConfig, LookupExperiment};
 use fibre_bench::timing::Plan;
-use fibre_bench::{BenchError, Experiment, Options};
+use fibre_bench::{BenchError, Options, Registered};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use rand::rngs::StdRng;
@@ -96,8 +96,11 @@ fn the_lookup_experiment_runs_on_a_small_table() {
     let dir = tempfile::tempdir().unwrap();
     family_files(dir.path(), "v4", 3_000, 1, false);
     family_files(dir.path(), "v6", 1_000, 2, true);
-    let experiments: Vec<Box<dyn Experiment>> =
-        vec![Box::new(LookupExperiment::with_config(tiny_config()))];
+    let experiments = vec![Registered::new(
+        lookup::NAME,
+        lookup::ABOUT,
+        LookupExperiment::with_config(tiny_config()),
+    )];
     let outcome = run_experiments(&options(dir.path()), Some("lookup"), experiments).unwrap();
 
     let report = &outcome.reports[0];
@@ -159,8 +162,11 @@ fn the_lookup_experiment_runs_on_a_small_table() {
 fn one_family_can_be_chosen() {
     let dir = tempfile::tempdir().unwrap();
     family_files(dir.path(), "v4", 500, 3, false);
-    let experiments: Vec<Box<dyn Experiment>> =
-        vec![Box::new(LookupExperiment::with_config(tiny_config()))];
+    let experiments = vec![Registered::new(
+        lookup::NAME,
+        lookup::ABOUT,
+        LookupExperiment::with_config(tiny_config()),
+    )];
     let options = Options {
         ipv6: false,
         ..options(dir.path())

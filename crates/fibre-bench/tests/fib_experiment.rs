@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use fibre_bench::data::SNAPSHOT;
 use fibre_bench::experiment::run_experiments;
-use fibre_bench::fib::{FibConfig, FibExperiment};
+use fibre_bench::fib::{self, FibConfig, FibExperiment};
 use fibre_bench::timing::Plan;
-use fibre_bench::{Experiment, Options};
+use fibre_bench::{Options, Registered};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
@@ -60,7 +60,11 @@ fn the_fib_experiment_runs_on_small_tables() {
             warm_up: Duration::ZERO,
         },
     };
-    let experiments: Vec<Box<dyn Experiment>> = vec![Box::new(FibExperiment::with_config(config))];
+    let experiments = vec![Registered::new(
+        fib::NAME,
+        fib::ABOUT,
+        FibExperiment::with_config(config),
+    )];
     let options = Options {
         quick: true,
         threads: Some(2),
@@ -113,6 +117,6 @@ fn the_fib_experiment_runs_on_small_tables() {
 /// `fibre bench` lists the experiment.
 #[test]
 fn the_registry_holds_the_fib_experiment() {
-    let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name()).collect();
+    let names: Vec<_> = fibre_bench::registry().iter().map(|e| e.name).collect();
     assert!(names.contains(&"fib"), "{names:?}");
 }

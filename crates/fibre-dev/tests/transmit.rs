@@ -437,17 +437,7 @@ fn fib_with_underlay() -> Fib {
     .unwrap();
     fib.apply(&Command::Addr {
         op: AddrOp::Add,
-        spec: AddressSpec {
-            dev: "eth0".into(),
-            local: "192.0.2.1".parse().unwrap(),
-            prefix_len: 24,
-            peer: None,
-            broadcast: None,
-            scope: None,
-            noprefixroute: false,
-            metric: None,
-            label: None,
-        },
+        spec: AddressSpec::new("eth0", "192.0.2.1".parse().unwrap(), 24),
     })
     .unwrap();
     fib

@@ -41,17 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })?;
         fib.apply(&Command::Addr {
             op: AddrOp::Add,
-            spec: AddressSpec {
-                dev: name,
-                local: IpAddr::V4(Ipv4Addr::new(10, 0, i, 1)),
-                prefix_len: 24,
-                peer: None,
-                broadcast: None,
-                scope: None,
-                noprefixroute: false,
-                metric: None,
-                label: None,
-            },
+            spec: AddressSpec::new(&name, IpAddr::V4(Ipv4Addr::new(10, 0, i, 1)), 24),
         })?;
     }
     let hops: Vec<NexthopSpec> = (0..4u8)

@@ -97,6 +97,31 @@ pub struct AddressSpec {
     pub label: Option<String>,
 }
 
+impl AddressSpec {
+    /// `addr add LOCAL/PREFIX_LEN dev DEV` with nothing else given: what
+    /// `ip` sends for the plain form (no peer, broadcast, scope, metric or
+    /// label; the kernel's defaults apply).
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let spec = AddressSpec::new("d0", "10.0.0.1".parse().unwrap(), 24);
+    /// assert_eq!((spec.dev.as_str(), spec.prefix_len, spec.peer), ("d0", 24, None));
+    /// ```
+    pub fn new(dev: &str, local: IpAddr, prefix_len: u8) -> AddressSpec {
+        AddressSpec {
+            dev: dev.into(),
+            local,
+            prefix_len,
+            peer: None,
+            broadcast: None,
+            scope: None,
+            noprefixroute: false,
+            metric: None,
+            label: None,
+        }
+    }
+}
+
 /// The route operations and the netlink flags they stand for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteOp {

@@ -1007,12 +1007,36 @@ mod tests {
         assert_side_array_agrees(&t);
     }
 
+    /// Inserts a route for each prefix of `prefixes` into an empty table,
+    /// checks each finds its own entry, then removes the one at `removed`
+    /// and checks the others still find theirs. Returns the table.
+    fn insert_then_remove_one<K: Key>(prefixes: &[&str], removed: usize) -> FamilyTable<K> {
+        let mut t: FamilyTable<K> = FamilyTable::default();
+        let routes: Vec<Route> = prefixes.iter().map(|p| route(p)).collect();
+        for r in &routes {
+            t.routes_mut(&r.dst).push(r.clone());
+        }
+        for r in &routes {
+            assert_eq!(t.get(&r.dst).unwrap().prefix, r.dst);
+        }
+        t.routes_mut(&routes[removed].dst).clear();
+        t.prune(&routes[removed].dst);
+        assert!(t.get(&routes[removed].dst).is_none());
+        for (i, r) in routes.iter().enumerate().filter(|&(i, _)| i != removed) {
+            assert_eq!(
+                t.get(&r.dst).unwrap().prefix,
+                r.dst,
+                "after removing {removed}, {i}"
+            );
+        }
+        t
+    }
+
     #[test]
     fn prefixes_sharing_an_address_keep_their_own_entries() {
         // ::/0, ::/1, ::/127 and ::/128 share the address 0; 2001:db8::/32
         // and /33 share theirs: the marker bit keeps them apart.
-        let mut t: FamilyTable<u128> = FamilyTable::default();
-        let lens = [
+        let v6 = [
             "::/0",
             "::/1",
             "::/127",
@@ -1020,36 +1044,11 @@ mod tests {
             "2001:db8::/32",
             "2001:db8::/33",
         ];
-        let routes: Vec<Route> = lens.iter().map(|p| route(p)).collect();
-        for r in &routes {
-            t.routes_mut(&r.dst).push(r.clone());
-        }
-        for r in &routes {
-            assert_eq!(t.get(&r.dst).unwrap().prefix, r.dst);
-        }
-        t.routes_mut(&routes[1].dst).clear();
-        t.prune(&routes[1].dst);
-        assert!(t.get(&routes[1].dst).is_none());
-        assert_eq!(t.get(&routes[0].dst).unwrap().prefix, routes[0].dst);
-        assert_eq!(t.get(&routes[2].dst).unwrap().prefix, routes[2].dst);
+        let t = insert_then_remove_one::<u128>(&v6, 1);
         assert_eq!(t.len(), 5);
         assert_eq!(t.exact.len(), 5);
-
-        let mut t4: FamilyTable<u32> = FamilyTable::default();
-        let v4: Vec<Route> = ["0.0.0.0/0", "0.0.0.0/1", "0.0.0.0/31", "0.0.0.0/32"]
-            .iter()
-            .map(|p| route(p))
-            .collect();
-        for r in &v4 {
-            t4.routes_mut(&r.dst).push(r.clone());
-        }
-        for r in &v4 {
-            assert_eq!(t4.get(&r.dst).unwrap().prefix, r.dst);
-        }
-        t4.routes_mut(&v4[0].dst).clear();
-        t4.prune(&v4[0].dst);
-        assert!(t4.get(&v4[0].dst).is_none());
-        assert_eq!(t4.get(&v4[1].dst).unwrap().prefix, v4[1].dst);
+        let v4 = ["0.0.0.0/0", "0.0.0.0/1", "0.0.0.0/31", "0.0.0.0/32"];
+        insert_then_remove_one::<u32>(&v4, 0);
     }
 
     #[test]

@@ -64,10 +64,8 @@ impl From<Operation> for u16 {
     }
 }
 
-/// A read/write view of an ARP packet whose address fields fit the buffer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of an ARP packet whose address fields fit the buffer.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
@@ -81,9 +79,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// ```
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
         let data = buffer.as_ref();
-        if data.len() < FIXED_LEN {
-            return Err(Error::Truncated);
-        }
+        crate::at_least(data, FIXED_LEN)?;
         let addresses = 2 * (usize::from(data[4]) + usize::from(data[5]));
         if data.len() < FIXED_LEN + addresses {
             return Err(Error::Truncated);
@@ -91,24 +87,14 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Ok(Packet { buffer })
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn u16_at(&self, at: usize) -> u16 {
-        let b = self.buffer.as_ref();
-        u16::from_be_bytes([b[at], b[at + 1]])
-    }
-
     /// Hardware type (1 for Ethernet).
     pub fn hardware_type(&self) -> u16 {
-        self.u16_at(0)
+        self.be16(0)
     }
 
     /// Protocol type (an EtherType; IPv4 for ARP proper).
     pub fn protocol_type(&self) -> EtherType {
-        EtherType::from(self.u16_at(2))
+        EtherType::from(self.be16(2))
     }
 
     /// Hardware address length.
@@ -123,7 +109,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The operation.
     pub fn operation(&self) -> Operation {
-        Operation::from(self.u16_at(6))
+        Operation::from(self.be16(6))
     }
 
     fn field(&self, index: usize) -> &[u8] {

@@ -68,11 +68,9 @@ fn header_len_for(flags: u16) -> usize {
         + 4 * usize::from(flags & FLAG_SEQ != 0)
 }
 
-/// A read/write view of a version-0 GRE header and its payload, whose
-/// length was checked against the flags.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of a version-0 GRE header and its payload, whose
+    /// length was checked against the flags.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
@@ -89,9 +87,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// ```
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
         let data = buffer.as_ref();
-        if data.len() < BASE_HEADER_LEN {
-            return Err(Error::Truncated);
-        }
+        crate::at_least(data, BASE_HEADER_LEN)?;
         let flags = u16::from_be_bytes([data[0], data[1]]);
         if flags & VERSION_MASK != 0 {
             return Err(Error::BadVersion);
@@ -105,21 +101,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Ok(Packet { buffer })
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn data(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
-
     fn flags(&self) -> u16 {
-        u16::from_be_bytes([self.data()[0], self.data()[1]])
+        self.be16(0)
     }
 
     fn u32_at(&self, at: usize) -> u32 {
-        let b = &self.data()[at..at + 4];
+        let b = &self.bytes()[at..at + 4];
         u32::from_be_bytes([b[0], b[1], b[2], b[3]])
     }
 
@@ -161,19 +148,17 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The protocol type of the payload.
     pub fn protocol(&self) -> EtherType {
-        EtherType::from(u16::from_be_bytes([self.data()[2], self.data()[3]]))
+        EtherType::from(self.be16(2))
     }
 
     /// The checksum field, if present.
     pub fn checksum(&self) -> Option<u16> {
-        self.checksum_present()
-            .then(|| u16::from_be_bytes([self.data()[4], self.data()[5]]))
+        self.checksum_present().then(|| self.be16(4))
     }
 
     /// The Reserved1 field (follows the checksum), if present.
     pub fn reserved1(&self) -> Option<u16> {
-        self.checksum_present()
-            .then(|| u16::from_be_bytes([self.data()[6], self.data()[7]]))
+        self.checksum_present().then(|| self.be16(6))
     }
 
     /// The key, if present.
@@ -193,13 +178,13 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// Everything after the header.
     pub fn payload(&self) -> &[u8] {
-        &self.data()[self.header_len()..]
+        &self.bytes()[self.header_len()..]
     }
 
     /// True if no checksum is present, or if it verifies over the header
     /// and the payload.
     pub fn verify_checksum(&self) -> bool {
-        !self.checksum_present() || checksum::sum(self.data()) == 0xffff
+        !self.checksum_present() || checksum::sum(self.bytes()) == 0xffff
     }
 }
 

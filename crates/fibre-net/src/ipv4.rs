@@ -63,15 +63,13 @@ const FLAG_DONT_FRAG: u16 = 0x4000;
 const FLAG_MORE_FRAGS: u16 = 0x2000;
 const FRAG_OFFSET_MASK: u16 = 0x1fff;
 
-/// A read/write view of an IPv4 packet whose lengths were checked.
-///
-/// All accessors are loads at fixed offsets of a buffer known to be long
-/// enough; none can panic. If a setter later makes the length fields
-/// disagree with the buffer, [`Packet::options`] and [`Packet::payload`]
-/// are clamped to the buffer rather than panicking.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of an IPv4 packet whose lengths were checked.
+    ///
+    /// All accessors are loads at fixed offsets of a buffer known to be long
+    /// enough; none can panic. If a setter later makes the length fields
+    /// disagree with the buffer, [`Packet::options`] and [`Packet::payload`]
+    /// are clamped to the buffer rather than panicking.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
@@ -90,9 +88,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// ```
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
         let data = buffer.as_ref();
-        if data.len() < MIN_HEADER_LEN {
-            return Err(Error::Truncated);
-        }
+        crate::at_least(data, MIN_HEADER_LEN)?;
         let header_len = usize::from(data[field::VER_IHL] & 0x0f) * 4;
         if header_len < MIN_HEADER_LEN {
             return Err(Error::BadHeaderLength);
@@ -113,33 +109,19 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Ok(Packet { buffer })
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn data(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
-
-    fn u16_at(&self, range: core::ops::Range<usize>) -> u16 {
-        let b = &self.data()[range];
-        u16::from_be_bytes([b[0], b[1]])
-    }
-
     /// The version field (4 for every checked packet).
     pub fn version(&self) -> u8 {
-        self.data()[field::VER_IHL] >> 4
+        self.bytes()[field::VER_IHL] >> 4
     }
 
     /// Header length in bytes (IHL * 4).
     pub fn header_len(&self) -> usize {
-        usize::from(self.data()[field::VER_IHL] & 0x0f) * 4
+        usize::from(self.bytes()[field::VER_IHL] & 0x0f) * 4
     }
 
     /// The type-of-service byte (DSCP << 2 | ECN).
     pub fn tos(&self) -> u8 {
-        self.data()[field::TOS]
+        self.bytes()[field::TOS]
     }
 
     /// Differentiated services code point.
@@ -154,82 +136,82 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// Total length: header plus payload.
     pub fn total_len(&self) -> usize {
-        usize::from(self.u16_at(field::LENGTH))
+        usize::from(self.be16(field::LENGTH.start))
     }
 
     /// Identification.
     pub fn ident(&self) -> u16 {
-        self.u16_at(field::IDENT)
+        self.be16(field::IDENT.start)
     }
 
     /// The reserved ("evil") flag bit; ignored on receipt.
     pub fn reserved_flag(&self) -> bool {
-        self.u16_at(field::FLAGS_FRAG) & FLAG_RESERVED != 0
+        self.be16(field::FLAGS_FRAG.start) & FLAG_RESERVED != 0
     }
 
     /// Don't fragment.
     pub fn dont_frag(&self) -> bool {
-        self.u16_at(field::FLAGS_FRAG) & FLAG_DONT_FRAG != 0
+        self.be16(field::FLAGS_FRAG.start) & FLAG_DONT_FRAG != 0
     }
 
     /// More fragments follow.
     pub fn more_frags(&self) -> bool {
-        self.u16_at(field::FLAGS_FRAG) & FLAG_MORE_FRAGS != 0
+        self.be16(field::FLAGS_FRAG.start) & FLAG_MORE_FRAGS != 0
     }
 
     /// Fragment offset in bytes.
     pub fn frag_offset(&self) -> usize {
-        usize::from(self.u16_at(field::FLAGS_FRAG) & FRAG_OFFSET_MASK) * 8
+        usize::from(self.be16(field::FLAGS_FRAG.start) & FRAG_OFFSET_MASK) * 8
     }
 
     /// True if this is a fragment (offset non-zero or more fragments follow).
     pub fn is_fragment(&self) -> bool {
-        self.u16_at(field::FLAGS_FRAG) & (FLAG_MORE_FRAGS | FRAG_OFFSET_MASK) != 0
+        self.be16(field::FLAGS_FRAG.start) & (FLAG_MORE_FRAGS | FRAG_OFFSET_MASK) != 0
     }
 
     /// Time to live.
     pub fn ttl(&self) -> u8 {
-        self.data()[field::TTL]
+        self.bytes()[field::TTL]
     }
 
     /// The payload's protocol.
     pub fn protocol(&self) -> Protocol {
-        Protocol::from(self.data()[field::PROTOCOL])
+        Protocol::from(self.bytes()[field::PROTOCOL])
     }
 
     /// The header checksum field.
     pub fn checksum(&self) -> u16 {
-        self.u16_at(field::CHECKSUM)
+        self.be16(field::CHECKSUM.start)
     }
 
     /// Source address.
     pub fn src_addr(&self) -> Ipv4Addr {
-        let b = &self.data()[field::SRC];
+        let b = &self.bytes()[field::SRC];
         Ipv4Addr::new(b[0], b[1], b[2], b[3])
     }
 
     /// Destination address.
     pub fn dst_addr(&self) -> Ipv4Addr {
-        let b = &self.data()[field::DST];
+        let b = &self.bytes()[field::DST];
         Ipv4Addr::new(b[0], b[1], b[2], b[3])
     }
 
     /// The raw options bytes (empty when IHL is 5).
     pub fn options(&self) -> &[u8] {
-        let end = self.header_len().min(self.data().len());
-        &self.data()[MIN_HEADER_LEN.min(end)..end]
+        let end = self.header_len().min(self.bytes().len());
+        &self.bytes()[MIN_HEADER_LEN.min(end)..end]
     }
 
     /// The payload: from the end of the header to the total length.
     pub fn payload(&self) -> &[u8] {
         let (start, end) = self.payload_range();
-        &self.data()[start..end]
+        &self.bytes()[start..end]
     }
 
     /// True if the header checksum verifies.
     pub fn verify_checksum(&self) -> bool {
-        let end = self.header_len().min(self.data().len());
-        checksum::sum(&self.data()[..end]) == 0xffff
+        let end = self.header_len().min(self.bytes().len());
+        checksum::sum(&self.bytes()[..end]) == 0xffff
     }
 
     /// Everything [`Repr::parse`] checks beyond `new_checked` (header
@@ -257,7 +239,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 
     fn payload_range(&self) -> (usize, usize) {
-        let len = self.data().len();
+        let len = self.bytes().len();
         let end = self.total_len().min(len);
         (self.header_len().min(end), end)
     }
@@ -301,8 +283,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Recomputes the header checksum from scratch.
     pub fn fill_checksum(&mut self) {
         self.set_checksum(0);
-        let end = self.header_len().min(self.data().len());
-        let value = checksum::checksum(&self.data()[..end]);
+        let end = self.header_len().min(self.bytes().len());
+        let value = checksum::checksum(&self.bytes()[..end]);
         self.set_checksum(value);
     }
 
@@ -326,7 +308,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         if ttl <= 1 {
             return None;
         }
-        let protocol = self.data()[field::PROTOCOL];
+        let protocol = self.bytes()[field::PROTOCOL];
         let old = u16::from_be_bytes([ttl, protocol]);
         let new = u16::from_be_bytes([ttl - 1, protocol]);
         let updated = checksum::update_u16(self.checksum(), old, new);

@@ -46,10 +46,8 @@ mod field {
     pub const DST: Range<usize> = 24..40;
 }
 
-/// A read/write view of an IPv6 packet whose lengths were checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of an IPv6 packet whose lengths were checked.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
@@ -67,9 +65,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// ```
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
         let data = buffer.as_ref();
-        if data.len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
+        crate::at_least(data, HEADER_LEN)?;
         if data[0] >> 4 != 6 {
             return Err(Error::BadVersion);
         }
@@ -80,23 +76,14 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Ok(Packet { buffer })
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn data(&self) -> &[u8] {
-        self.buffer.as_ref()
-    }
-
     fn first_word(&self) -> u32 {
-        let b = &self.data()[field::VER_TC_FLOW];
+        let b = &self.bytes()[field::VER_TC_FLOW];
         u32::from_be_bytes([b[0], b[1], b[2], b[3]])
     }
 
     /// The version field (6 for every checked packet).
     pub fn version(&self) -> u8 {
-        self.data()[0] >> 4
+        self.bytes()[0] >> 4
     }
 
     /// Traffic class (DSCP << 2 | ECN).
@@ -111,34 +98,34 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// Payload length (extension headers included).
     pub fn payload_len(&self) -> usize {
-        let b = &self.data()[field::LENGTH];
+        let b = &self.bytes()[field::LENGTH];
         usize::from(u16::from_be_bytes([b[0], b[1]]))
     }
 
     /// The first header after the fixed header.
     pub fn next_header(&self) -> Protocol {
-        Protocol::from(self.data()[field::NEXT_HEADER])
+        Protocol::from(self.bytes()[field::NEXT_HEADER])
     }
 
     /// Hop limit.
     pub fn hop_limit(&self) -> u8 {
-        self.data()[field::HOP_LIMIT]
+        self.bytes()[field::HOP_LIMIT]
     }
 
     /// Source address.
     pub fn src_addr(&self) -> Ipv6Addr {
-        addr_at(self.data(), field::SRC.start)
+        addr_at(self.bytes(), field::SRC.start)
     }
 
     /// Destination address.
     pub fn dst_addr(&self) -> Ipv6Addr {
-        addr_at(self.data(), field::DST.start)
+        addr_at(self.bytes(), field::DST.start)
     }
 
     /// The payload: `payload_len` bytes after the fixed header.
     pub fn payload(&self) -> &[u8] {
-        let end = (HEADER_LEN + self.payload_len()).min(self.data().len());
-        &self.data()[HEADER_LEN..end]
+        let end = (HEADER_LEN + self.payload_len()).min(self.bytes().len());
+        &self.bytes()[HEADER_LEN..end]
     }
 }
 
@@ -179,7 +166,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
 
     /// The payload, writable.
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        let end = (HEADER_LEN + self.payload_len()).min(self.data().len());
+        let end = (HEADER_LEN + self.payload_len()).min(self.bytes().len());
         &mut self.buffer.as_mut()[HEADER_LEN..end]
     }
 }

@@ -78,6 +78,51 @@ macro_rules! assert_layout {
     };
 }
 
+/// Defines a protocol module's checked view, `Packet<T>`: the buffer alone
+/// (as `assert_layout!` keeps it), given back by `into_inner`, read by
+/// `bytes` and `be16`. Each module writes its own `new_checked`, which is
+/// the only way to make one, and its field accessors over these reads.
+macro_rules! packet_view {
+    ($(#[$meta:meta])*) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct Packet<T: AsRef<[u8]>> {
+            buffer: T,
+        }
+
+        impl<T: AsRef<[u8]>> Packet<T> {
+            /// Gives the buffer back.
+            pub fn into_inner(self) -> T {
+                self.buffer
+            }
+
+            /// The whole buffer, header first.
+            #[allow(dead_code)] // not every protocol reads it whole
+            #[inline]
+            fn bytes(&self) -> &[u8] {
+                self.buffer.as_ref()
+            }
+
+            /// The big-endian `u16` at byte `at` (checked by `new_checked`).
+            #[allow(dead_code)] // not every protocol has 16-bit fields
+            #[inline]
+            fn be16(&self, at: usize) -> u16 {
+                let b = self.buffer.as_ref();
+                u16::from_be_bytes([b[at], b[at + 1]])
+            }
+        }
+    };
+}
+
+/// `Err(Error::Truncated)` unless `data` holds at least `len` bytes: every
+/// `new_checked` begins here.
+fn at_least(data: &[u8], len: usize) -> Result<()> {
+    if data.len() < len {
+        return Err(Error::Truncated);
+    }
+    Ok(())
+}
+
 pub mod arp;
 pub mod checksum;
 mod error;

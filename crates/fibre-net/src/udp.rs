@@ -32,10 +32,8 @@ mod field {
     pub const CHECKSUM: Range<usize> = 6..8;
 }
 
-/// A read/write view of a UDP datagram whose length field was checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of a UDP datagram whose length field was checked.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
@@ -48,9 +46,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// ```
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
         let data = buffer.as_ref();
-        if data.len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
+        crate::at_least(data, HEADER_LEN)?;
         let len = usize::from(u16::from_be_bytes([data[4], data[5]]));
         if len < HEADER_LEN {
             return Err(Error::BadLength);
@@ -61,29 +57,19 @@ impl<T: AsRef<[u8]>> Packet<T> {
         Ok(Packet { buffer })
     }
 
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn u16_at(&self, range: core::ops::Range<usize>) -> u16 {
-        let b = &self.buffer.as_ref()[range];
-        u16::from_be_bytes([b[0], b[1]])
-    }
-
     /// Source port.
     pub fn src_port(&self) -> u16 {
-        self.u16_at(field::SRC_PORT)
+        self.be16(field::SRC_PORT.start)
     }
 
     /// Destination port.
     pub fn dst_port(&self) -> u16 {
-        self.u16_at(field::DST_PORT)
+        self.be16(field::DST_PORT.start)
     }
 
     /// The length field: header plus payload.
     pub fn len(&self) -> usize {
-        usize::from(self.u16_at(field::LENGTH))
+        usize::from(self.be16(field::LENGTH.start))
     }
 
     /// Never true for a checked packet (the length is at least 8).
@@ -93,7 +79,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The checksum field (0: none, IPv4 only).
     pub fn checksum(&self) -> u16 {
-        self.u16_at(field::CHECKSUM)
+        self.be16(field::CHECKSUM.start)
     }
 
     /// The payload, up to the length field.

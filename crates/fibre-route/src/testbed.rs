@@ -35,17 +35,7 @@ pub fn fib() -> Result<Fib, KernelError> {
     })?;
     fib.apply(&Command::Addr {
         op: AddrOp::Add,
-        spec: AddressSpec {
-            dev: "dummy0".into(),
-            local: IpAddr::from(LOCAL_ADDR),
-            prefix_len: 24,
-            peer: None,
-            broadcast: None,
-            scope: None,
-            noprefixroute: false,
-            metric: None,
-            label: None,
-        },
+        spec: AddressSpec::new("dummy0", IpAddr::from(LOCAL_ADDR), 24),
     })?;
     fib.apply(&route_via(
         prefix([198, 51, 100, 0], 24),

@@ -17,17 +17,7 @@ fn dual_stack_fib() -> Fib {
     let mut fib = fibre_route::testbed::fib().unwrap();
     fib.apply(&Command::Addr {
         op: AddrOp::Add,
-        spec: AddressSpec {
-            dev: "dummy0".into(),
-            local: "2001:db8::1".parse().unwrap(),
-            prefix_len: 64,
-            peer: None,
-            broadcast: None,
-            scope: None,
-            noprefixroute: false,
-            metric: None,
-            label: None,
-        },
+        spec: AddressSpec::new("dummy0", "2001:db8::1".parse().unwrap(), 64),
     })
     .unwrap();
     fib.apply(&Command::Route {

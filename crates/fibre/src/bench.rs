@@ -56,7 +56,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     if args.list {
         for experiment in fibre_bench::registry() {
-            writeln!(stdout, "{:<10} {}", experiment.name(), experiment.about())?;
+            writeln!(stdout, "{:<10} {}", experiment.name, experiment.about)?;
         }
         return Ok(());
     }

@@ -167,17 +167,7 @@ fn prepare(fib: &mut Fib, family: Family, link_made: &mut bool) -> Result<()> {
     };
     fib.apply(&Command::Addr {
         op: AddrOp::Add,
-        spec: AddressSpec {
-            dev: IMPORT_LINK.into(),
-            local,
-            prefix_len,
-            peer: None,
-            broadcast: None,
-            scope: None,
-            noprefixroute: false,
-            metric: None,
-            label: None,
-        },
+        spec: AddressSpec::new(IMPORT_LINK, local, prefix_len),
     })
     .with_context(|| format!("adding {local}/{prefix_len} to {IMPORT_LINK}"))?;
     Ok(())

@@ -129,15 +129,13 @@ pub struct FamilyFigures {
     pub cases: Vec<CaseFigures>,
 }
 
+/// The experiment's name on the command line (`fibre bench fib`).
+pub const NAME: &str = "fib";
+/// One line on what it measures (`fibre bench --list`).
+pub const ABOUT: &str =
+    "FIB lookups/s per key against bursts (output and input, default and wg-quick rules) on the RIS tables, the raw LPM beside them";
+
 impl Experiment for FibExperiment {
-    fn name(&self) -> &'static str {
-        "fib"
-    }
-
-    fn about(&self) -> &'static str {
-        "FIB lookups/s per key against bursts (output and input, default and wg-quick rules) on the RIS tables, the raw LPM beside them"
-    }
-
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
         let config = self.config.clone().unwrap_or_else(|| {
             if ctx.quick {
@@ -167,7 +165,7 @@ impl Experiment for FibExperiment {
         }
         let measurements = families.iter().flat_map(headline).collect();
         Ok(ExperimentReport {
-            experiment: self.name().to_string(),
+            experiment: NAME.to_string(),
             text,
             detail: json!({ "config": config, "threads": ctx.threads, "families": families }),
             measurements,

@@ -7,18 +7,17 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use fibre_fib::{
     config, Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6, LinkIndex, NexthopSpec, Prefix,
-    TABLE_MAIN,
 };
 
 use crate::data;
 use crate::family::Family;
 use crate::nexthop::{next_hop_for, splitmix64, NextHop};
+use crate::router::{fib_error, import_routes};
 use crate::BenchError;
 
 use super::Mode;
 
-/// The link every packet arrives on and every gateway sits behind.
-pub const UPLINK: &str = "wan0";
+pub use crate::router::UPLINK;
 /// wg-quick's firewall mark: its own (encrypted) packets carry it.
 pub const WG_MARK: u32 = 0xca6c;
 /// wg-quick's table.
@@ -143,14 +142,6 @@ impl FibFamily for u128 {
     }
 }
 
-fn fib_error(prefix: impl ToString, message: impl ToString) -> BenchError {
-    BenchError::Engine {
-        engine: "fibre-fib",
-        prefix: prefix.to_string(),
-        message: message.to_string(),
-    }
-}
-
 /// Applies `text` (`ip -batch` lines) to `fib`, in place.
 fn apply(fib: &mut Fib, text: &str) -> Result<(), BenchError> {
     let parsed = config::parse_str("fib-bench.conf", text);
@@ -192,13 +183,7 @@ pub fn router<K: FibFamily>(
             Ok((prefix, path))
         })
         .collect::<Result<Vec<_>, BenchError>>()?;
-    fib.import(TABLE_MAIN, routes)
-        .map_err(|e| fib_error(e.prefix, e.error))?;
-    let uplink = fib
-        .link_by_name(UPLINK)
-        .map(|l| l.index)
-        .ok_or_else(|| fib_error(UPLINK, "the uplink vanished"))?;
-    Ok((fib, uplink))
+    import_routes(fib, routes)
 }
 
 /// wg-quick's policy routing (`wg-quick up` with `AllowedIPs` the default

@@ -21,24 +21,17 @@ use crate::experiment::{Context, Experiment};
 use crate::report::ExperimentReport;
 use crate::{figures, BenchError};
 
-/// The experiment.
-///
-/// ```
-/// use fibre_bench::Experiment;
-/// assert_eq!(fibre_bench::greflood::GrefloodExperiment.name(), "greflood");
-/// ```
+/// The experiment (in [`crate::registry`] as [`NAME`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GrefloodExperiment;
 
+/// The experiment's name on the command line (`fibre bench greflood`).
+pub const NAME: &str = "greflood";
+/// One line on what it measures (`fibre bench --list`).
+pub const ABOUT: &str =
+    "UDP frames through one GRE tunnel: locked vs lockless transmit, with and without oseq (ip_gre lockless xmit, 2010)";
+
 impl Experiment for GrefloodExperiment {
-    fn name(&self) -> &'static str {
-        "greflood"
-    }
-
-    fn about(&self) -> &'static str {
-        "UDP frames through one GRE tunnel: locked vs lockless transmit, with and without oseq (ip_gre lockless xmit, 2010)"
-    }
-
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
         let defaults = GreFloodParams::default();
         let params = GreFloodParams {
@@ -53,7 +46,7 @@ impl Experiment for GrefloodExperiment {
             ..defaults
         };
         let failed = |message: String| BenchError::Failed {
-            experiment: "greflood",
+            experiment: NAME,
             message,
         };
         let underlay = underlay(params.threads).map_err(failed)?;

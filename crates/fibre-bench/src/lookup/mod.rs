@@ -94,10 +94,11 @@ impl LookupExperiment {
     ///
     /// ```no_run
     /// use fibre_bench::experiment::run_experiments;
-    /// use fibre_bench::lookup::{LookupConfig, LookupExperiment};
-    /// use fibre_bench::{Experiment, Options};
+    /// use fibre_bench::lookup::{self, LookupConfig, LookupExperiment};
+    /// use fibre_bench::{Options, Registered};
     /// let few = LookupConfig { queries: 10_000, ..LookupConfig::quick() };
-    /// let experiments: Vec<Box<dyn Experiment>> = vec![Box::new(LookupExperiment::with_config(few))];
+    /// let experiment = LookupExperiment::with_config(few);
+    /// let experiments = vec![Registered::new(lookup::NAME, lookup::ABOUT, experiment)];
     /// let outcome = run_experiments(&Options::default(), Some("lookup"), experiments).unwrap();
     /// print!("{}", outcome.to_text());
     /// ```
@@ -107,15 +108,14 @@ impl LookupExperiment {
         }
     }
 }
+
+/// The experiment's name on the command line (`fibre bench lookup`).
+pub const NAME: &str = "lookup";
+/// One line on what it measures (`fibre bench --list`).
+pub const ABOUT: &str =
+    "LPM lookups/s, build time, bytes/prefix and update rate of fibre and peer crates on the RIS tables";
+
 impl Experiment for LookupExperiment {
-    fn name(&self) -> &'static str {
-        "lookup"
-    }
-
-    fn about(&self) -> &'static str {
-        "LPM lookups/s, build time, bytes/prefix and update rate of fibre and peer crates on the RIS tables"
-    }
-
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
         let config = self.config.clone().unwrap_or_else(|| {
             if ctx.quick {
@@ -144,7 +144,7 @@ impl Experiment for LookupExperiment {
         }
         let measurements = families.iter().flat_map(render::headline).collect();
         Ok(ExperimentReport {
-            experiment: self.name().to_string(),
+            experiment: NAME.to_string(),
             text,
             detail: json!({ "config": config, "families": families }),
             measurements,

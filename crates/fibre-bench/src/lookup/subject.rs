@@ -83,13 +83,7 @@ pub(crate) fn build<K: Family, E: Engine<K>>(
             }
             Ok(())
         });
-        result.map_err(
-            |(prefix, message): (Prefix<K>, String)| BenchError::Engine {
-                engine: E::NAME,
-                prefix: prefix.to_string(),
-                message,
-            },
-        )?;
+        result.map_err(refused_by::<E, K>)?;
         spent += took;
         bar.inc(prefixes.len() as u64);
     }
@@ -198,18 +192,21 @@ impl<K: Family, E: Engine<K>> Subject<K> for E {
                 }
                 Ok(())
             });
-            result.map_err(
-                |(prefix, message): (Prefix<K>, String)| BenchError::Engine {
-                    engine: E::NAME,
-                    prefix: prefix.to_string(),
-                    message,
-                },
-            )?;
+            result.map_err(refused_by::<E, K>)?;
             spent += took;
             applied += chunk.len();
             bar.inc(chunk.len() as u64);
         }
         Ok((applied, spent))
+    }
+}
+
+/// Engine `E`'s refusal of a prefix, as the benchmark reports it.
+fn refused_by<E: Engine<K>, K: Family>((prefix, message): (Prefix<K>, String)) -> BenchError {
+    BenchError::Engine {
+        engine: E::NAME,
+        prefix: prefix.to_string(),
+        message,
     }
 }
 

@@ -14,24 +14,17 @@ use crate::experiment::{Context, Experiment};
 use crate::report::ExperimentReport;
 use crate::{figures, BenchError};
 
-/// The experiment.
-///
-/// ```
-/// use fibre_bench::Experiment;
-/// assert_eq!(fibre_bench::refcnt::RefcntExperiment.name(), "refcnt");
-/// ```
+/// The experiment (in [`crate::registry`] as [`NAME`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RefcntExperiment;
 
+/// The experiment's name on the command line (`fibre bench refcnt`).
+pub const NAME: &str = "refcnt";
+/// One line on what it measures (`fibre bench --list`).
+pub const ABOUT: &str =
+    "route readers beside reference-count writers: counter on the read-mostly line vs its own (cache-aligned dst refcnt)";
+
 impl Experiment for RefcntExperiment {
-    fn name(&self) -> &'static str {
-        "refcnt"
-    }
-
-    fn about(&self) -> &'static str {
-        "route readers beside reference-count writers: counter on the read-mostly line vs its own (cache-aligned dst refcnt)"
-    }
-
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
         let defaults = RefcntParams::default();
         let params = RefcntParams {
@@ -43,7 +36,7 @@ impl Experiment for RefcntExperiment {
             },
         };
         let result = run(&params).map_err(|e| BenchError::Failed {
-            experiment: "refcnt",
+            experiment: NAME,
             message: e.to_string(),
         })?;
         Ok(figures::report(

@@ -39,7 +39,7 @@ use crate::experiment::{Context, Experiment};
 use crate::report::{format_value, ExperimentReport, Measurement};
 use crate::table::{Align, Table};
 use crate::timing::median;
-use crate::{data, BenchError};
+use crate::{alloc_count, data, BenchError};
 
 use run::{quantile, run_once, run_writer_alone, Pace, RunResult, Workload};
 use strategy::{Strategy, StrategyKind};
@@ -51,13 +51,7 @@ pub const WRITER_RATE: f64 = 100_000.0;
 /// update.
 pub const TRICKLE_RATE: f64 = 1_000.0;
 
-/// The experiment.
-///
-/// ```
-/// use fibre_bench::Experiment;
-/// let e = fibre_bench::synflood::SynfloodExperiment;
-/// assert_eq!(e.name(), "synflood");
-/// ```
+/// The experiment (in [`crate::registry`] as [`NAME`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SynfloodExperiment;
 
@@ -179,19 +173,44 @@ impl Case {
     }
 }
 
+/// The heap each strategy holds, against one plain FIB's.
+fn memory_text(
+    strategies: &[(StrategyKind, Strategy)],
+    heap: &[Option<usize>],
+    plain_fib_bytes: Option<usize>,
+) -> String {
+    let Some(plain) = plain_fib_bytes else {
+        return "Memory: not measured (the counting allocator is not installed).\n".into();
+    };
+    let mut text = format!(
+        "Memory (heap as built): one plain FIB {:.1} MB;",
+        plain as f64 / 1e6
+    );
+    for ((kind, _), bytes) in strategies.iter().zip(heap) {
+        if let Some(bytes) = bytes {
+            let share = *bytes as f64 / (plain.max(1) as f64);
+            text.push_str(&format!(
+                " {} {:.1} MB ({share:.2}x)",
+                kind.name(),
+                *bytes as f64 / 1e6
+            ));
+        }
+    }
+    text.push('\n');
+    text
+}
+
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// The experiment's name on the command line (`fibre bench synflood`).
+pub const NAME: &str = "synflood";
+/// One line on what it measures (`fibre bench --list`).
+pub const ABOUT: &str =
+    "SYN flood: IPv6 input + output route lookup per packet, rwlock vs per-CPU lock vs RCU, with a route writer";
+
 impl Experiment for SynfloodExperiment {
-    fn name(&self) -> &'static str {
-        "synflood"
-    }
-
-    fn about(&self) -> &'static str {
-        "SYN flood: IPv6 input + output route lookup per packet, rwlock vs per-CPU lock vs RCU, with a route writer"
-    }
-
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
         let plan = Plan::for_mode(ctx.quick);
         let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
@@ -213,11 +232,21 @@ impl Experiment for SynfloodExperiment {
             },
             &ctx.progress,
         )?;
+        // Each strategy's heap: its copies of the FIB (and locks), measured
+        // as it is built (`None` without the counting allocator).
+        let mut heap = Vec::new();
         let mut strategies: Vec<(StrategyKind, Strategy)> = StrategyKind::ALL
             .iter()
-            .map(|&kind| (kind, Strategy::new(kind, fib.clone(), ctx.threads)))
+            .map(|&kind| {
+                let (strategy, bytes) =
+                    alloc_count::measure(|| Strategy::new(kind, fib.clone(), ctx.threads));
+                heap.push(bytes);
+                (kind, strategy)
+            })
             .collect();
+        let plain_fib_bytes = alloc_count::measure(|| fib.clone()).1;
         drop(fib);
+        let protections = StrategyKind::PROTECTIONS.len();
         let setup_time = setup_started.elapsed();
 
         // Every case, in the order they are interleaved.
@@ -232,7 +261,7 @@ impl Experiment for SynfloodExperiment {
             Pace::Rate(WRITER_RATE),
             Pace::FullSpeed,
         ] {
-            for strategy in 0..strategies.len() {
+            for strategy in 0..protections {
                 cases.push((strategy, ctx.threads, pace));
             }
         }
@@ -241,12 +270,12 @@ impl Experiment for SynfloodExperiment {
         // many: single updates (the grace period then waits for no
         // preempted packet thread) and the 100k/s replay.
         if ctx.threads > 1 {
-            for strategy in 0..strategies.len() {
+            for strategy in 0..protections {
                 cases.push((strategy, 1, Pace::Rate(TRICKLE_RATE)));
                 cases.push((strategy, 1, Pace::Rate(WRITER_RATE)));
             }
         }
-        for strategy in 0..strategies.len() {
+        for strategy in 0..protections {
             cases.push((strategy, 0, Pace::FullSpeed));
         }
         let mut cases: Vec<Case> = cases
@@ -395,11 +424,13 @@ impl Experiment for SynfloodExperiment {
         }
         text.push_str(
             "Locks are taken per lookup, twice per packet (the kernel takes its table lock in \
-             every fib6_table_lookup); RCU loads the FIB once per batch of 32 packets and reports \
-             a quiescent state after it. Writer CPU: the share of one core the writer thread \
-             took, and its CPU time per update (RCU applies each batch to one copy and then \
-             brings the other up to date).\n",
+             every fib6_table_lookup); RCU loads the FIB once per batch of 32 packets, looks the \
+             batch up as two bursts (rcu-per-key: each packet's two lookups in turn, the per-key \
+             \"before\", run without a writer only) and reports a quiescent state after it. \
+             Writer CPU: the share of one core the writer thread took, and its CPU time per \
+             update (RCU applies each batch to one copy and then brings the other up to date).\n",
         );
+        text.push_str(&memory_text(&strategies, &heap, plain_fib_bytes));
 
         // Headline rows for the summary table.
         let (rw, pc, rcu) = (
@@ -484,6 +515,22 @@ impl Experiment for SynfloodExperiment {
                 .with_ratio(ratio(mpps(rw, 1, paced), mpps(rw, 1, idle)), "no writer"),
             );
         }
+        measurements.push(
+            Measurement::new("rcu bursts 1 thread", mpps(rcu, 1, idle), "Mpps").with_ratio(
+                ratio(mpps(rcu, 1, idle), mpps(StrategyKind::RcuPerKey, 1, idle)),
+                "per key",
+            ),
+        );
+        let rcu_heap = heap[StrategyKind::ALL
+            .iter()
+            .position(|&k| k == rcu)
+            .unwrap_or(0)];
+        if let (Some(bytes), Some(plain)) = (rcu_heap, plain_fib_bytes) {
+            measurements.push(
+                Measurement::new("rcu memory", bytes as f64 / 1e6, "MB")
+                    .with_ratio(ratio(bytes as f64, plain as f64), "one plain FIB"),
+            );
+        }
         if let Some(case) = find(rcu, t, paced) {
             measurements.push(Measurement::new(
                 "rcu writer CPU per update, 100k/s",
@@ -544,7 +591,7 @@ impl Experiment for SynfloodExperiment {
         }
 
         Ok(ExperimentReport {
-            experiment: self.name().into(),
+            experiment: NAME.into(),
             text,
             detail: json!({
                 "routes": routes,
@@ -557,6 +604,12 @@ impl Experiment for SynfloodExperiment {
                 "trickle_rate": TRICKLE_RATE,
                 "full_speed_batch": run::FULL_SPEED_BATCH,
                 "reader_batch": strategy::BATCH,
+                "plain_fib_bytes": plain_fib_bytes,
+                "strategy_bytes": StrategyKind::ALL
+                    .iter()
+                    .zip(&heap)
+                    .map(|(kind, bytes)| json!({ "strategy": kind.name(), "bytes": bytes }))
+                    .collect::<Vec<_>>(),
                 "cases": detail_cases,
             }),
             measurements,
@@ -617,9 +670,10 @@ mod tests {
         let outcome = crate::run(&options, Some("synflood")).unwrap();
         let report = &outcome.reports[0];
         let cases = report.detail["cases"].as_array().unwrap();
-        // 3 strategies x (1 and 2 threads idle, 1k/s, 100k/s, full speed,
-        // 1k/s and 100k/s with 1 thread, alone).
-        assert_eq!(cases.len(), 24);
+        // 3 protections x (1 and 2 threads idle, 1k/s, 100k/s, full speed,
+        // 1k/s and 100k/s with 1 thread, alone), and the bursts' per-key
+        // "before" idle with 1 and 2 threads.
+        assert_eq!(cases.len(), 26);
         for case in cases {
             if case["threads"] != 0 {
                 assert!(case["mpps"].as_f64().unwrap() > 0.0, "{case}");
@@ -635,6 +689,7 @@ mod tests {
             .collect();
         assert!(names.contains(&"rcu 2 threads"), "{names:?}");
         assert!(names.contains(&"rcu writer alone"), "{names:?}");
+        assert!(names.contains(&"rcu bursts 1 thread"), "{names:?}");
         assert!(
             names.contains(&"rcu 1 thread, writer 100k/s on its own core"),
             "{names:?}"

@@ -11,10 +11,10 @@ use fibre_fib::{
 
 use crate::data::{self, Update};
 use crate::nexthop::{next_hop_for, NextHop};
+use crate::router::{fib_error, import_routes};
 use crate::BenchError;
 
-/// The link the SYNs arrive on; every gateway sits behind it.
-pub const UPLINK: &str = "wan0";
+pub use crate::router::UPLINK;
 /// The link holding the server's address.
 pub const SERVER_LINK: &str = "srv0";
 /// The server's address (documentation range, in no RIS prefix).
@@ -27,14 +27,6 @@ const SERVER_PORT: u16 = 80;
 /// The gateway of next-hop id `hop`: `2001:db8:ffff::<hop + 2>` on the uplink.
 pub fn gateway(hop: NextHop) -> Ipv6Addr {
     Ipv6Addr::new(0x2001, 0xdb8, 0xffff, 0, 0, 0, 0, hop + 2)
-}
-
-fn fib_error(prefix: impl ToString, message: impl ToString) -> BenchError {
-    BenchError::Engine {
-        engine: "fibre-fib",
-        prefix: prefix.to_string(),
-        message: message.to_string(),
-    }
 }
 
 fn to_fib_prefix(p: &data::Prefix<u128>) -> Result<Prefix, BenchError> {
@@ -53,17 +45,7 @@ fn via(hop: NextHop) -> NexthopSpec {
 fn address(dev: &str, local: Ipv6Addr, prefix_len: u8) -> Command {
     Command::Addr {
         op: AddrOp::Add,
-        spec: AddressSpec {
-            dev: dev.into(),
-            local: IpAddr::V6(local),
-            prefix_len,
-            peer: None,
-            broadcast: None,
-            scope: None,
-            noprefixroute: false,
-            metric: None,
-            label: None,
-        },
+        spec: AddressSpec::new(dev, IpAddr::V6(local), prefix_len),
     }
 }
 
@@ -113,13 +95,7 @@ pub fn router(
             ))
         })
         .collect::<Result<Vec<_>, BenchError>>()?;
-    fib.import(TABLE_MAIN, routes)
-        .map_err(|e| fib_error(e.prefix, e.error))?;
-    let uplink = fib
-        .link_by_name(UPLINK)
-        .map(|l| l.index)
-        .ok_or_else(|| fib_error(UPLINK, "the uplink vanished"))?;
-    Ok((fib, uplink))
+    import_routes(fib, routes)
 }
 
 /// The day's updates as commands: `A PREFIX` is `ip -6 route replace

@@ -16,24 +16,17 @@ use crate::experiment::{Context, Experiment};
 use crate::report::ExperimentReport;
 use crate::{figures, BenchError};
 
-/// The experiment.
-///
-/// ```
-/// use fibre_bench::Experiment;
-/// assert_eq!(fibre_bench::udpflood::UdpfloodExperiment.name(), "udpflood");
-/// ```
+/// The experiment (in [`crate::registry`] as [`NAME`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UdpfloodExperiment;
 
+/// The experiment's name on the command line (`fibre bench udpflood`).
+pub const NAME: &str = "udpflood";
+/// One line on what it measures (`fibre bench --list`).
+pub const ABOUT: &str =
+    "UDP frames with a cached output route: global cache, shared, per-core, borrowed (percpu nh_rth_output, 2012)";
+
 impl Experiment for UdpfloodExperiment {
-    fn name(&self) -> &'static str {
-        "udpflood"
-    }
-
-    fn about(&self) -> &'static str {
-        "UDP frames with a cached output route: global cache, shared, per-core, borrowed (percpu nh_rth_output, 2012)"
-    }
-
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
         let defaults = UdpFloodParams::default();
         let params = UdpFloodParams {
@@ -47,7 +40,7 @@ impl Experiment for UdpfloodExperiment {
             ..defaults
         };
         let result = run(&params).map_err(|e| BenchError::Failed {
-            experiment: "udpflood",
+            experiment: NAME,
             message: e.to_string(),
         })?;
         Ok(figures::report(

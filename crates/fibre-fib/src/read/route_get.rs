@@ -598,19 +598,7 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         let kind = kind_by_dst_v4(&dst).unwrap_or(RouteType::Local);
         let s = saddr.or(res.route.prefsrc.map(|p| v4(&p))).unwrap_or(dst);
         let prefsrc = shown_source(req, Some(s));
-        return Ok(answer(
-            fib,
-            req,
-            Hop {
-                kind,
-                route: res.route.clone(),
-                table: res.table,
-                gateway: None,
-                dev: 1,
-                prefsrc,
-                iif: None,
-            },
-        ));
+        return Ok(output_answer(fib, req, &res, kind, None, 1, prefsrc));
     }
     let (nh, dev) = chosen_path(fib, &res, &flow)?;
     let s = match saddr {
@@ -635,19 +623,30 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         fib.used_gateway_v4(res.route, nh)
     };
     let prefsrc = shown_source(req, s);
-    Ok(answer(
-        fib,
-        req,
-        Hop {
-            kind,
-            route: res.route.clone(),
-            table: res.table,
-            gateway,
-            dev,
-            prefsrc,
-            iif: None,
-        },
-    ))
+    Ok(output_answer(fib, req, &res, kind, gateway, dev, prefsrc))
+}
+
+/// The answer of an output lookup that found `res`: its route and table,
+/// leaving by `dev` (`lo` for local delivery), no input link.
+fn output_answer(
+    fib: &Fib,
+    req: &RouteGetRequest,
+    res: &FibResult<'_>,
+    kind: RouteType,
+    gateway: Option<IpAddr>,
+    dev: LinkIndex,
+    prefsrc: Option<IpAddr>,
+) -> RouteAnswer {
+    let hop = Hop {
+        kind,
+        route: res.route.clone(),
+        table: res.table,
+        gateway,
+        dev,
+        prefsrc,
+        iif: None,
+    };
+    answer(fib, req, hop)
 }
 
 /// `ip_route_input_slow` with forwarding on and rp_filter 0.

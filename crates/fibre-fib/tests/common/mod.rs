@@ -48,17 +48,7 @@ pub fn prefix(s: &str) -> Prefix {
 
 pub fn addr_spec(dev: &str, cidr: &str) -> AddressSpec {
     let (a, l) = cidr.split_once('/').unwrap();
-    AddressSpec {
-        dev: dev.into(),
-        local: ip(a),
-        prefix_len: l.parse().unwrap(),
-        peer: None,
-        broadcast: None,
-        scope: None,
-        noprefixroute: false,
-        metric: None,
-        label: None,
-    }
+    AddressSpec::new(dev, ip(a), l.parse().unwrap())
 }
 
 pub fn addr(fib: &mut Fib, dev: &str, cidr: &str) -> Result<(), KernelError> {

@@ -113,18 +113,7 @@ pub fn answer_text_cached(
         }
     }
     if v6 {
-        if let Some(c) = cache {
-            let _ = write!(out, "expires {}sec ", c.expires_sec);
-        }
-        // RTA_IIF, which `rt6_fill_node()` puts for an input lookup;
-        // iproute2's `print_route()` prints it after the cache info,
-        // before the metrics.
-        if let Some(iif) = &answer.iif {
-            let _ = write!(out, "iif {iif} ");
-        }
-        if let Some((mtu, locked)) = shown_mtu(answer, cache) {
-            mtu_text(&mut out, mtu, locked);
-        }
+        cache_tail(&mut out, answer, cache);
         out.push_str("pref medium\n");
         return out;
     }
@@ -136,6 +125,16 @@ pub fn answer_text_cached(
     if !flags.is_empty() {
         let _ = write!(out, "<{}> ", flags.join(","));
     }
+    cache_tail(&mut out, answer, cache);
+    out.push('\n');
+    out
+}
+
+/// The cache information both families end with: the exception's expiry,
+/// then RTA_IIF (which `rt_fill_info()` and `rt6_fill_node()` put for an
+/// input lookup; iproute2's `print_route()` prints it after the cache
+/// info, before the metrics), then the MTU.
+fn cache_tail(out: &mut String, answer: &RouteAnswer, cache: Option<&CacheInfo>) {
     if let Some(c) = cache {
         let _ = write!(out, "expires {}sec ", c.expires_sec);
     }
@@ -143,10 +142,8 @@ pub fn answer_text_cached(
         let _ = write!(out, "iif {iif} ");
     }
     if let Some((mtu, locked)) = shown_mtu(answer, cache) {
-        mtu_text(&mut out, mtu, locked);
+        mtu_text(out, mtu, locked);
     }
-    out.push('\n');
-    out
 }
 
 /// The answer on one line, for `fibre lookup`: the text form (with its

@@ -34,17 +34,7 @@ pub fn link_set(name: &str, up: bool) -> Command {
 }
 
 pub fn addr_spec(dev: &str, local: IpAddr, prefix_len: u8) -> AddressSpec {
-    AddressSpec {
-        dev: dev.into(),
-        local,
-        prefix_len,
-        peer: None,
-        broadcast: None,
-        scope: None,
-        noprefixroute: false,
-        metric: None,
-        label: None,
-    }
+    AddressSpec::new(dev, local, prefix_len)
 }
 
 /// `2001:db8:f:N::/64`, the destinations the tests route.
