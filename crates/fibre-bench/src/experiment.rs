@@ -150,10 +150,15 @@ impl Registered {
 /// assert!(names.contains(&"lookup"));
 /// ```
 pub fn registry() -> Vec<Registered> {
-    use crate::{fib, greflood, lookup, refcnt, synflood, udpflood};
+    use crate::{fib, forward, greflood, lookup, refcnt, synflood, udpflood};
     vec![
         Registered::new(lookup::NAME, lookup::ABOUT, LookupExperiment::default()),
         Registered::new(fib::NAME, fib::ABOUT, fib::FibExperiment::default()),
+        Registered::new(
+            forward::NAME,
+            forward::ABOUT,
+            forward::ForwardExperiment::default(),
+        ),
         Registered::new(
             synflood::NAME,
             synflood::ABOUT,

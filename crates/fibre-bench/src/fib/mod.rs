@@ -20,7 +20,7 @@
 //! Before timing, every burst's answers are checked against the per-key
 //! answers; a difference stops the run.
 
-mod setup;
+pub(crate) mod setup;
 
 use std::fmt::Write as _;
 
