@@ -145,13 +145,13 @@ impl Experiment for ForwardExperiment {
             table.row(vec![
                 f.family.into(),
                 f.prefixes.to_string(),
-                format_value(m(&f.one_at_a_time)),
-                format_value(m(&f.burst)),
+                format_value(f.one_at_a_time.millions()),
+                format_value(f.burst.millions()),
                 format!("{:.0}", 1e9 / f.burst.median.max(1.0)),
-                format!("{:.2}x", ratio(&f.burst, &f.one_at_a_time)),
-                format_value(m(&f.burst_all)),
-                format!("{:.2}x", ratio(&f.burst_all, &f.burst)),
-                format_value(m(&f.lpm_batched)),
+                format!("{:.2}x", f.burst.over(&f.one_at_a_time)),
+                format_value(f.burst_all.millions()),
+                format!("{:.2}x", f.burst_all.over(&f.burst)),
+                format_value(f.lpm_batched.millions()),
             ]);
         }
         text.push_str(&table.render());
@@ -168,44 +168,31 @@ impl Experiment for ForwardExperiment {
     }
 }
 
-/// Millions per second.
-fn m(rate: &Rate) -> f64 {
-    rate.median / 1e6
-}
-
-fn ratio(a: &Rate, b: &Rate) -> f64 {
-    if b.median > 0.0 {
-        a.median / b.median
-    } else {
-        0.0
-    }
-}
-
 /// The summary rows: bursts against one frame at a time, all workers
 /// against one, and the burst rate against the raw LPM's.
 fn headline(f: &FamilyFigures, threads: usize) -> Vec<Measurement> {
     let mut rows = vec![
         Measurement::new(
             format!("{} forward burst, 1 worker", f.family),
-            m(&f.burst),
+            f.burst.millions(),
             "M frames/s",
         )
-        .with_ratio(ratio(&f.burst, &f.one_at_a_time), "one at a time"),
+        .with_ratio(f.burst.over(&f.one_at_a_time), "one at a time"),
         Measurement::new(
             format!("{} forward burst, 1 worker, vs raw LPM", f.family),
-            m(&f.burst),
+            f.burst.millions(),
             "M frames/s",
         )
-        .with_ratio(ratio(&f.burst, &f.lpm_batched), "LPM lookup_batch"),
+        .with_ratio(f.burst.over(&f.lpm_batched), "LPM lookup_batch"),
     ];
     if threads > 1 {
         rows.push(
             Measurement::new(
                 format!("{} forward burst, {threads} workers", f.family),
-                m(&f.burst_all),
+                f.burst_all.millions(),
                 "M frames/s",
             )
-            .with_ratio(ratio(&f.burst_all, &f.burst), "1 worker"),
+            .with_ratio(f.burst_all.over(&f.burst), "1 worker"),
         );
     }
     rows
