@@ -5,13 +5,10 @@
 
 mod support;
 
-use std::time::Duration;
-
 use fibre_bench::experiment::run_experiments;
 use fibre_bench::fib::{self, FibConfig, FibExperiment};
-use fibre_bench::timing::Plan;
-use fibre_bench::{Options, Registered};
-use support::table_file;
+use fibre_bench::Registered;
+use support::{one_pass, options, table_file};
 
 #[test]
 fn the_fib_experiment_runs_on_small_tables() {
@@ -21,24 +18,14 @@ fn the_fib_experiment_runs_on_small_tables() {
     let config = FibConfig {
         queries: 3_000,
         burst: 64,
-        plan: Plan {
-            runs: 1,
-            min_run: Duration::from_millis(1),
-            warm_up: Duration::ZERO,
-        },
+        plan: one_pass(),
     };
     let experiments = vec![Registered::new(
         fib::NAME,
         fib::ABOUT,
         FibExperiment::with_config(config),
     )];
-    let options = Options {
-        quick: true,
-        threads: Some(2),
-        data_dir: Some(dir.path().to_path_buf()),
-        progress: false,
-        ..Options::default()
-    };
+    let options = options(dir.path());
     let outcome = run_experiments(&options, Some("fib"), experiments).unwrap();
     let report = &outcome.reports[0];
     assert_eq!(report.experiment, "fib");

@@ -137,21 +137,12 @@ pub const ABOUT: &str =
 
 impl Experiment for FibExperiment {
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
-        let config = self.config.clone().unwrap_or_else(|| {
-            if ctx.quick {
-                FibConfig::quick()
-            } else {
-                FibConfig::full()
-            }
-        });
+        let config = ctx.work(&self.config, FibConfig::quick, FibConfig::full);
         let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
-        let mut families = Vec::new();
-        if ctx.ipv4 {
-            families.push(run_family::<u32>(ctx, &config, &dir)?);
-        }
-        if ctx.ipv6 {
-            families.push(run_family::<u128>(ctx, &config, &dir)?);
-        }
+        let families = ctx.per_family(
+            || run_family::<u32>(ctx, &config, &dir),
+            || run_family::<u128>(ctx, &config, &dir),
+        )?;
         let mut text = String::new();
         let _ = writeln!(
             text,

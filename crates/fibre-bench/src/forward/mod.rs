@@ -107,21 +107,12 @@ pub struct FamilyFigures {
 
 impl Experiment for ForwardExperiment {
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
-        let config = self.config.clone().unwrap_or_else(|| {
-            if ctx.quick {
-                ForwardConfig::quick()
-            } else {
-                ForwardConfig::full()
-            }
-        });
+        let config = ctx.work(&self.config, ForwardConfig::quick, ForwardConfig::full);
         let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
-        let mut families = Vec::new();
-        if ctx.ipv4 {
-            families.push(run_family::<u32>(ctx, &config, &dir)?);
-        }
-        if ctx.ipv6 {
-            families.push(run_family::<u128>(ctx, &config, &dir)?);
-        }
+        let families = ctx.per_family(
+            || run_family::<u32>(ctx, &config, &dir),
+            || run_family::<u128>(ctx, &config, &dir),
+        )?;
         let mut text = String::new();
         let _ = writeln!(
             text,

@@ -4,8 +4,11 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
 
 use fibre_bench::data::SNAPSHOT;
+use fibre_bench::timing::Plan;
+use fibre_bench::Options;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
@@ -37,4 +40,24 @@ pub fn table_file(dir: &Path, tag: &str, count: u32) {
         }
     }
     gz.finish().unwrap();
+}
+
+/// One run of one pass: the least a test can time.
+pub fn one_pass() -> Plan {
+    Plan {
+        runs: 1,
+        min_run: Duration::from_millis(1),
+        warm_up: Duration::ZERO,
+    }
+}
+
+/// Quick mode, 2 threads, the tables in `dir`, no progress bars.
+pub fn options(dir: &Path) -> Options {
+    Options {
+        quick: true,
+        threads: Some(2),
+        data_dir: Some(dir.to_path_buf()),
+        progress: false,
+        ..Options::default()
+    }
 }
