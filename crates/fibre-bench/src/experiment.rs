@@ -108,6 +108,32 @@ impl Context {
     }
 }
 
+impl Context {
+    /// `given` work, or the mode's: `quick()` with `--quick`, else `full()`.
+    pub fn work<C: Clone>(&self, given: &Option<C>, quick: fn() -> C, full: fn() -> C) -> C {
+        given
+            .clone()
+            .unwrap_or_else(|| if self.quick { quick() } else { full() })
+    }
+
+    /// `v4`'s result and `v6`'s, for the families asked for (`-4`, `-6`),
+    /// IPv4 first.
+    pub fn per_family<T>(
+        &self,
+        v4: impl FnOnce() -> Result<T, BenchError>,
+        v6: impl FnOnce() -> Result<T, BenchError>,
+    ) -> Result<Vec<T>, BenchError> {
+        let mut families = Vec::new();
+        if self.ipv4 {
+            families.push(v4()?);
+        }
+        if self.ipv6 {
+            families.push(v6()?);
+        }
+        Ok(families)
+    }
+}
+
 /// An experiment of `fibre bench`.
 ///
 /// A new experiment implements this, states its `NAME` and `ABOUT` in its
@@ -150,10 +176,15 @@ impl Registered {
 /// assert!(names.contains(&"lookup"));
 /// ```
 pub fn registry() -> Vec<Registered> {
-    use crate::{fib, greflood, lookup, refcnt, synflood, udpflood};
+    use crate::{fib, forward, greflood, lookup, refcnt, synflood, udpflood};
     vec![
         Registered::new(lookup::NAME, lookup::ABOUT, LookupExperiment::default()),
         Registered::new(fib::NAME, fib::ABOUT, fib::FibExperiment::default()),
+        Registered::new(
+            forward::NAME,
+            forward::ABOUT,
+            forward::ForwardExperiment::default(),
+        ),
         Registered::new(
             synflood::NAME,
             synflood::ABOUT,

@@ -44,6 +44,7 @@ pub mod experiment;
 pub mod family;
 pub mod fib;
 pub mod figures;
+pub mod forward;
 pub mod greflood;
 pub mod lookup;
 pub mod nexthop;

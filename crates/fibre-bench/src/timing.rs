@@ -113,6 +113,26 @@ impl Rate {
             on_cpu: median(on_cpu),
         }
     }
+
+    /// The median in millions per second.
+    pub fn millions(&self) -> f64 {
+        self.median / 1e6
+    }
+
+    /// This median over `other`'s (0 when `other` measured nothing).
+    ///
+    /// ```
+    /// use fibre_bench::timing::Rate;
+    /// let (a, b, none) = (Rate::of(&[3e6], &[3e6]), Rate::of(&[1e6], &[1e6]), Rate::of(&[0.0], &[0.0]));
+    /// assert_eq!((a.millions(), a.over(&b), a.over(&none)), (3.0, 3.0, 0.0));
+    /// ```
+    pub fn over(&self, other: &Rate) -> f64 {
+        if other.median > 0.0 {
+            self.median / other.median
+        } else {
+            0.0
+        }
+    }
 }
 
 /// What one thread did in one run.

@@ -3,48 +3,12 @@
 //! checks every burst against the per-key answers, and reports each case.
 //! Nothing here asserts a speed.
 
-use std::fs::File;
-use std::io::Write;
-use std::path::Path;
-use std::time::Duration;
+mod support;
 
-use fibre_bench::data::SNAPSHOT;
 use fibre_bench::experiment::run_experiments;
 use fibre_bench::fib::{self, FibConfig, FibExperiment};
-use fibre_bench::timing::Plan;
-use fibre_bench::{Options, Registered};
-use flate2::write::GzEncoder;
-use flate2::Compression;
-
-/// A table of `count` distinct prefixes, lengths 8 to 24 (IPv4) or 16 to
-/// 48 (IPv6), spread by a multiplicative hash.
-fn table_file(dir: &Path, tag: &str, count: u32) {
-    let mut gz = GzEncoder::new(
-        File::create(dir.join(format!("{SNAPSHOT}-{tag}.txt.gz"))).unwrap(),
-        Compression::fast(),
-    );
-    let mut seen = std::collections::BTreeSet::new();
-    let mut i = 0u32;
-    while seen.len() < count as usize {
-        i += 1;
-        let spread = i.wrapping_mul(0x9e37_79b9);
-        let line = if tag == "v6" {
-            let len = 16 + i % 33;
-            let addr = (0x2000_0000_u128 | u128::from(spread >> 3)) << 96;
-            let addr = addr & !(u128::MAX >> len);
-            format!("{}/{len}", std::net::Ipv6Addr::from(addr))
-        } else {
-            let len = 8 + i % 17;
-            // Clear of 198.18.0.0/15, the bench's uplink.
-            let addr = (spread & !(u32::MAX >> len)) & 0xbfff_ffff;
-            format!("{}/{len}", std::net::Ipv4Addr::from(addr))
-        };
-        if seen.insert(line.clone()) {
-            writeln!(gz, "{line}").unwrap();
-        }
-    }
-    gz.finish().unwrap();
-}
+use fibre_bench::Registered;
+use support::{one_pass, options, table_file};
 
 #[test]
 fn the_fib_experiment_runs_on_small_tables() {
@@ -54,24 +18,14 @@ fn the_fib_experiment_runs_on_small_tables() {
     let config = FibConfig {
         queries: 3_000,
         burst: 64,
-        plan: Plan {
-            runs: 1,
-            min_run: Duration::from_millis(1),
-            warm_up: Duration::ZERO,
-        },
+        plan: one_pass(),
     };
     let experiments = vec![Registered::new(
         fib::NAME,
         fib::ABOUT,
         FibExperiment::with_config(config),
     )];
-    let options = Options {
-        quick: true,
-        threads: Some(2),
-        data_dir: Some(dir.path().to_path_buf()),
-        progress: false,
-        ..Options::default()
-    };
+    let options = options(dir.path());
     let outcome = run_experiments(&options, Some("fib"), experiments).unwrap();
     let report = &outcome.reports[0];
     assert_eq!(report.experiment, "fib");

@@ -20,7 +20,7 @@
 //! Before timing, every burst's answers are checked against the per-key
 //! answers; a difference stops the run.
 
-mod setup;
+pub(crate) mod setup;
 
 use std::fmt::Write as _;
 
@@ -137,21 +137,12 @@ pub const ABOUT: &str =
 
 impl Experiment for FibExperiment {
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
-        let config = self.config.clone().unwrap_or_else(|| {
-            if ctx.quick {
-                FibConfig::quick()
-            } else {
-                FibConfig::full()
-            }
-        });
+        let config = ctx.work(&self.config, FibConfig::quick, FibConfig::full);
         let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
-        let mut families = Vec::new();
-        if ctx.ipv4 {
-            families.push(run_family::<u32>(ctx, &config, &dir)?);
-        }
-        if ctx.ipv6 {
-            families.push(run_family::<u128>(ctx, &config, &dir)?);
-        }
+        let families = ctx.per_family(
+            || run_family::<u32>(ctx, &config, &dir),
+            || run_family::<u128>(ctx, &config, &dir),
+        )?;
         let mut text = String::new();
         let _ = writeln!(
             text,
@@ -173,19 +164,6 @@ impl Experiment for FibExperiment {
     }
 }
 
-/// Millions per second.
-fn m(rate: &Rate) -> f64 {
-    rate.median / 1e6
-}
-
-fn ratio(a: &Rate, b: &Rate) -> f64 {
-    if b.median > 0.0 {
-        a.median / b.median
-    } else {
-        0.0
-    }
-}
-
 fn render(f: &FamilyFigures) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -193,9 +171,9 @@ fn render(f: &FamilyFigures) -> String {
         "{}: {} prefixes; raw LPM: single {} M/s, batched {} M/s (1 thread), {} M/s (all)",
         f.family,
         f.prefixes,
-        format_value(m(&f.lpm_single)),
-        format_value(m(&f.lpm_batched)),
-        format_value(m(&f.lpm_batched_all)),
+        format_value(f.lpm_single.millions()),
+        format_value(f.lpm_batched.millions()),
+        format_value(f.lpm_batched_all.millions()),
     );
     let mut table = Table::new(&[
         ("rules", Align::Left),
@@ -212,13 +190,13 @@ fn render(f: &FamilyFigures) -> String {
         table.row(vec![
             c.rules.to_string(),
             c.form.to_string(),
-            format_value(m(&c.per_key)),
-            format_value(m(&c.burst)),
-            format!("{:.2}x", ratio(&c.burst, &c.per_key)),
-            format!("{:.2}x", ratio(&c.burst, &f.lpm_batched)),
-            format_value(m(&c.per_key_all)),
-            format_value(m(&c.burst_all)),
-            format!("{:.2}x", ratio(&c.burst_all, &c.per_key_all)),
+            format_value(c.per_key.millions()),
+            format_value(c.burst.millions()),
+            format!("{:.2}x", c.burst.over(&c.per_key)),
+            format!("{:.2}x", c.burst.over(&f.lpm_batched)),
+            format_value(c.per_key_all.millions()),
+            format_value(c.burst_all.millions()),
+            format!("{:.2}x", c.burst_all.over(&c.per_key_all)),
         ]);
     }
     out.push_str(&table.render());
@@ -233,20 +211,20 @@ fn headline(f: &FamilyFigures) -> Vec<Measurement> {
         rows.push(
             Measurement::new(
                 format!("{} {} burst, {}, 1 thread", f.family, c.form, c.rules),
-                m(&c.burst),
+                c.burst.millions(),
                 "M lookups/s",
             )
-            .with_ratio(ratio(&c.burst, &c.per_key), "per key"),
+            .with_ratio(c.burst.over(&c.per_key), "per key"),
         );
     }
     if let Some(c) = f.cases.first() {
         rows.push(
             Measurement::new(
                 format!("{} {} burst, {}, vs raw LPM", f.family, c.form, c.rules),
-                m(&c.burst),
+                c.burst.millions(),
                 "M lookups/s",
             )
-            .with_ratio(ratio(&c.burst, &f.lpm_batched), "LPM lookup_batch"),
+            .with_ratio(c.burst.over(&f.lpm_batched), "LPM lookup_batch"),
         );
     }
     rows

@@ -117,21 +117,12 @@ pub const ABOUT: &str =
 
 impl Experiment for LookupExperiment {
     fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
-        let config = self.config.clone().unwrap_or_else(|| {
-            if ctx.quick {
-                LookupConfig::quick()
-            } else {
-                LookupConfig::full()
-            }
-        });
+        let config = ctx.work(&self.config, LookupConfig::quick, LookupConfig::full);
         let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
-        let mut families = Vec::new();
-        if ctx.ipv4 {
-            families.push(run::run_family::<u32>(ctx, &config, &dir)?);
-        }
-        if ctx.ipv6 {
-            families.push(run::run_family::<u128>(ctx, &config, &dir)?);
-        }
+        let families = ctx.per_family(
+            || run::run_family::<u32>(ctx, &config, &dir),
+            || run::run_family::<u128>(ctx, &config, &dir),
+        )?;
         let mut text = String::new();
         let _ = writeln!(
             text,
