@@ -454,6 +454,11 @@ fn examine_gre(origin: &str, base: &[String], lines: &[String]) -> Result<Vec<Fi
             message: r.message,
         })
         .collect();
+    // The devices ip looks up as it reads (`dev`, `master`) are the base's:
+    // each line is refused as fibre's loader refuses it after the base.
+    let (fib, _) =
+        fibre_fib::config::apply_str(&fibre_fib::Fib::new(), "base", &base.join("\n"), false)
+            .map_err(|e| format!("fibre refuses the base: {e}"))?;
     let fibre: Vec<kernel::Refusal> = lines
         .iter()
         .enumerate()
@@ -462,7 +467,9 @@ fn examine_gre(origin: &str, base: &[String], lines: &[String]) -> Result<Vec<Fi
                 .and_then(|words| fibre_fib::config::parse_words(&words));
             parsed.err().map(|e| kernel::Refusal {
                 line: i + 1,
-                message: answer::normalise_error(&e.to_string()),
+                message: answer::normalise_error(
+                    &e.refusal_with(|name| fib.link_by_name(name).is_some()),
+                ),
             })
         })
         .collect();

@@ -218,6 +218,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 mtu_lock = lock;
             }
             "nexthop" => {
+                // iproute_modify looks `dev` up before it reads the nexthops.
+                if let Some(dev) = &path.dev {
+                    words.look_up(dev, format!("Cannot find device \"{dev}\""));
+                }
                 if mtu_lock {
                     request.metrics += 8;
                 }
@@ -307,6 +311,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 .with_system_message(INCOMPLETE),
         );
     };
+    if let (None, Some(dev)) = (&multipath, &path.dev) {
+        // iproute_modify: `nodev` once the line is read, before the kernel.
+        words.look_up(dev, format!("Cannot find device \"{dev}\""));
+    }
     let family = words.final_family();
     if let (true, Some(paths)) = (path_given, &multipath) {
         let refusal = ParseError::new(
@@ -803,6 +811,11 @@ fn nexthops(words: &mut Words<'_>, request_bytes: usize) -> Result<Vec<NexthopSp
                             "Cannot find device \"{token}\" Error: cannot parse nexthop"
                         )));
                     }
+                    // parse_one_nh looks the device up as it reads it.
+                    words.look_up(
+                        token,
+                        format!("Cannot find device \"{token}\" Error: cannot parse nexthop"),
+                    );
                     path.dev = Some(token.to_string());
                 }
                 "weight" => {

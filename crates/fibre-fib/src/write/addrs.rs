@@ -129,6 +129,13 @@ impl Fib {
                 let is_loopback_link = self
                     .link(index)
                     .is_some_and(|l| matches!(l.kind, LinkKind::Loopback));
+                if spec.local.is_unspecified() {
+                    // ipv6_add_addr: IPV6_ADDR_ANY is no address to assign.
+                    return Err(KernelError::with_extack(
+                        Errno::AddrNotAvail,
+                        "ipv6: Invalid address",
+                    ));
+                }
                 if spec.local.is_loopback() && !is_loopback_link {
                     // ipv6_add_addr: ::1 only on a loopback device.
                     return Err(KernelError::with_extack(
@@ -468,9 +475,10 @@ impl Fib {
                     addr.metric,
                 ));
             }
-            if let Some(peer) = addr.peer {
+            if let Some(peer) = addr.peer.filter(|peer| !peer.is_unspecified()) {
                 // __ipv6_ifa_notify: a host route to the peer, whatever the
-                // length given with it (kernel-checked: `peer P/64` routes P/128).
+                // length given with it (kernel-checked: `peer P/64` routes P/128),
+                // unless the peer is `::` (`ipv6_addr_any`).
                 out.push(kernel_route(
                     TABLE_MAIN,
                     RouteType::Unicast,

@@ -937,10 +937,17 @@ impl Fib {
                         routes.insert(at, route);
                         Ok(())
                     }
-                    None => Err(KernelError::with_extack(
-                        Errno::NoEnt,
-                        "Can not replace route - no match found",
-                    )),
+                    // fib6_add_1 finds no node for the prefix: its extack. The
+                    // tree's root (::/0) is always there, and a node with
+                    // routes of other metrics too: fib6_add_rt2node's bare
+                    // ENOENT.
+                    None if existing.is_empty() && route.dst.len() > 0 => {
+                        Err(KernelError::with_extack(
+                            Errno::NoEnt,
+                            "Can not replace route - no match found",
+                        ))
+                    }
+                    None => Err(KernelError::new(Errno::NoEnt)),
                 }
             }
             _ => {
@@ -1008,6 +1015,27 @@ impl Fib {
         dev: Option<LinkIndex>,
     ) -> Result<(), KernelError> {
         let srch = KernelError::new(Errno::Srch);
+        let has_routes = self
+            .tables
+            .get(&spec.table)
+            .and_then(|t| t.get(&spec.dst))
+            .is_some_and(|entry| !entry.routes.is_empty());
+        if !has_routes && spec.dst.len() == 0 && matches!(spec.table, TABLE_MAIN | TABLE_LOCAL) {
+            // fib6_locate finds the tree's root for ::/0, whose only route
+            // without a default one is fib6_null_entry (dev lo, proto
+            // kernel, metric ~0): if it passes ip6_route_del's filters,
+            // __ip6_del_rt refuses to delete it with ENOENT.
+            let loopback = self.link_by_name("lo").map(|l| l.index);
+            let null_entry_matches = spec.metric.is_none_or(|m| m == 0 || m == u32::MAX)
+                && (spec.protocol == Protocol::UNSPEC || spec.protocol == Protocol::KERNEL)
+                && dev.is_none_or(|d| Some(d) == loopback)
+                && gw.is_none();
+            return Err(if null_entry_matches {
+                KernelError::new(Errno::NoEnt)
+            } else {
+                srch
+            });
+        }
         let Some(table) = self.tables.get_mut(&spec.table) else {
             return Err(srch);
         };
