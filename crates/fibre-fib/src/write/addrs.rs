@@ -70,6 +70,7 @@ fn kernel_route(
     };
     Route {
         mtu_lock: false,
+        metrics: Default::default(),
         table,
         dst,
         tos: 0,

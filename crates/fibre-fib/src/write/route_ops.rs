@@ -29,6 +29,25 @@ use crate::read::lookup::Flow;
 use crate::table::Table;
 use crate::types::*;
 
+/// `fib_metrics_match`: each metric a delete names (its value as given,
+/// unconverted; a zero matches only an absent metric) is the route's.
+fn metrics_match(given: &RouteMetrics, route: &Route) -> bool {
+    given.entries().iter().all(|&(number, value)| {
+        let kept = if number == RouteMetrics::LOCK {
+            // The route's lock bits, mtu's among them.
+            route.metrics.get(number).unwrap_or(0)
+                | if route.mtu_lock {
+                    1 << RouteMetrics::MTU
+                } else {
+                    0
+                }
+        } else {
+            route.metrics.get(number).unwrap_or(0)
+        };
+        kept == value
+    })
+}
+
 /// IPv6's default route metric (`IP6_RT_PRIO_USER`).
 pub const IPV6_DEFAULT_METRIC: u32 = 1024;
 
@@ -45,6 +64,7 @@ pub(crate) fn same_route(a: &Route, b: &Route) -> bool {
         && a.prefsrc == b.prefsrc
         && a.mtu == b.mtu
         && a.mtu_lock == b.mtu_lock
+        && a.metrics == b.metrics
         && same_nexthops(&a.nexthops, &b.nexthops)
 }
 
@@ -306,6 +326,7 @@ impl Fib {
             prefsrc: spec.prefsrc,
             mtu: spec.mtu,
             mtu_lock: spec.mtu_lock && spec.mtu.is_some(),
+            metrics: spec.metrics.kept(),
             nexthops: Vec::new(),
             cache_class: 0,
         };
@@ -647,6 +668,7 @@ impl Fib {
                 && (spec.protocol == Protocol::UNSPEC || r.protocol == spec.protocol)
                 && spec.metric.is_none_or(|m| m == 0 || m == r.metric)
                 && spec.mtu.is_none_or(|m| r.mtu == Some(m))
+                && metrics_match(&spec.metrics, r)
                 && nexthops_match_v4(spec, &devs, r)
         });
         let Some(i) = victim else {
@@ -679,6 +701,7 @@ impl Fib {
             prefsrc: spec.prefsrc,
             mtu: spec.mtu,
             mtu_lock: spec.mtu_lock && spec.mtu.is_some(),
+            metrics: spec.metrics.kept(),
             nexthops: Vec::new(),
             cache_class: 0,
         };
