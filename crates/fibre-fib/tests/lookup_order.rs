@@ -3,14 +3,15 @@
 //! `dev`, and once the line is read a route's or an address' `dev`), and
 //! where the kernel's refusal comes only after all of iproute2's (a prefix
 //! with host bits); plus the kernel's answers for IPv6 routes the tree's
-//! root stands for, and for `::` as an address or a peer.
+//! root stands for, for `::` as an address or a peer, and for 0.0.0.0 and
+//! `::` as an address or a preferred source.
 //!
 //! Each expectation is what `ip -force -batch` printed in a namespace
 //! (iproute2 6.1 on this machine's kernel) for the same line after the
 //! same configuration.
 
 use fibre_fib::config::apply_str;
-use fibre_fib::{Family, Fib, TABLE_MAIN};
+use fibre_fib::{Family, Fib, TABLE_LOCAL, TABLE_MAIN};
 
 /// Two dummy links up with an address each, as the lines below assume.
 const BASE: &str = "link add fd0 type dummy\nlink set fd0 up\naddr add 10.1.0.1/24 dev fd0\n\
@@ -219,5 +220,39 @@ fn vxlan_options_without_their_value_are_incomplete() {
     assert_refused(
         "link add fdv1 type vxlan up",
         "vxlan: unknown command \"up\"?",
+    );
+}
+
+#[test]
+fn zero_addresses_are_no_address() {
+    // __inet_insert_ifa drops an IPv4 address of 0.0.0.0 and succeeds.
+    let fib = fib_after("addr add 0.0.0.0/0 dev fd1");
+    let addrs = fib.addresses(Some(Family::V4));
+    assert!(addrs.iter().all(|a| !a.local.is_unspecified()), "{addrs:?}");
+    let local = fib.routes(Family::V4, Some(TABLE_LOCAL));
+    assert!(
+        !local.iter().any(|r| r.dst.addr().is_unspecified()),
+        "{local:?}"
+    );
+    // fib_create_info keeps no prefsrc of 0.0.0.0, nor ip6_route_info_create of ::.
+    let fib = fib_after(
+        "route add 10.11.0.0/16 src 0.0.0.0 via 10.1.0.9\nroute add 2001:db8:7::/48 src :: dev fd0",
+    );
+    let main = fib.routes(Family::V4, Some(TABLE_MAIN));
+    let route = main
+        .iter()
+        .find(|r| r.dst.to_string() == "10.11.0.0/16")
+        .expect("added");
+    assert_eq!(route.prefsrc, None);
+    let main6 = fib.routes(Family::V6, Some(TABLE_MAIN));
+    assert!(main6.iter().all(|r| r.prefsrc.is_none()), "{main6:?}");
+    // gre_parse_opt: a multicast remote wants a local address.
+    assert_refused(
+        "link add g1 type gretap remote 224.0.0.1",
+        "A broadcast tunnel requires a source address.",
+    );
+    assert_refused(
+        "link add g1 type gre remote 224.0.0.1 local any",
+        "A broadcast tunnel requires a source address.",
     );
 }

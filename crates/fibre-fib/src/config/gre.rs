@@ -246,6 +246,15 @@ pub(crate) fn parse_gre(kind: GreKind, words: &mut Words<'_>) -> Result<GreSpec,
             Opt::PmtuDisc => {}
         }
     }
+    if let (Some(IpAddr::V4(group)), None) = (remote, spec.local) {
+        // gre_parse_opt: a multicast remote wants a local address.
+        if group.is_multicast() {
+            return Err(
+                ParseError::new("local", "a local address for a multicast remote", None)
+                    .with_system_message("A broadcast tunnel requires a source address."),
+            );
+        }
+    }
     let Some(remote) = remote else {
         return Err(ParseError::new(
             kind.name(),

@@ -169,7 +169,9 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "src" => {
                 let src = words.address("src")?;
                 request.attribute(address_bytes(&src));
-                prefsrc = Some(src);
+                // fib_create_info and ip6_route_info_create keep no prefsrc
+                // of 0.0.0.0 or :: (and a delete then matches any).
+                prefsrc = Some(src).filter(|src| !src.is_unspecified());
             }
             "via" => {
                 if path.gateway.is_some() {

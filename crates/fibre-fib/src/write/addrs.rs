@@ -198,6 +198,11 @@ impl Fib {
         index: LinkIndex,
         mut addr: Address,
     ) -> Result<(), KernelError> {
+        if addr.local.is_unspecified() {
+            // __inet_insert_ifa: an address of 0.0.0.0 is dropped, and the
+            // request succeeds.
+            return Ok(());
+        }
         let list = self.addrs_v4.entry(index).or_default();
         let mask = v4_mask(addr.prefix_len);
         let subnet = v4(&addr.peer.unwrap_or(addr.local)) & mask;
