@@ -256,3 +256,19 @@ fn zero_addresses_are_no_address() {
         "A broadcast tunnel requires a source address.",
     );
 }
+
+#[test]
+fn an_ipv6_delete_ignores_expires_and_pref() {
+    // ip6_route_del compares neither: the route goes.
+    let fib = fib_after(
+        "route add 2001:db8:20::/48 dev fd0\nroute del 2001:db8:20::/48 expires 5 pref high",
+    );
+    let main6 = fib.routes(Family::V6, Some(TABLE_MAIN));
+    assert!(
+        !main6
+            .iter()
+            .any(|r| r.dst.to_string() == "2001:db8:20::/48"),
+        "{main6:?}"
+    );
+    assert_refused("route del 2001:db8:20::/48 expires 5", "No such process");
+}

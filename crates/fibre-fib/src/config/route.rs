@@ -274,7 +274,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             | "congctl") => {
                 let word_index = unmodelled_words.len();
                 unmodelled_words.push(word);
-                unmodelled.push(unmodelled_value(keyword, word_index, words)?);
+                unmodelled.push(unmodelled_value(keyword, word_index, deleting, words)?);
             }
             other => {
                 let mut token = other;
@@ -470,6 +470,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
 fn unmodelled_value(
     keyword: &str,
     word_index: usize,
+    deleting: bool,
     words: &mut Words<'_>,
 ) -> Result<Unmodelled, ParseError> {
     let mut entry = Unmodelled {
@@ -506,7 +507,9 @@ fn unmodelled_value(
         }
         "expires" => {
             words.number(keyword, "expires")?;
+            // ip6_route_del compares no expiry.
             entry.ignored_v4 = true;
+            entry.ignored_v6 = deleting;
         }
         "realms" => {
             let token = words.value(keyword, "realms [FROM/]TO")?;
@@ -525,8 +528,9 @@ fn unmodelled_value(
                 _ => values::number_at_most(token, 255)
                     .ok_or_else(|| bad(token, "\"pref\" value is invalid"))?,
             };
+            // ip6_route_del compares no preference either.
             entry.ignored_v4 = true;
-            entry.ignored_v6 = pref != 1 && pref != 3;
+            entry.ignored_v6 = deleting || (pref != 1 && pref != 3);
         }
         "ttl-propagate" => {
             // RTA_TTL_PROPAGATE: only MPLS routes read it.
