@@ -272,3 +272,11 @@ fn an_ipv6_delete_ignores_expires_and_pref() {
     );
     assert_refused("route del 2001:db8:20::/48 expires 5", "No such process");
 }
+
+#[test]
+fn an_existing_name_comes_before_an_unknown_kind() {
+    // __rtnl_newlink: EEXIST, then "Unknown device type".
+    assert_refused("link add fd0 type dum", "File exists");
+    assert_refused("link add lo type dum", "File exists");
+    assert_refused("link add fd5 type dum", "Unknown device type");
+}

@@ -296,6 +296,14 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
         return Err(ParseError::new("link add", &format!("type {KINDS}"), None)
             .with_system_message("Not enough information: \"type\" argument is required"));
     };
+    if GreKind::from_name(kind_word).is_none()
+        && !matches!(kind_word, "dummy" | "ifb" | "veth" | "vxlan")
+        && words.peek().is_none()
+    {
+        // A kind the kernel has no rtnl_link_ops for: __rtnl_newlink
+        // refuses an existing name (EEXIST) before the kind.
+        words.refuse_existing(name, "RTNETLINK answers: File exists");
+    }
     let kind = kind_value(kind_word, words)?;
     // The kernel's checks of the new name come after all of iproute2's.
     link_name(keyword, name, NameUse::Create)?;
