@@ -554,8 +554,12 @@ mod tests {
                 "\"local\": expected an IPv4 address or any",
             ),
             (
-                "link add g type gre remote 224.0.0.5",
+                "link add g type gre remote 224.0.0.5 local 192.0.2.1",
                 "\"remote\": expected a unicast address (fibre does not model point-to-multipoint or multicast tunnels), got \"224.0.0.5\"",
+            ),
+            (
+                "link add g type gre remote 224.0.0.5",
+                "(A broadcast tunnel requires a source address.)",
             ),
             (
                 "link add g type gre remote",
