@@ -505,6 +505,7 @@ fn fib_backed_tunnel_validates_and_sends() {
         .unwrap();
     let via_tunnel = RouteSpec {
         mtu_lock: false,
+        metrics: Default::default(),
         table: TABLE_MAIN,
         dst: Prefix::host("192.0.2.2".parse().unwrap()),
         tos: 0,

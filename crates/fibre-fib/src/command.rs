@@ -175,6 +175,8 @@ pub struct RouteSpec {
     pub mtu: Option<u32>,
     /// `mtu lock N`: path MTU discovery may not lower it (RTAX_LOCK).
     pub mtu_lock: bool,
+    /// The other metrics, as given (`advmss N`, `rtt [lock] T`, ...).
+    pub metrics: RouteMetrics,
     /// Paths: one for `via/dev`, several for `nexthop ...` (empty: none given).
     pub nexthops: Vec<NexthopSpec>,
     /// The request used the `nexthop` (RTA_MULTIPATH) form.

@@ -20,7 +20,7 @@
 //! let via = NexthopSpec { gateway: Some("10.0.0.9".parse().unwrap()), dev: None, weight: 1, onlink: false };
 //! fib.apply(&Command::Route { op: RouteOp::Add, spec: RouteSpec {
 //!     table: TABLE_MAIN, dst: Prefix::default_route(Family::V4), tos: 0, kind: RouteType::Unicast,
-//!     protocol: Protocol::BOOT, scope: Scope::UNIVERSE, metric: None, prefsrc: None, mtu: None, mtu_lock: false,
+//!     protocol: Protocol::BOOT, scope: Scope::UNIVERSE, metric: None, prefsrc: None, mtu: None, mtu_lock: false, metrics: Default::default(),
 //!     nexthops: vec![via], multipath: false } }).unwrap();
 //! let a = fib.route_get(&RouteGetRequest::to("192.0.2.1".parse().unwrap())).unwrap();
 //! assert_eq!(a.gateway, Some("10.0.0.9".parse().unwrap()));

@@ -802,6 +802,7 @@ mod tests {
         let (a, l) = dst.split_once('/').unwrap();
         Route {
             mtu_lock: false,
+            metrics: Default::default(),
             table: TABLE_MAIN,
             dst: Prefix::new(a.parse().unwrap(), l.parse().unwrap()).unwrap(),
             tos: 0,

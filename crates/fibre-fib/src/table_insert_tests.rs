@@ -14,6 +14,7 @@ fn order(r: &Route) -> (std::cmp::Reverse<u8>, u32) {
 fn route(tos: u8, metric: u32, dev: u32) -> Route {
     Route {
         mtu_lock: false,
+        metrics: Default::default(),
         table: TABLE_MAIN,
         dst: Prefix::new("fe80::".parse().unwrap(), 64).unwrap(),
         tos,

@@ -505,6 +505,8 @@ pub struct Route {
     pub mtu: Option<u32>,
     /// `mtu lock`: path MTU discovery may not lower the MTU (RTAX_LOCK).
     pub mtu_lock: bool,
+    /// The other metrics (`advmss`, `rtt`, `window`, ...).
+    pub metrics: RouteMetrics,
     /// Paths; empty for blackhole, unreachable, prohibit, throw.
     pub nexthops: Vec<Nexthop>,
     /// The route's class in a route cache keyed by nexthop: routes of one
@@ -514,6 +516,136 @@ pub struct Route {
     /// Assigned by the FIB when it installs the route; a request's value
     /// is ignored. The data-path answers ([`crate::Forward`]) carry it.
     pub cache_class: u16,
+}
+
+/// A route's metrics besides `mtu` (`RTA_METRICS`: `advmss 1400`, `rtt
+/// lock 5ms`, `features ecn`, ...), each by its `RTAX_*` number, as a
+/// request gives them or as the kernel keeps them (`ip_metrics_convert`:
+/// no zero values, see [`RouteMetrics::kept`]), with the lock bits of
+/// these metrics (`RTAX_LOCK`) as the entry of number 1. Most routes have
+/// none, and then hold no allocation.
+///
+/// ```
+/// use fibre_fib::RouteMetrics;
+/// let m = RouteMetrics::from_entries(&[(RouteMetrics::ADVMSS, 1400), (RouteMetrics::RTT, 0)], 1 << RouteMetrics::RTT);
+/// assert_eq!(m.get(RouteMetrics::ADVMSS), Some(1400));
+/// let shown: Vec<_> = m.kept().shown().collect();
+/// assert_eq!(shown, [(RouteMetrics::RTT, 0, true), (RouteMetrics::ADVMSS, 1400, false)]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct RouteMetrics(Box<[(u8, u32)]>);
+
+impl RouteMetrics {
+    /// `RTAX_LOCK`: the bits of the locked metrics.
+    pub const LOCK: u8 = 1;
+    /// `RTAX_MTU` (kept in [`Route::mtu`], never here).
+    pub const MTU: u8 = 2;
+    /// `RTAX_WINDOW`.
+    pub const WINDOW: u8 = 3;
+    /// `RTAX_RTT`: eighths of a millisecond.
+    pub const RTT: u8 = 4;
+    /// `RTAX_RTTVAR`: quarters of a millisecond.
+    pub const RTTVAR: u8 = 5;
+    /// `RTAX_SSTHRESH`.
+    pub const SSTHRESH: u8 = 6;
+    /// `RTAX_CWND`.
+    pub const CWND: u8 = 7;
+    /// `RTAX_ADVMSS`.
+    pub const ADVMSS: u8 = 8;
+    /// `RTAX_REORDERING`.
+    pub const REORDERING: u8 = 9;
+    /// `RTAX_HOPLIMIT`.
+    pub const HOPLIMIT: u8 = 10;
+    /// `RTAX_INITCWND`.
+    pub const INITCWND: u8 = 11;
+    /// `RTAX_FEATURES`: `RTAX_FEATURE_ECN` is 1.
+    pub const FEATURES: u8 = 12;
+    /// `RTAX_RTO_MIN`: milliseconds.
+    pub const RTO_MIN: u8 = 13;
+    /// `RTAX_INITRWND`.
+    pub const INITRWND: u8 = 14;
+    /// `RTAX_QUICKACK`.
+    pub const QUICKACK: u8 = 15;
+    /// `RTAX_FASTOPEN_NO_COOKIE`.
+    pub const FASTOPEN_NO_COOKIE: u8 = 17;
+
+    /// The metrics `entries` (`RTAX_*` number, value; a later one of the
+    /// same number replaces an earlier one, as `ip_metrics_convert` keeps
+    /// the last) with `locks` (`1 << RTAX_*` bits; 0: none).
+    pub fn from_entries(entries: &[(u8, u32)], locks: u32) -> Self {
+        let mut all: Vec<(u8, u32)> = Vec::with_capacity(entries.len() + 1);
+        if locks != 0 {
+            all.push((Self::LOCK, locks));
+        }
+        for &(number, value) in entries {
+            all.retain(|(n, _)| *n != number);
+            all.push((number, value));
+        }
+        all.sort_by_key(|(number, _)| *number);
+        Self(all.into_boxed_slice())
+    }
+
+    /// The value given for metric `number`.
+    pub fn get(&self, number: u8) -> Option<u32> {
+        self.0.iter().find(|(n, _)| *n == number).map(|(_, v)| *v)
+    }
+
+    /// Whether metric `number` is locked.
+    pub fn locked(&self, number: u8) -> bool {
+        number < 32 && self.get(Self::LOCK).unwrap_or(0) & (1 << number) != 0
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The entries as given, the lock bits included.
+    pub fn entries(&self) -> &[(u8, u32)] {
+        &self.0
+    }
+
+    /// What the kernel keeps of a request's metrics: no zero value
+    /// (`rtnetlink_put_metrics` shows none, and a zero is no metric).
+    pub fn kept(&self) -> Self {
+        Self(self.0.iter().copied().filter(|(_, v)| *v != 0).collect())
+    }
+
+    /// The metrics `ip route show` prints, in `RTAX_*` order: (number,
+    /// value, locked) of each with a value or a lock (`print_rta_metrics`).
+    pub fn shown(&self) -> impl Iterator<Item = (u8, u32, bool)> + '_ {
+        let locks = self.get(Self::LOCK).unwrap_or(0);
+        (Self::WINDOW..=Self::FASTOPEN_NO_COOKIE).filter_map(move |number| {
+            let locked = locks & (1 << number) != 0;
+            match self.get(number) {
+                Some(value) => Some((number, value, locked)),
+                None if locked => Some((number, 0, true)),
+                None => None,
+            }
+        })
+    }
+
+    /// iproute2's name of metric `number` (`mx_names`).
+    pub fn name(number: u8) -> &'static str {
+        match number {
+            Self::MTU => "mtu",
+            Self::WINDOW => "window",
+            Self::RTT => "rtt",
+            Self::RTTVAR => "rttvar",
+            Self::SSTHRESH => "ssthresh",
+            Self::CWND => "cwnd",
+            Self::ADVMSS => "advmss",
+            Self::REORDERING => "reordering",
+            Self::HOPLIMIT => "hoplimit",
+            Self::INITCWND => "initcwnd",
+            Self::FEATURES => "features",
+            Self::RTO_MIN => "rto_min",
+            Self::INITRWND => "initrwnd",
+            Self::QUICKACK => "quickack",
+            Self::FASTOPEN_NO_COOKIE => "fastopen_no_cookie",
+            _ => "metric",
+        }
+    }
 }
 
 /// The cache class of routes without `prefsrc` and `mtu` (most routes:

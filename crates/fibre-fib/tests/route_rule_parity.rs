@@ -326,8 +326,8 @@ fn route_keywords_fibre_does_not_model_are_refused_after_ips_own_refusals() {
         assert!(e.contains(message), "{line}: {e}");
     }
     // Past ip's checks, what fibre does not model is refused by name.
-    let e = refusal("route add 10.10.0.0/16 dev d0 advmss 5");
-    assert!(e.contains("it does not model \"advmss\""), "{e}");
+    let e = refusal("route add 10.10.0.0/16 dev d0 congctl cubic");
+    assert!(e.contains("it does not model \"congctl\""), "{e}");
 }
 
 #[test]

@@ -57,6 +57,7 @@ pub fn route_via(dst: Prefix, gateway: [u8; 4], mtu: Option<u32>, op: RouteOp) -
         op,
         spec: RouteSpec {
             mtu_lock: false,
+            metrics: Default::default(),
             table: TABLE_MAIN,
             dst,
             tos: 0,

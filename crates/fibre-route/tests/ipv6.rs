@@ -24,6 +24,7 @@ fn dual_stack_fib() -> Fib {
         op: RouteOp::Add,
         spec: RouteSpec {
             mtu_lock: false,
+            metrics: Default::default(),
             table: TABLE_MAIN,
             dst: Prefix::new("2001:db8:100::".parse().unwrap(), 48).unwrap(),
             tos: 0,

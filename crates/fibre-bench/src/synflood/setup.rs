@@ -125,6 +125,7 @@ pub fn update_commands(
                 op,
                 spec: RouteSpec {
                     mtu_lock: false,
+                    metrics: Default::default(),
                     table: TABLE_MAIN,
                     dst,
                     tos: 0,

@@ -272,6 +272,7 @@ fn parse_addr_warning(
         return Err(ParseError::new("dev", "a device name", Some(dev))
             .with_system_message(format!("Cannot find device \"{dev}\"")));
     }
+    words.look_up(dev, format!("Cannot find device \"{dev}\""));
     let dev = dev.to_string();
     if valid_lft.is_some() || preferred_lft.is_some() {
         let valid = valid_lft.unwrap_or(FOREVER);

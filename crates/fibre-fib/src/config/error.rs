@@ -25,6 +25,25 @@ pub struct ParseError {
     pub got: Option<String>,
     /// iproute2's or the kernel's message for the same mistake.
     pub system_message: Option<String>,
+    /// The devices iproute2 looks up by name (`ll_name_to_index`) before it
+    /// gets to this refusal, in its order: a parser without the FIB's state
+    /// cannot tell whether they exist, so whoever applies the line checks
+    /// them first ([`ParseError::refusal_with`]).
+    pub device_checks: Vec<DeviceCheck>,
+}
+
+/// A device iproute2 looks up while it reads a line (or the kernel checks
+/// before the refusal the line ends with), and what it says when the
+/// lookup fails.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceCheck {
+    /// The device's name.
+    pub name: String,
+    /// Whether the check wants the device to exist (a lookup) or not (the
+    /// name of a new link: the kernel's `EEXIST`).
+    pub exists: bool,
+    /// The refusal when the check fails, e.g. `Cannot find device "fd6"`.
+    pub refusal: String,
 }
 
 impl ParseError {
@@ -35,7 +54,30 @@ impl ParseError {
             expected: expected.to_string(),
             got: got.map(str::to_string),
             system_message: None,
+            device_checks: Vec::new(),
         }
+    }
+
+    /// The line's refusal once the devices are known: the first of
+    /// [`Self::device_checks`] that fails (`exists` says whether a device
+    /// of that name is there), else this refusal.
+    ///
+    /// ```
+    /// use fibre_fib::config::{DeviceCheck, ParseError};
+    /// let mut e = ParseError::new("weight", "a weight from 1 to 256", Some("257"));
+    /// e.device_checks.push(DeviceCheck {
+    ///     name: "eth9".into(),
+    ///     exists: true,
+    ///     refusal: "Cannot find device \"eth9\"".into(),
+    /// });
+    /// assert_eq!(e.refusal_with(|name| name == "eth0"), "Cannot find device \"eth9\"");
+    /// assert!(e.refusal_with(|_| true).starts_with("\"weight\""));
+    /// ```
+    pub fn refusal_with(&self, exists: impl Fn(&str) -> bool) -> String {
+        self.device_checks
+            .iter()
+            .find(|check| exists(&check.name) != check.exists)
+            .map_or_else(|| self.to_string(), |check| check.refusal.clone())
     }
 
     /// The same refusal, with the message iproute2 or the kernel gives.

@@ -6,7 +6,7 @@
 //!
 //! Refused where iproute2 would accept: a missing or `any` remote
 //! (point-to-multipoint and multicast tunnels are not modelled) and the
-//! options fibre does not model (`dev`, `pmtudisc`, `encap`, `fwmark`, ...).
+//! options fibre does not model (`dev`, `nopmtudisc`, `encap`, `fwmark`, ...).
 
 use std::net::IpAddr;
 
@@ -41,6 +41,9 @@ enum Opt {
     Local,
     Ttl,
     Tos,
+    /// `pmtudisc`: DF on the outer header, Linux's default and fibre's
+    /// only behaviour (`nopmtudisc` is not modelled).
+    PmtuDisc,
 }
 
 /// The keywords iproute2 resolves with `matches()` (abbreviations allowed),
@@ -67,7 +70,7 @@ const KEYWORDS: &[(&str, Option<Opt>)] = &[
     ("noocsum", Some(Opt::NoOCsum)),
     // gre only; ip6gre goes on to `remote`, see `resolve`.
     ("nopmtudisc", None),
-    ("pmtudisc", None),
+    ("pmtudisc", Some(Opt::PmtuDisc)),
     ("remote", Some(Opt::Remote)),
     ("local", Some(Opt::Local)),
     ("dev", None),
@@ -166,6 +169,10 @@ fn skip_unmodelled_value(words: &mut Words<'_>, keyword: &str) -> Result<(), Par
         return Ok(());
     }
     let token = words.value(keyword, "a value")?;
+    if keyword == "dev" {
+        // gre_parse_opt looks the device up as it reads it (`nodev`).
+        words.look_up(token, format!("Cannot find device \"{token}\""));
+    }
     let what = match keyword {
         "fwmark" if values::number_u32(token).is_none() => "invalid fwmark",
         "encap" if !matches!(token, "fou" | "gue" | "none") => "Invalid encap type.",
@@ -236,6 +243,16 @@ pub(crate) fn parse_gre(kind: GreKind, words: &mut Words<'_>) -> Result<GreSpec,
             Opt::Local => spec.local = endpoint(kind, words, "local")?,
             Opt::Ttl => spec.ttl = outer_value(kind, words, word, Outer::Ttl)?,
             Opt::Tos => spec.tos = outer_value(kind, words, word, Outer::Tos)?,
+            Opt::PmtuDisc => {}
+        }
+    }
+    if let (Some(IpAddr::V4(group)), None) = (remote, spec.local) {
+        // gre_parse_opt: a multicast remote wants a local address.
+        if group.is_multicast() {
+            return Err(
+                ParseError::new("local", "a local address for a multicast remote", None)
+                    .with_system_message("A broadcast tunnel requires a source address."),
+            );
         }
     }
     let Some(remote) = remote else {
@@ -537,8 +554,12 @@ mod tests {
                 "\"local\": expected an IPv4 address or any",
             ),
             (
-                "link add g type gre remote 224.0.0.5",
+                "link add g type gre remote 224.0.0.5 local 192.0.2.1",
                 "\"remote\": expected a unicast address (fibre does not model point-to-multipoint or multicast tunnels), got \"224.0.0.5\"",
+            ),
+            (
+                "link add g type gre remote 224.0.0.5",
+                "(A broadcast tunnel requires a source address.)",
             ),
             (
                 "link add g type gre remote",

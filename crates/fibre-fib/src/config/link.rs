@@ -39,8 +39,12 @@ enum LinkWord {
     OffOn(&'static str),
     /// A keyword fibre does not model, with an argument.
     Unmodelled(&'static str),
-    /// A keyword fibre does not model, without one.
-    UnmodelledFlag(&'static str),
+    /// `master DEV`: fibre models no device that takes slaves.
+    Master,
+    /// `nomaster`: no master, which no fibre device has anyway.
+    NoMaster,
+    /// `vrf NAME`: fibre has no VRF devices.
+    Vrf,
     /// Anything else: the device (`dev NAME` or a bare name).
     Dev,
 }
@@ -76,9 +80,9 @@ const LINK_WORDS: &[(&str, Spelling, LinkWord)] = {
         ("arp", Exact, OnOff("arp")),
         ("carrier", Exact, OffOn("carrier")),
         ("vf", Exact, Unmodelled("vf")),
-        ("master", Abbreviated, Unmodelled("master")),
-        ("vrf", Exact, Unmodelled("vrf")),
-        ("nomaster", Abbreviated, UnmodelledFlag("nomaster")),
+        ("master", Abbreviated, Master),
+        ("vrf", Exact, Vrf),
+        ("nomaster", Abbreviated, NoMaster),
         ("dynamic", Abbreviated, OnOff("dynamic")),
         ("type", Abbreviated, Type),
         ("alias", Abbreviated, Unmodelled("alias")),
@@ -124,6 +128,8 @@ struct LinkArgs<'a> {
     mtu: Option<u32>,
     /// The word after `type`; the kind's own words are left unread.
     kind: Option<&'a str>,
+    /// `master DEV`.
+    master: Option<&'a str>,
 }
 
 impl<'a> LinkArgs<'a> {
@@ -147,6 +153,7 @@ fn parse_link_args<'a>(words: &mut Words<'a>) -> Result<LinkArgs<'a>, ParseError
         up: None,
         mtu: None,
         kind: None,
+        master: None,
     };
     while let Some(word) = words.next() {
         match link_word(word) {
@@ -213,7 +220,33 @@ fn parse_link_args<'a>(words: &mut Words<'a>) -> Result<LinkArgs<'a>, ParseError
                 words.value(keyword, "its argument")?;
                 return Err(unmodelled(keyword, word));
             }
-            LinkWord::UnmodelledFlag(keyword) => return Err(unmodelled(keyword, word)),
+            LinkWord::Master => {
+                let token = words.value("master", "an existing device")?;
+                // iplink_parse looks the master up as it reads it.
+                words.look_up(
+                    token,
+                    invalid_argument(
+                        "master",
+                        "an existing device",
+                        token,
+                        "Device does not exist",
+                    )
+                    .to_string(),
+                );
+                args.master = Some(token);
+            }
+            // IFLA_MASTER 0: do_set_master leaves a device without a master be.
+            LinkWord::NoMaster => {}
+            LinkWord::Vrf => {
+                // name_is_vrf: fibre has no VRF devices, so no name is one.
+                let token = words.value("vrf", "the name of a VRF device")?;
+                return Err(invalid_argument(
+                    "vrf",
+                    "the name of a VRF device (fibre has none)",
+                    token,
+                    "Not a valid VRF name",
+                ));
+            }
             LinkWord::Dev => {
                 let (keyword, token) = if word == "dev" {
                     ("dev", words.value("dev", IFNAME_WANTED)?)
@@ -263,9 +296,26 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
         return Err(ParseError::new("link add", &format!("type {KINDS}"), None)
             .with_system_message("Not enough information: \"type\" argument is required"));
     };
+    if GreKind::from_name(kind_word).is_none()
+        && !matches!(kind_word, "dummy" | "ifb" | "veth" | "vxlan")
+        && words.peek().is_none()
+    {
+        // A kind the kernel has no rtnl_link_ops for: __rtnl_newlink
+        // refuses an existing name (EEXIST) before the kind.
+        words.refuse_existing(name, "RTNETLINK answers: File exists");
+    }
     let kind = kind_value(kind_word, words)?;
     // The kernel's checks of the new name come after all of iproute2's.
     link_name(keyword, name, NameUse::Create)?;
+    if args.master.is_some() {
+        // rtnl_newlink_create makes the link (and a veth its peer), then
+        // do_set_master finds no ndo_add_slave on any device fibre models.
+        words.refuse_existing(name, "RTNETLINK answers: File exists");
+        if let LinkKind::Veth { peer } = &kind {
+            words.refuse_existing(peer, "RTNETLINK answers: File exists");
+        }
+        words.defer(no_slaves(args.master));
+    }
     let mut commands = vec![Command::LinkAdd {
         name: name.to_string(),
         kind,
@@ -433,7 +483,16 @@ fn vxlan(words: &mut Words<'_>) -> ParseError {
             let known = VXLAN_WORDS.iter().any(|full| abbreviates(first, full))
                 || first == "vnifilter"
                 || first == "novnifilter";
-            if known {
+            // The options that take a value (NEXT_ARG), up to `dstport`.
+            let takes_value = VXLAN_WORDS[..VXLAN_WORDS
+                .iter()
+                .position(|w| *w == "nolearning")
+                .unwrap_or(0)]
+                .iter()
+                .any(|full| abbreviates(first, full));
+            if takes_value && words.peek().is_none() {
+                refusal(Some(first)).with_system_message(super::words::INCOMPLETE)
+            } else if known {
                 refusal(Some("vxlan"))
             } else {
                 refusal(Some(first))
@@ -447,7 +506,7 @@ fn vxlan(words: &mut Words<'_>) -> ParseError {
 /// error (iproute2 sends the request, and the kernel changes nothing).
 pub(crate) fn parse_set(words: &mut Words<'_>) -> Result<Command, ParseError> {
     let args = parse_link_args(words)?;
-    let name = existing_device(&args, "link set")?;
+    let name = existing_device(&args, "link set", words)?;
     if let Some(kind) = args.kind {
         return Err(ParseError::new(
             "type",
@@ -464,6 +523,10 @@ pub(crate) fn parse_set(words: &mut Words<'_>) -> Result<Command, ParseError> {
             ));
         }
     }
+    if args.master.is_some() {
+        // do_setlink: no device fibre models takes slaves (ndo_add_slave).
+        words.defer(no_slaves(args.master));
+    }
     Ok(Command::LinkSet {
         name,
         up: args.up,
@@ -471,12 +534,23 @@ pub(crate) fn parse_set(words: &mut Words<'_>) -> Result<Command, ParseError> {
     })
 }
 
+/// The kernel's refusal of `master DEV` (`do_set_master`): none of the
+/// kinds fibre models (dummy, ifb, veth, GRE) has `ndo_add_slave`.
+fn no_slaves(master: Option<&str>) -> ParseError {
+    ParseError::new(
+        "master",
+        "no master (fibre models no bridge, bond or VRF device)",
+        master,
+    )
+    .with_system_message("RTNETLINK answers: Operation not supported")
+}
+
 /// `link del [dev] NAME`. iproute2 reads the line as for `set`; the
 /// kernel's `rtnl_dellink` only looks at which device, so `up`, `down`
 /// and `mtu N` change nothing.
 pub(crate) fn parse_del(words: &mut Words<'_>) -> Result<Command, ParseError> {
     let args = parse_link_args(words)?;
-    let name = existing_device(&args, "link del")?;
+    let name = existing_device(&args, "link del", words)?;
     if let Some(kind) = args.kind {
         return Err(ParseError::new(
             "type",
@@ -490,13 +564,19 @@ pub(crate) fn parse_del(words: &mut Words<'_>) -> Result<Command, ParseError> {
 /// The device a `set` or `del` names, refused as `iplink_parse` refuses it
 /// once the line is read: none at all, or one no device can be called
 /// (`ll_name_to_index` finds none). One that could exist is the FIB's to
-/// find.
-fn existing_device(args: &LinkArgs<'_>, command: &str) -> Result<String, ParseError> {
+/// find: it is looked up before any refusal of the kernel's.
+fn existing_device(
+    args: &LinkArgs<'_>,
+    command: &str,
+    words: &mut Words<'_>,
+) -> Result<String, ParseError> {
     let Some((keyword, name)) = args.device() else {
         return Err(ParseError::new(command, "a device name", None)
             .with_system_message("Not enough information: \"dev\" argument is required."));
     };
-    Ok(link_name(keyword, name, NameUse::Find)?.to_string())
+    let name = link_name(keyword, name, NameUse::Find)?;
+    words.look_up(name, format!("Cannot find device \"{name}\""));
+    Ok(name.to_string())
 }
 
 /// `mtu N`, read as `iplink_parse` reads it (`get_integer`, base 0); a

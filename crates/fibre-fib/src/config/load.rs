@@ -343,7 +343,11 @@ fn stream(
                 }
             }
             Err(err) => {
-                let refusal = diagnostic(number, err.to_string());
+                // iproute2 looks devices up as it reads, so a missing one
+                // may be the line's refusal rather than what the parser,
+                // which does not know the devices, found.
+                let message = err.refusal_with(|name| streamed.next.link_by_name(name).is_some());
+                let refusal = diagnostic(number, message);
                 if !force {
                     return Err(ConfigError::Rejected {
                         diagnostics: vec![refusal],

@@ -45,7 +45,7 @@ mod words;
 #[cfg(test)]
 mod tests;
 
-pub use error::{ConfigError, Diagnostic, ParseError};
+pub use error::{ConfigError, DeviceCheck, Diagnostic, ParseError};
 pub use get::{parse_route_get, RouteGetQuery};
 pub use lexer::tokenize;
 pub use load::{
@@ -183,11 +183,21 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
         ));
     };
     let mut words = Words::new(rest, family);
+    let result = parse_object(object_kind, verb, &mut words);
+    words.conclude(result)
+}
+
+/// The commands of one line of `object_kind` with `verb`, its words in `words`.
+fn parse_object(
+    object_kind: Object,
+    verb: &str,
+    words: &mut Words<'_>,
+) -> Result<Vec<Command>, ParseError> {
     match object_kind {
         Object::Link => match find(verb, &["add", "set", "change", "delete"]) {
-            Some("add") => link::parse_add(&mut words),
-            Some("set" | "change") => Ok(vec![link::parse_set(&mut words)?]),
-            Some(_) => Ok(vec![link::parse_del(&mut words)?]),
+            Some("add") => link::parse_add(words),
+            Some("set" | "change") => Ok(vec![link::parse_set(words)?]),
+            Some(_) => Ok(vec![link::parse_del(words)?]),
             None => Err(bad_verb("link", "add, set or del", verb)),
         },
         Object::Address => {
@@ -202,7 +212,7 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
                 None if verb == "chg" => AddrOp::Replace,
                 None => return Err(bad_verb("address", "add, change, replace or del", verb)),
             };
-            let (spec, wildcard) = addr::parse_addr(&mut words, op == AddrOp::Del)?;
+            let (spec, wildcard) = addr::parse_addr(words, op == AddrOp::Del)?;
             let op = if op == AddrOp::Del && wildcard {
                 AddrOp::DelAnyLength
             } else {
@@ -221,7 +231,7 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
                     ))
                 }
             };
-            let spec = route::parse_route(op, &mut words)?;
+            let spec = route::parse_route(op, words)?;
             Ok(vec![Command::Route { op, spec }])
         }
         Object::Rule => {
@@ -230,7 +240,7 @@ pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
                 Some(_) => RuleOp::Del,
                 None => return Err(bad_verb("rule", "add or del", verb)),
             };
-            let spec = rule::parse_rule(op, &mut words)?;
+            let spec = rule::parse_rule(op, words)?;
             Ok(vec![Command::Rule { op, spec }])
         }
     }

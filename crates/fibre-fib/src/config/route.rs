@@ -29,8 +29,9 @@ const UNSUPPORTED: &[&str] = &["encap"];
 /// fibre does not model: the request is refused once the line is read,
 /// unless the kernel ignores the keyword for the request's family (IPv4
 /// keeps no `expires`, `pref`, `from`, `as` or `ttl-propagate`; IPv6 no
-/// realms) or the value changes nothing (a metric of 0: the kernel keeps
-/// no zero metric; `pref medium`; `from ::/0`; realm 0).
+/// realms) or the value changes nothing (`pref medium`; `from ::/0`;
+/// realm 0). The metrics (`advmss`, `rtt`, ...) are modelled, but for
+/// `congctl`.
 #[derive(Debug, Clone, Copy)]
 struct Unmodelled {
     /// Which of the line's unmodelled words it is.
@@ -146,6 +147,9 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     let mut request = RequestSize::default();
     let mut mtu = None;
     let mut mtu_lock = false;
+    // RTA_METRICS besides mtu, as iproute2 adds them, and RTAX_LOCK.
+    let mut metric_entries: Vec<(u8, u32)> = Vec::new();
+    let mut metric_locks = 0u32;
     let mut tos = 0u8;
     let mut path = NexthopSpec {
         gateway: None,
@@ -165,7 +169,9 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "src" => {
                 let src = words.address("src")?;
                 request.attribute(address_bytes(&src));
-                prefsrc = Some(src);
+                // fib_create_info and ip6_route_info_create keep no prefsrc
+                // of 0.0.0.0 or :: (and a delete then matches any).
+                prefsrc = Some(src).filter(|src| !src.is_unspecified());
             }
             "via" => {
                 if path.gateway.is_some() {
@@ -216,9 +222,26 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 });
                 request.metrics += 8;
                 mtu_lock = lock;
+                if lock {
+                    metric_locks |= 1 << RouteMetrics::MTU;
+                }
+            }
+            keyword @ ("hoplimit" | "advmss" | "reordering" | "window" | "cwnd" | "initcwnd"
+            | "initrwnd" | "ssthresh" | "rtt" | "rttvar" | "rto_min" | "features"
+            | "quickack" | "fastopen_no_cookie") => {
+                let (number, value, locked) = metric_value(keyword, words)?;
+                request.metrics += 8;
+                if locked {
+                    metric_locks |= 1 << number;
+                }
+                metric_entries.push((number, convert_metric(number, value, deleting)));
             }
             "nexthop" => {
-                if mtu_lock {
+                // iproute_modify looks `dev` up before it reads the nexthops.
+                if let Some(dev) = &path.dev {
+                    words.look_up(dev, format!("Cannot find device \"{dev}\""));
+                }
+                if metric_locks != 0 {
                     request.metrics += 8;
                 }
                 if request.metrics > 0 {
@@ -248,12 +271,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 nhid = Some(words.number(word, "id")?);
             }
             keyword @ ("as" | "from" | "expires" | "realms" | "pref" | "ttl-propagate"
-            | "hoplimit" | "advmss" | "reordering" | "window" | "cwnd" | "initcwnd"
-            | "initrwnd" | "ssthresh" | "rtt" | "rttvar" | "rto_min" | "features"
-            | "quickack" | "congctl" | "fastopen_no_cookie") => {
+            | "congctl") => {
                 let word_index = unmodelled_words.len();
                 unmodelled_words.push(word);
-                unmodelled.push(unmodelled_value(keyword, word_index, words)?);
+                unmodelled.push(unmodelled_value(keyword, word_index, deleting, words)?);
             }
             other => {
                 let mut token = other;
@@ -307,6 +328,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 .with_system_message(INCOMPLETE),
         );
     };
+    if let (None, Some(dev)) = (&multipath, &path.dev) {
+        // iproute_modify: `nodev` once the line is read, before the kernel.
+        words.look_up(dev, format!("Cannot find device \"{dev}\""));
+    }
     let family = words.final_family();
     if let (true, Some(paths)) = (path_given, &multipath) {
         let refusal = ParseError::new(
@@ -434,6 +459,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         prefsrc,
         mtu,
         mtu_lock,
+        metrics: RouteMetrics::from_entries(&metric_entries, metric_locks),
         nexthops,
         multipath: multipath_given,
     })
@@ -444,6 +470,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
 fn unmodelled_value(
     keyword: &str,
     word_index: usize,
+    deleting: bool,
     words: &mut Words<'_>,
 ) -> Result<Unmodelled, ParseError> {
     let mut entry = Unmodelled {
@@ -480,7 +507,9 @@ fn unmodelled_value(
         }
         "expires" => {
             words.number(keyword, "expires")?;
+            // ip6_route_del compares no expiry.
             entry.ignored_v4 = true;
+            entry.ignored_v6 = deleting;
         }
         "realms" => {
             let token = words.value(keyword, "realms [FROM/]TO")?;
@@ -499,8 +528,9 @@ fn unmodelled_value(
                 _ => values::number_at_most(token, 255)
                     .ok_or_else(|| bad(token, "\"pref\" value is invalid"))?,
             };
+            // ip6_route_del compares no preference either.
             entry.ignored_v4 = true;
-            entry.ignored_v6 = pref != 1 && pref != 3;
+            entry.ignored_v6 = deleting || (pref != 1 && pref != 3);
         }
         "ttl-propagate" => {
             // RTA_TTL_PROPAGATE: only MPLS routes read it.
@@ -511,11 +541,49 @@ fn unmodelled_value(
             entry.ignored_v4 = true;
             entry.ignored_v6 = true;
         }
+        _ => {
+            // congctl [lock] NAME: the kernel's tcp_ca_get_key_by_name,
+            // which fibre does not model.
+            let mut token = words.value(keyword, "a congestion control name")?;
+            if token == "lock" {
+                token = words.value(keyword, "a congestion control name")?;
+            }
+            let _ = token;
+        }
+    }
+    Ok(entry)
+}
+
+/// A metric's `[lock] VALUE` as `iproute_modify` reads it, with its
+/// refusals: (its `RTAX_*` number, the value iproute2 sends, locked).
+fn metric_value(keyword: &str, words: &mut Words<'_>) -> Result<(u8, u32, bool), ParseError> {
+    let bad = |token: &str, what: &str| {
+        invalid_argument(keyword, &format!("a valid {keyword} value"), token, what)
+    };
+    let number = match keyword {
+        "window" => RouteMetrics::WINDOW,
+        "rtt" => RouteMetrics::RTT,
+        "rttvar" => RouteMetrics::RTTVAR,
+        "ssthresh" => RouteMetrics::SSTHRESH,
+        "cwnd" => RouteMetrics::CWND,
+        "advmss" => RouteMetrics::ADVMSS,
+        "reordering" => RouteMetrics::REORDERING,
+        "hoplimit" => RouteMetrics::HOPLIMIT,
+        "initcwnd" => RouteMetrics::INITCWND,
+        "features" => RouteMetrics::FEATURES,
+        "rto_min" => RouteMetrics::RTO_MIN,
+        "initrwnd" => RouteMetrics::INITRWND,
+        "quickack" => RouteMetrics::QUICKACK,
+        _ => RouteMetrics::FASTOPEN_NO_COOKIE,
+    };
+    match keyword {
         "features" => {
+            // Only `ecn` (RTAX_FEATURE_ECN), and no lock.
             let token = words.value(keyword, "ecn")?;
             if token != "ecn" {
                 return Err(bad(token, "\"features\" value not valid"));
             }
+            Ok((number, 1, false))
         }
         "quickack" | "fastopen_no_cookie" => {
             let token = words.value(keyword, "0 or 1")?;
@@ -524,49 +592,55 @@ fn unmodelled_value(
             if value > 1 {
                 return Err(bad(token, &format!("\"{keyword}\" value should be 0 or 1")));
             }
-            entry.ignored_v4 = value == 0;
-            entry.ignored_v6 = value == 0;
+            Ok((number, value, false))
         }
-        "congctl" => {
-            let mut token = words.value(keyword, "a congestion control name")?;
-            if token == "lock" {
-                token = words.value(keyword, "a congestion control name")?;
-            }
-            let _ = token;
-        }
-        metric => {
-            // [lock] N: get_unsigned, or get_time_rtt for the times; the
-            // kernel keeps no metric of 0 (`ip_metrics_convert`), but a lock.
-            let lockable = metric != "rto_min";
+        _ => {
+            // [lock] N: get_unsigned, or get_time_rtt for the times (rto_min
+            // is always locked and takes no `lock`).
             let mut token = words.value(keyword, "a number")?;
-            let mut locked = metric == "rto_min";
-            if lockable && token == "lock" {
+            let mut locked = keyword == "rto_min";
+            if !locked && token == "lock" {
                 locked = true;
                 token = words.value(keyword, "a number")?;
             }
-            let what = match metric {
+            let what = match keyword {
                 "advmss" => "\"mss\" value is invalid".to_string(),
                 other => format!("\"{other}\" value is invalid"),
             };
-            let value = if matches!(metric, "rtt" | "rttvar" | "rto_min") {
-                rtt_time(token)
+            let value = if matches!(keyword, "rtt" | "rttvar" | "rto_min") {
+                rtt_time(token).map(|(value, raw)| match keyword {
+                    // Sent in the kernel's units unless given without a unit.
+                    "rtt" if !raw => value.wrapping_mul(8),
+                    "rttvar" if !raw => value.wrapping_mul(4),
+                    _ => value,
+                })
             } else {
-                values::number_u32(token).map(u64::from)
+                values::number_u32(token)
             };
             let value = value
-                .filter(|v| metric != "hoplimit" || *v <= 255)
+                .filter(|v| keyword != "hoplimit" || *v <= 255)
                 .ok_or_else(|| bad(token, &what))?;
-            entry.ignored_v4 = value == 0 && !locked;
-            entry.ignored_v6 = entry.ignored_v4;
+            Ok((number, value, locked))
         }
     }
-    Ok(entry)
+}
+
+/// `ip_metrics_convert`'s bounds on a metric an add keeps (a delete
+/// compares the value as given, `fib_metrics_match`).
+fn convert_metric(number: u8, value: u32, deleting: bool) -> u32 {
+    match number {
+        _ if deleting => value,
+        RouteMetrics::ADVMSS => value.min(65535 - 40),
+        RouteMetrics::HOPLIMIT => value.min(255),
+        _ => value,
+    }
 }
 
 /// `get_time_rtt`: a number (`strtoul` base 0, or `strtod` when it has a
-/// `.`) with an optional unit s/sec/secs/ms/msec/msecs, any case. The
-/// value is what the kernel would keep only as far as zero or not.
-fn rtt_time(token: &str) -> Option<u64> {
+/// `.`, rounded up) with an optional unit s/sec/secs (seconds) or
+/// ms/msec/msecs, any case: the milliseconds, and whether no unit was
+/// given (iproute2 then sends the number as it is, "raw").
+fn rtt_time(token: &str) -> Option<(u32, bool)> {
     let (value, used) = if token.contains('.') {
         let end = token
             .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
@@ -575,20 +649,28 @@ fn rtt_time(token: &str) -> Option<u64> {
         if number < 0.0 {
             return None;
         }
-        (number.ceil() as u64, end)
+        (number, end)
     } else {
         match values::strtoul_prefix(token, 0) {
             (_, 0) => return None,
-            (u64::MAX, _) => return None,
-            found => found,
+            (n, _) if n > u64::from(u32::MAX) => return None,
+            (n, used) => (n as f64, used),
         }
     };
     let unit = token[used..].to_ascii_lowercase();
-    matches!(
-        unit.as_str(),
-        "" | "s" | "sec" | "secs" | "ms" | "msec" | "msecs"
-    )
-    .then_some(value)
+    let millis = match unit.as_str() {
+        "" | "ms" | "msec" | "msecs" => value,
+        "s" | "sec" | "secs" => value * 1000.0,
+        _ => return None,
+    };
+    // `*val = t; if (*val < t) *val += 1;`: an unsigned int, rounded up.
+    let whole = millis as u32;
+    let rounded = if f64::from(whole) < millis {
+        whole.wrapping_add(1)
+    } else {
+        whole
+    };
+    Some((rounded, unit.is_empty()))
 }
 
 /// A route with `nhid`: fibre has no nexthop objects. The kernel
@@ -803,6 +885,11 @@ fn nexthops(words: &mut Words<'_>, request_bytes: usize) -> Result<Vec<NexthopSp
                             "Cannot find device \"{token}\" Error: cannot parse nexthop"
                         )));
                     }
+                    // parse_one_nh looks the device up as it reads it.
+                    words.look_up(
+                        token,
+                        format!("Cannot find device \"{token}\" Error: cannot parse nexthop"),
+                    );
                     path.dev = Some(token.to_string());
                 }
                 "weight" => {

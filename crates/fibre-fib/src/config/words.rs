@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use super::error::ParseError;
+use super::error::{DeviceCheck, ParseError};
 use super::values;
 use crate::types::*;
 
@@ -19,6 +19,11 @@ pub(crate) struct Words<'a> {
     pos: usize,
     /// The family: given by `-4`/`-6`, or taken from the first address.
     pub family: Option<Family>,
+    /// The devices iproute2 has looked up so far (see [`Words::look_up`]).
+    device_checks: Vec<DeviceCheck>,
+    /// The first refusal that comes from the kernel rather than from
+    /// iproute2's parser (see [`Words::defer`]).
+    deferred: Option<ParseError>,
 }
 
 /// A prefix as written: `default` (whose family may not be known yet) or an
@@ -35,7 +40,52 @@ impl<'a> Words<'a> {
             words,
             pos: 0,
             family,
+            device_checks: Vec::new(),
+            deferred: None,
         }
+    }
+
+    /// iproute2 looks the device `name` up here (`ll_name_to_index`) and
+    /// refuses the line with `refusal` when there is none: every refusal
+    /// from here on is preceded by that check.
+    pub(crate) fn look_up(&mut self, name: &str, refusal: impl Into<String>) {
+        self.device_checks.push(DeviceCheck {
+            name: name.to_string(),
+            exists: true,
+            refusal: refusal.into(),
+        });
+    }
+
+    /// The kernel refuses the request with `refusal` when a device `name`
+    /// already exists (a new link's name), before what it refuses next.
+    pub(crate) fn refuse_existing(&mut self, name: &str, refusal: impl Into<String>) {
+        self.device_checks.push(DeviceCheck {
+            name: name.to_string(),
+            exists: false,
+            refusal: refusal.into(),
+        });
+    }
+
+    /// Keeps a refusal that is the kernel's, not iproute2's parser's: the
+    /// line is read on, since a later word iproute2 refuses, or a device
+    /// it does not find, is the line's refusal instead. The first one kept
+    /// wins (see [`Words::conclude`]).
+    pub(crate) fn defer(&mut self, refusal: ParseError) {
+        self.deferred.get_or_insert(refusal);
+    }
+
+    /// The line's outcome once it is read: a refusal of iproute2's parser,
+    /// else a kernel refusal kept by [`Words::defer`], else `result`; a
+    /// refusal carries the device lookups made before it.
+    pub(crate) fn conclude<T>(self, result: Result<T, ParseError>) -> Result<T, ParseError> {
+        let refusal = match (result, self.deferred) {
+            (Ok(value), None) => return Ok(value),
+            (Err(refusal), _) | (Ok(_), Some(refusal)) => refusal,
+        };
+        Err(ParseError {
+            device_checks: self.device_checks,
+            ..refusal
+        })
     }
 
     /// The next word, consumed.
@@ -190,7 +240,8 @@ impl<'a> Words<'a> {
 
     /// A route destination: `default`/`any`/`all` or a prefix. An IPv4
     /// prefix with host bits is refused with the kernel's message
-    /// (`fib_table_insert`: "Invalid prefix for given prefix length"); an
+    /// (`fib_table_insert`: "Invalid prefix for given prefix length") once
+    /// the line is read (see [`Words::defer`]); an
     /// IPv6 one is masked, as `ip6_route_info_create` does
     /// (`ipv6_addr_prefix`), and `fib6_locate` matches by the prefix bits.
     pub(crate) fn prefix_from(
@@ -206,16 +257,21 @@ impl<'a> Words<'a> {
         if Family::of(&addr) == Family::V6 {
             return Ok(PrefixWord::Prefix(Prefix::containing(addr, len)));
         }
-        Prefix::new(addr, len)
-            .map(PrefixWord::Prefix)
-            .map_err(|err| {
-                ParseError::new(
-                    keyword,
-                    &format!("a prefix without host bits ({err})"),
-                    Some(token),
-                )
-                .with_system_message("Error: Invalid prefix for given prefix length.")
-            })
+        match Prefix::new(addr, len) {
+            Ok(prefix) => Ok(PrefixWord::Prefix(prefix)),
+            Err(err) => {
+                // The kernel's refusal: iproute2's of a later word comes first.
+                self.defer(
+                    ParseError::new(
+                        keyword,
+                        &format!("a prefix without host bits ({err})"),
+                        Some(token),
+                    )
+                    .with_system_message("Error: Invalid prefix for given prefix length."),
+                );
+                Ok(PrefixWord::Prefix(Prefix::containing(addr, len)))
+            }
+        }
     }
 
     /// The family once the line is read: IPv4 when nothing settled it, as

@@ -39,6 +39,7 @@ fn is_zeronet(a: &Ipv4Addr) -> bool {
 fn synthetic_route(dst: IpAddr, kind: RouteType, dev: LinkIndex) -> Route {
     Route {
         mtu_lock: false,
+        metrics: Default::default(),
         table: TABLE_UNSPEC,
         dst: Prefix::host(dst),
         tos: 0,

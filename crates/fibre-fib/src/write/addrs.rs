@@ -70,6 +70,7 @@ fn kernel_route(
     };
     Route {
         mtu_lock: false,
+        metrics: Default::default(),
         table,
         dst,
         tos: 0,
@@ -129,6 +130,13 @@ impl Fib {
                 let is_loopback_link = self
                     .link(index)
                     .is_some_and(|l| matches!(l.kind, LinkKind::Loopback));
+                if spec.local.is_unspecified() {
+                    // ipv6_add_addr: IPV6_ADDR_ANY is no address to assign.
+                    return Err(KernelError::with_extack(
+                        Errno::AddrNotAvail,
+                        "ipv6: Invalid address",
+                    ));
+                }
                 if spec.local.is_loopback() && !is_loopback_link {
                     // ipv6_add_addr: ::1 only on a loopback device.
                     return Err(KernelError::with_extack(
@@ -190,6 +198,11 @@ impl Fib {
         index: LinkIndex,
         mut addr: Address,
     ) -> Result<(), KernelError> {
+        if addr.local.is_unspecified() {
+            // __inet_insert_ifa: an address of 0.0.0.0 is dropped, and the
+            // request succeeds.
+            return Ok(());
+        }
         let list = self.addrs_v4.entry(index).or_default();
         let mask = v4_mask(addr.prefix_len);
         let subnet = v4(&addr.peer.unwrap_or(addr.local)) & mask;
@@ -468,9 +481,10 @@ impl Fib {
                     addr.metric,
                 ));
             }
-            if let Some(peer) = addr.peer {
+            if let Some(peer) = addr.peer.filter(|peer| !peer.is_unspecified()) {
                 // __ipv6_ifa_notify: a host route to the peer, whatever the
-                // length given with it (kernel-checked: `peer P/64` routes P/128).
+                // length given with it (kernel-checked: `peer P/64` routes P/128),
+                // unless the peer is `::` (`ipv6_addr_any`).
                 out.push(kernel_route(
                     TABLE_MAIN,
                     RouteType::Unicast,

@@ -78,6 +78,7 @@ impl Fib {
                     // Validate the path once, on a probe prefix, as `ip route add` would.
                     let spec = RouteSpec {
                         mtu_lock: false,
+                        metrics: Default::default(),
                         table,
                         dst: prefix,
                         tos: 0,

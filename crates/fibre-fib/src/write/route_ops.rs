@@ -29,6 +29,25 @@ use crate::read::lookup::Flow;
 use crate::table::Table;
 use crate::types::*;
 
+/// `fib_metrics_match`: each metric a delete names (its value as given,
+/// unconverted; a zero matches only an absent metric) is the route's.
+fn metrics_match(given: &RouteMetrics, route: &Route) -> bool {
+    given.entries().iter().all(|&(number, value)| {
+        let kept = if number == RouteMetrics::LOCK {
+            // The route's lock bits, mtu's among them.
+            route.metrics.get(number).unwrap_or(0)
+                | if route.mtu_lock {
+                    1 << RouteMetrics::MTU
+                } else {
+                    0
+                }
+        } else {
+            route.metrics.get(number).unwrap_or(0)
+        };
+        kept == value
+    })
+}
+
 /// IPv6's default route metric (`IP6_RT_PRIO_USER`).
 pub const IPV6_DEFAULT_METRIC: u32 = 1024;
 
@@ -45,6 +64,7 @@ pub(crate) fn same_route(a: &Route, b: &Route) -> bool {
         && a.prefsrc == b.prefsrc
         && a.mtu == b.mtu
         && a.mtu_lock == b.mtu_lock
+        && a.metrics == b.metrics
         && same_nexthops(&a.nexthops, &b.nexthops)
 }
 
@@ -306,6 +326,7 @@ impl Fib {
             prefsrc: spec.prefsrc,
             mtu: spec.mtu,
             mtu_lock: spec.mtu_lock && spec.mtu.is_some(),
+            metrics: spec.metrics.kept(),
             nexthops: Vec::new(),
             cache_class: 0,
         };
@@ -647,6 +668,7 @@ impl Fib {
                 && (spec.protocol == Protocol::UNSPEC || r.protocol == spec.protocol)
                 && spec.metric.is_none_or(|m| m == 0 || m == r.metric)
                 && spec.mtu.is_none_or(|m| r.mtu == Some(m))
+                && metrics_match(&spec.metrics, r)
                 && nexthops_match_v4(spec, &devs, r)
         });
         let Some(i) = victim else {
@@ -679,6 +701,7 @@ impl Fib {
             prefsrc: spec.prefsrc,
             mtu: spec.mtu,
             mtu_lock: spec.mtu_lock && spec.mtu.is_some(),
+            metrics: spec.metrics.kept(),
             nexthops: Vec::new(),
             cache_class: 0,
         };
@@ -937,10 +960,17 @@ impl Fib {
                         routes.insert(at, route);
                         Ok(())
                     }
-                    None => Err(KernelError::with_extack(
-                        Errno::NoEnt,
-                        "Can not replace route - no match found",
-                    )),
+                    // fib6_add_1 finds no node for the prefix: its extack. The
+                    // tree's root (::/0) is always there, and a node with
+                    // routes of other metrics too: fib6_add_rt2node's bare
+                    // ENOENT.
+                    None if existing.is_empty() && route.dst.len() > 0 => {
+                        Err(KernelError::with_extack(
+                            Errno::NoEnt,
+                            "Can not replace route - no match found",
+                        ))
+                    }
+                    None => Err(KernelError::new(Errno::NoEnt)),
                 }
             }
             _ => {
@@ -1008,6 +1038,27 @@ impl Fib {
         dev: Option<LinkIndex>,
     ) -> Result<(), KernelError> {
         let srch = KernelError::new(Errno::Srch);
+        let has_routes = self
+            .tables
+            .get(&spec.table)
+            .and_then(|t| t.get(&spec.dst))
+            .is_some_and(|entry| !entry.routes.is_empty());
+        if !has_routes && spec.dst.len() == 0 && matches!(spec.table, TABLE_MAIN | TABLE_LOCAL) {
+            // fib6_locate finds the tree's root for ::/0, whose only route
+            // without a default one is fib6_null_entry (dev lo, proto
+            // kernel, metric ~0): if it passes ip6_route_del's filters,
+            // __ip6_del_rt refuses to delete it with ENOENT.
+            let loopback = self.link_by_name("lo").map(|l| l.index);
+            let null_entry_matches = spec.metric.is_none_or(|m| m == 0 || m == u32::MAX)
+                && (spec.protocol == Protocol::UNSPEC || spec.protocol == Protocol::KERNEL)
+                && dev.is_none_or(|d| Some(d) == loopback)
+                && gw.is_none();
+            return Err(if null_entry_matches {
+                KernelError::new(Errno::NoEnt)
+            } else {
+                srch
+            });
+        }
         let Some(table) = self.tables.get_mut(&spec.table) else {
             return Err(srch);
         };

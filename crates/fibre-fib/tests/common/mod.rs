@@ -64,6 +64,7 @@ pub fn addr(fib: &mut Fib, dev: &str, cidr: &str) -> Result<(), KernelError> {
 pub fn spec(dst: &str) -> RouteSpec {
     RouteSpec {
         mtu_lock: false,
+        metrics: Default::default(),
         table: TABLE_MAIN,
         dst: prefix(dst),
         tos: 0,

@@ -350,6 +350,7 @@ mod tests {
             redirect: false,
             route: Route {
                 mtu_lock: false,
+                metrics: Default::default(),
                 table: TABLE_MAIN,
                 dst: Prefix::containing(dst, 16),
                 tos: 0,

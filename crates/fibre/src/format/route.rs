@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use fibre_fib::{Family, Nexthop, Protocol, Route, RouteType, Scope, TABLE_MAIN};
+use fibre_fib::{Family, Nexthop, Protocol, Route, RouteMetrics, RouteType, Scope, TABLE_MAIN};
 use serde_json::{json, Map, Value};
 
 use super::{dsfield, nexthop_flag_words, DeviceNames};
@@ -53,6 +53,15 @@ pub fn route_text(names: &dyn DeviceNames, route: &Route, style: RouteStyle) -> 
         let lock = if route.mtu_lock { "lock " } else { "" };
         let _ = write!(out, "mtu {lock}{mtu} ");
     }
+    for (number, value, locked) in route.metrics.shown() {
+        let lock = if locked { "lock " } else { "" };
+        let _ = write!(
+            out,
+            "{} {lock}{} ",
+            RouteMetrics::name(number),
+            metric_text(number, value)
+        );
+    }
     if single.is_none() && !route.nexthops.is_empty() {
         for nh in &route.nexthops {
             out.push_str("\n\tnexthop ");
@@ -68,6 +77,65 @@ pub fn route_text(names: &dyn DeviceNames, route: &Route, style: RouteStyle) -> 
     }
     out.push('\n');
     out
+}
+
+/// A time metric in milliseconds as `print_rta_metrics` shows it (rtt is
+/// kept in eighths, rttvar in quarters); any other metric as it is.
+fn metric_millis(number: u8, value: u32) -> u32 {
+    match number {
+        RouteMetrics::RTT => value / 8,
+        RouteMetrics::RTTVAR => value / 4,
+        _ => value,
+    }
+}
+
+/// A metric's value as `print_rta_metrics` prints it: times as `5ms` or,
+/// from a second on, `%g` seconds (`1.5s`); `features` by name.
+fn metric_text(number: u8, value: u32) -> String {
+    match number {
+        RouteMetrics::RTT | RouteMetrics::RTTVAR | RouteMetrics::RTO_MIN => {
+            let millis = metric_millis(number, value);
+            if millis >= 1000 {
+                format!("{}s", printf_g(f64::from(millis) / 1e3))
+            } else {
+                format!("{millis}ms")
+            }
+        }
+        RouteMetrics::FEATURES => {
+            let rest = value & !1;
+            match (value & 1 != 0, rest != 0) {
+                (true, false) => "ecn".to_string(),
+                (true, true) => format!("ecn {value:#x}"),
+                _ => format!("{value:#x}"),
+            }
+        }
+        _ => value.to_string(),
+    }
+}
+
+/// C's `%g`: six significant digits, trailing zeros dropped, an exponent
+/// from 1e6 on.
+fn printf_g(x: f64) -> String {
+    let exponent = x.abs().log10().floor() as i32;
+    if x != 0.0 && !(-4..6).contains(&exponent) {
+        let mantissa = format!("{:.5}", x / 10f64.powi(exponent));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        return format!(
+            "{mantissa}e{}{:02}",
+            if exponent < 0 { '-' } else { '+' },
+            exponent.abs()
+        );
+    }
+    let decimals = (5 - exponent).max(0) as usize;
+    let fixed = format!("{x:.decimals$}");
+    if fixed.contains('.') {
+        fixed
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    } else {
+        fixed
+    }
 }
 
 /// One route as `ip -j route show` prints it.
@@ -103,8 +171,28 @@ pub fn route_json(names: &dyn DeviceNames, route: &Route, style: RouteStyle) -> 
         .map(|nh| nexthop_flag_words(&nh.flags))
         .unwrap_or_default();
     obj.insert("flags".into(), json!(flags));
-    if let Some(mtu) = route.mtu {
-        obj.insert("metrics".into(), json!([{ "mtu": mtu }]));
+    if route.mtu.is_some() || route.metrics.shown().next().is_some() {
+        let mut metrics = Map::new();
+        if let Some(mtu) = route.mtu {
+            metrics.insert("mtu".into(), json!(mtu));
+        }
+        for (number, value, _) in route.metrics.shown() {
+            match number {
+                RouteMetrics::FEATURES if value & 1 != 0 => {
+                    metrics.insert("ecn".into(), Value::Null);
+                }
+                RouteMetrics::FEATURES => {
+                    metrics.insert("features".into(), json!(format!("{value:#x}")));
+                }
+                _ => {
+                    metrics.insert(
+                        RouteMetrics::name(number).into(),
+                        json!(metric_millis(number, value)),
+                    );
+                }
+            }
+        }
+        obj.insert("metrics".into(), json!([Value::Object(metrics)]));
     }
     if single.is_none() && !route.nexthops.is_empty() {
         let paths: Vec<Value> = route
@@ -202,6 +290,7 @@ mod tests {
     fn route(dst: &str, nexthops: Vec<Nexthop>) -> Route {
         Route {
             mtu_lock: false,
+            metrics: Default::default(),
             table: TABLE_MAIN,
             dst: prefix(dst),
             tos: 0,

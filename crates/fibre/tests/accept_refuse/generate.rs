@@ -1137,9 +1137,11 @@ fn rule_selector(b: &mut LineBuilder<'_>, v6: bool) {
 /// judge when the kernel has no GRE module.
 pub fn is_gre_line(line: &str) -> bool {
     let words: Vec<&str> = line.split_whitespace().collect();
-    words
-        .windows(2)
-        .any(|w| w[0] == "type" && matches!(w[1], "gre" | "ip6gre" | "gretap" | "ip6gretap"))
+    // iplink_parse takes `type` abbreviated down to `ty` (`t` is txqueuelen).
+    words.windows(2).any(|w| {
+        matches!(w[0], "ty" | "typ" | "type")
+            && matches!(w[1], "gre" | "ip6gre" | "gretap" | "ip6gretap")
+    })
 }
 
 #[cfg(test)]
@@ -1284,6 +1286,9 @@ mod tests {
     fn gre_lines_are_told_apart() {
         assert!(is_gre_line("link add g1 type gre remote 10.1.0.5"));
         assert!(is_gre_line("l a g1\ttype ip6gretap"));
+        assert!(is_gre_line("link add fdv5 typ ip6gre remote ::1"));
+        assert!(is_gre_line("lin add fdv6 ty gre remote 10.1.0.5"));
+        assert!(!is_gre_line("link add fdv6 t gre"));
         assert!(!is_gre_line("link add fd5 type dummy"));
         assert!(!is_gre_line("route add 10.0.0.0/8 dev gre"));
     }

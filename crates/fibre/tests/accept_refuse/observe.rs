@@ -158,6 +158,11 @@ pub fn comparable_message(message: &str) -> String {
             return collapsed[..=end].to_string();
         }
     }
+    // A refusal followed by the kind's usage (`vxlan: unknown command
+    // "x"?` then vxlan's usage, from `vxlan_parse_opt`): the refusal.
+    if let Some(at) = collapsed.find(" Usage: ") {
+        collapsed.truncate(at);
+    }
     collapsed
 }
 
@@ -340,6 +345,11 @@ mod tests {
             "Cannot find device \"x\""
         );
         assert_eq!(verdict_differences(&kernel[..1], &[]).len(), 1);
+        // Of a refusal followed by a usage text, the refusal.
+        assert_eq!(
+            comparable_message("vxlan: unknown command \"up\"? Usage: ... vxlan id VNI \t\t[ { group | remote } IP_ADDRESS ]"),
+            "vxlan: unknown command \"up\"?"
+        );
     }
 
     #[test]

@@ -104,6 +104,7 @@ fn a_batch_whose_commands_all_fail_keeps_the_kernels_traces() {
         op: RouteOp::Add,
         spec: RouteSpec {
             mtu_lock: false,
+            metrics: Default::default(),
             table: 77,
             dst: Prefix::new("10.9.0.0".parse().unwrap(), 16).unwrap(),
             tos: 0,

@@ -55,6 +55,7 @@ pub fn route_via(op: RouteOp, prefix: Prefix, gateway: u16) -> Command {
         op,
         spec: RouteSpec {
             mtu_lock: false,
+            metrics: Default::default(),
             table: TABLE_MAIN,
             dst: prefix,
             tos: 0,
@@ -81,6 +82,7 @@ pub fn route_del(prefix: Prefix) -> Command {
         op: RouteOp::Del,
         spec: RouteSpec {
             mtu_lock: false,
+            metrics: Default::default(),
             table: TABLE_MAIN,
             dst: prefix,
             tos: 0,
