@@ -57,4 +57,5 @@ pub use read::input_batch_v4::ALL_HOSTS_V4;
 pub use types::*;
 pub use write::change::FibChange;
 pub use write::import::ImportError;
+pub use write::neighs::{multicast_mac, Neighbour, NudState, GC_THRESH3};
 pub use write::route_ops::IPV6_DEFAULT_METRIC;
