@@ -332,6 +332,13 @@ impl Fib {
         }
     }
 
+    /// `inet_addr_type_dev_table(dev, addr)` as ARP asks it: the type of
+    /// `addr`'s route in the local table, every address a broadcast one
+    /// while there is no local table (see [`Fib::neighbours`]' constructors).
+    pub fn arp_addr_type(&self, addr: Ipv4Addr, link: LinkIndex) -> RouteType {
+        self.addr_type_for_arp(&IpAddr::V4(addr), link)
+    }
+
     /// `inet_addr_type_dev_table` as `arp_constructor` asks it: with no
     /// local table yet (no local route was ever made) every address is a
     /// broadcast one (`__inet_dev_addr_type` starts from RTN_BROADCAST).
