@@ -164,6 +164,13 @@ pub struct NeighTable {
     pub(crate) stats: NeighStats,
     /// Entries changed since the workers' view was last built.
     pub(crate) changed: bool,
+    /// Entries subject to collection per family (`gc_entries`).
+    collectable: [usize; 2],
+    /// The time of the last forced collection that freed nothing, and
+    /// whether an entry has stopped running a timer since (only then can a
+    /// second one at the same time free something).
+    empty_gc_at: Option<u64>,
+    timer_stopped: bool,
 }
 
 fn family_index(addr: &IpAddr) -> usize {
@@ -189,6 +196,9 @@ impl NeighTable {
             seq: 0,
             stats: NeighStats::default(),
             changed: true,
+            collectable: [0; 2],
+            empty_gc_at: None,
+            timer_stopped: false,
         }
     }
 
@@ -242,10 +252,7 @@ impl NeighTable {
 
     /// Entries per family that collection may free (`gc_entries`).
     fn gc_entries(&self, family: usize) -> usize {
-        self.entries
-            .iter()
-            .filter(|(k, e)| family_index(&k.1) == family && !e.exempt)
-            .count()
+        self.collectable[family]
     }
 
     /// How many packets wait in pending queues, over all entries.
@@ -263,7 +270,9 @@ impl NeighTable {
         ha: [u8; 6],
         router: bool,
     ) {
-        let timer = if state.in_timer() {
+        // An invalid state (INCOMPLETE) leaves __neigh_update before any
+        // timer is armed.
+        let timer = if state.in_timer() && state.is_valid() {
             Some(if state == NudState::Reachable {
                 now + self.reachable_time(&addr)
             } else {
@@ -273,6 +282,15 @@ impl NeighTable {
             None
         };
         self.seq += 1;
+        let exempt = state == NudState::Permanent;
+        if !exempt {
+            self.collectable[family_index(&addr)] += 1;
+        }
+        if let Some(old) = self.entries.remove(&(link, addr)) {
+            if !old.exempt {
+                self.collectable[family_index(&addr)] -= 1;
+            }
+        }
         self.entries.insert(
             (link, addr),
             Entry {
@@ -286,7 +304,7 @@ impl NeighTable {
                 timer,
                 queue: VecDeque::new(),
                 queue_bytes: 0,
-                exempt: state == NudState::Permanent,
+                exempt,
                 seq: self.seq,
             },
         );
@@ -328,6 +346,7 @@ impl NeighTable {
         };
         self.seq += 1;
         self.stats.allocs += 1;
+        self.collectable[family] += 1;
         self.entries.insert(
             (link, addr),
             Entry {
@@ -353,6 +372,13 @@ impl NeighTable {
     /// timer running) that are FAILED, NOARP, multicast or not updated in
     /// the last 5 s, until the table is down to `gc_thresh2`.
     fn forced_gc(&mut self, now: u64, family: usize) -> usize {
+        // Nothing stopped its timer since a fruitless run at this same
+        // time: nothing new could be freed (this keeps a flood of new
+        // destinations from scanning the full table per packet).
+        if self.empty_gc_at == Some(now) && !self.timer_stopped {
+            return 0;
+        }
+        self.timer_stopped = false;
         self.stats.forced_gc_runs += 1;
         let max_clean = self
             .gc_entries(family)
@@ -377,11 +403,15 @@ impl NeighTable {
             freed += 1;
         }
         self.last_flush[family] = now;
+        self.empty_gc_at = (freed == 0).then_some(now);
         freed
     }
 
     fn remove(&mut self, key: (u32, IpAddr)) {
-        if self.entries.remove(&key).is_some() {
+        if let Some(e) = self.entries.remove(&key) {
+            if !e.exempt {
+                self.collectable[family_index(&key.1)] -= 1;
+            }
             self.stats.destroys += 1;
             self.changed = true;
         }
@@ -410,6 +440,7 @@ impl NeighTable {
             e.timer = None;
             e.state = new;
             self.changed = true;
+            self.timer_stopped = true;
             if matches!(old, NudState::Incomplete | NudState::Probe) && new == NudState::Failed {
                 self.invalidate(key, out);
             }
@@ -446,6 +477,7 @@ impl NeighTable {
         }
         if new != old {
             e.timer = None;
+            self.timer_stopped = true;
             if new == NudState::Probe {
                 e.probes = 0;
             }
@@ -610,6 +642,7 @@ impl NeighTable {
                 e.state = NudState::Failed;
                 e.updated = now;
                 self.changed = true;
+                self.timer_stopped = true;
                 if let Some(packet) = packet {
                     out.push(Action::Dropped {
                         link: key.0,
@@ -733,6 +766,7 @@ impl NeighTable {
         };
         let state = e.state;
         e.timer = None;
+        self.timer_stopped = true;
         if !state.in_timer() {
             return;
         }
