@@ -43,11 +43,11 @@ fn incomplete_solicits_three_times_then_fails_with_host_unreachable() {
     let first = table.resolve(0, link, ip("10.0.0.2"), packet.clone(), &router);
     // The request is broadcast, from our address in the target's subnet.
     let expected = arp(1, [0xff; 6], own, "10.0.0.1", [0; 6], "10.0.0.2");
-    assert_eq!(sent(&first), [expected.clone()]);
+    assert_eq!(sent(&first), std::slice::from_ref(&expected));
     assert_eq!(state(&table, link, "10.0.0.2"), NudState::Incomplete);
     // Nothing before the retransmit time.
     assert!(table.tick(999, &router).is_empty());
-    assert_eq!(sent(&table.tick(1_000, &router)), [expected.clone()]);
+    assert_eq!(sent(&table.tick(1_000, &router)), std::slice::from_ref(&expected));
     assert_eq!(sent(&table.tick(2_000, &router)), [expected]);
     let last = table.tick(3_000, &router);
     assert_eq!(
@@ -160,8 +160,8 @@ fn reachable_used_lately_goes_to_delay_then_probe_with_unicast_probes_then_fails
     let probe = table.tick(t, &router);
     assert_eq!(state(&table, link, "10.0.0.2"), NudState::Probe);
     let unicast = arp(1, PEER, own, "10.0.0.1", [0; 6], "10.0.0.2");
-    assert_eq!(sent(&probe), [unicast.clone()]);
-    assert_eq!(sent(&table.tick(t + 1_000, &router)), [unicast.clone()]);
+    assert_eq!(sent(&probe), std::slice::from_ref(&unicast));
+    assert_eq!(sent(&table.tick(t + 1_000, &router)), std::slice::from_ref(&unicast));
     assert_eq!(sent(&table.tick(t + 2_000, &router)), [unicast]);
     assert!(sent(&table.tick(t + 3_000, &router)).is_empty());
     assert_eq!(state(&table, link, "10.0.0.2"), NudState::Failed);
