@@ -47,7 +47,10 @@ fn incomplete_solicits_three_times_then_fails_with_host_unreachable() {
     assert_eq!(state(&table, link, "10.0.0.2"), NudState::Incomplete);
     // Nothing before the retransmit time.
     assert!(table.tick(999, &router).is_empty());
-    assert_eq!(sent(&table.tick(1_000, &router)), std::slice::from_ref(&expected));
+    assert_eq!(
+        sent(&table.tick(1_000, &router)),
+        std::slice::from_ref(&expected)
+    );
     assert_eq!(sent(&table.tick(2_000, &router)), [expected]);
     let last = table.tick(3_000, &router);
     assert_eq!(
@@ -161,7 +164,10 @@ fn reachable_used_lately_goes_to_delay_then_probe_with_unicast_probes_then_fails
     assert_eq!(state(&table, link, "10.0.0.2"), NudState::Probe);
     let unicast = arp(1, PEER, own, "10.0.0.1", [0; 6], "10.0.0.2");
     assert_eq!(sent(&probe), std::slice::from_ref(&unicast));
-    assert_eq!(sent(&table.tick(t + 1_000, &router)), std::slice::from_ref(&unicast));
+    assert_eq!(
+        sent(&table.tick(t + 1_000, &router)),
+        std::slice::from_ref(&unicast)
+    );
     assert_eq!(sent(&table.tick(t + 2_000, &router)), [unicast]);
     assert!(sent(&table.tick(t + 3_000, &router)).is_empty());
     assert_eq!(state(&table, link, "10.0.0.2"), NudState::Failed);
