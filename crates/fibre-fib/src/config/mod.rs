@@ -53,6 +53,7 @@ pub use load::{
     address_space, apply_str, load, load_reader, past_memory_limit, MAX_ADDRESS_SPACE,
     MAX_CONFIG_BYTES, MAX_CONFIG_LINES, MAX_DIAGNOSTICS, MAX_LINE_BYTES, MEMORY_CHECK_LINES,
 };
+pub use neigh::parse_nud_state;
 
 use crate::command::{AddrOp, Command, NeighOp, RouteOp, RuleOp};
 use crate::types::Family;

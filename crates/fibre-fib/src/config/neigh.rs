@@ -31,7 +31,7 @@ pub(super) fn parse_neigh(words: &mut Words) -> Result<NeighSpec, ParseError> {
             lladdr_word = Some(token);
         } else if word == "nud" {
             let token = words.value("nud", NUD_WANTED)?;
-            state = nud_state(token)
+            state = parse_nud_state(token)
                 .ok_or_else(|| invalid_argument("nud", NUD_WANTED, token, "nud state is bad"))?;
         } else if word == "router" {
             router = true;
@@ -138,7 +138,14 @@ fn unmodelled(word: &str) -> Option<&'static str> {
 
 /// `nud_state_a2n` (ip/ipneigh.c): the names (`permanent`, `reachable`
 /// and `failed` abbreviated), or a number of at most one bit under 0x100.
-fn nud_state(token: &str) -> Option<NudState> {
+///
+/// ```
+/// use fibre_fib::{config::parse_nud_state, NudState};
+/// assert_eq!(parse_nud_state("perm"), Some(NudState::Permanent));
+/// assert_eq!(parse_nud_state("0x10"), Some(NudState::Probe));
+/// assert_eq!(parse_nud_state("all"), None);
+/// ```
+pub fn parse_nud_state(token: &str) -> Option<NudState> {
     let named = [
         ("permanent", true, NudState::Permanent),
         ("reachable", true, NudState::Reachable),
@@ -248,12 +255,12 @@ mod tests {
 
     #[test]
     fn nud_states_by_name_and_bit() {
-        assert_eq!(nud_state("perm"), Some(NudState::Permanent));
-        assert_eq!(nud_state("fa"), Some(NudState::Failed));
-        assert_eq!(nud_state("sta"), None);
-        assert_eq!(nud_state("0x80"), Some(NudState::Permanent));
-        assert_eq!(nud_state("0"), Some(NudState::None));
-        assert_eq!(nud_state("0x3"), None);
-        assert_eq!(nud_state("256"), None);
+        assert_eq!(parse_nud_state("perm"), Some(NudState::Permanent));
+        assert_eq!(parse_nud_state("fa"), Some(NudState::Failed));
+        assert_eq!(parse_nud_state("sta"), None);
+        assert_eq!(parse_nud_state("0x80"), Some(NudState::Permanent));
+        assert_eq!(parse_nud_state("0"), Some(NudState::None));
+        assert_eq!(parse_nud_state("0x3"), None);
+        assert_eq!(parse_nud_state("256"), None);
     }
 }
