@@ -241,6 +241,34 @@ fn accepted_entries_hold_what_the_kernel_holds() {
 }
 
 #[test]
+fn a_refused_add_leaves_the_entry_it_made() {
+    // Kernel-checked: `neigh add 10.0.0.12 dev v0` (no lladdr) is refused,
+    // `ip neigh show nud all` then lists `10.0.0.12 dev v0 `.
+    let text = "neigh add 10.0.0.12 dev v0\n";
+    let (fib, refused) = apply_str(&base(), "t.conf", text, true).unwrap();
+    assert_eq!(refused.len(), 1);
+    assert_eq!(shown(&fib), ["10.0.0.12 dev v0"]);
+    let err = refusal(
+        "neigh add 10.0.0.12 dev v0\nneigh add 10.0.0.12 lladdr 02:00:00:00:00:01 dev v0\n",
+    );
+    assert!(
+        err.starts_with("t.conf:1: Error: No link layer address given."),
+        "{err}"
+    );
+    let (fib, _) = apply_str(
+        &base(),
+        "t.conf",
+        "neigh add 10.0.0.12 dev v0\nneigh change 10.0.0.12 lladdr 02:00:00:00:00:01 dev v0\n",
+        true,
+    )
+    .unwrap();
+    assert_eq!(
+        shown(&fib),
+        ["10.0.0.12 dev v0 lladdr 02:00:00:00:00:01 PERMANENT"]
+    );
+}
+
+#[test]
 fn change_and_del_work_on_existing_entries_only() {
     let fib = accepted(
         "neigh replace 10.0.1.30 lladdr 02:00:00:00:00:01 dev v0 nud stale router\n\
@@ -269,12 +297,34 @@ fn ipv4_neighbours_on_loopback_are_keyed_by_0_0_0_0() {
         shown(&fib),
         ["0.0.0.0 dev lo lladdr 00:00:00:00:00:00 PERMANENT"]
     );
-    let err =
-        refusal("neigh add 10.0.1.22 dev lo\nneigh add 10.9.9.9 lladdr 02:00:00:00:00:01 dev lo\n");
-    assert!(
-        err.starts_with("t.conf:2: RTNETLINK answers: File exists"),
-        "{err}"
+    // Later adds of any address update that one entry; only 0.0.0.0 finds
+    // it for del and change, and adding 0.0.0.0 itself is "File exists".
+    let fib = accepted(
+        "neigh add 10.0.1.22 dev lo\nneigh add 10.9.9.9 lladdr 02:00:00:00:00:01 dev lo nud stale\n",
     );
+    assert_eq!(
+        shown(&fib),
+        ["0.0.0.0 dev lo lladdr 02:00:00:00:00:01 STALE"]
+    );
+    for (line, want) in [
+        (
+            "neigh del 10.0.1.22 dev lo",
+            "RTNETLINK answers: No such file or directory",
+        ),
+        (
+            "neigh change 10.0.1.22 dev lo nud stale",
+            "RTNETLINK answers: No such file or directory",
+        ),
+        ("neigh add 0.0.0.0 dev lo", "RTNETLINK answers: File exists"),
+    ] {
+        let err = refusal(&format!("neigh add 10.0.1.22 dev lo\n{line}\n"));
+        assert!(
+            err.starts_with(&format!("t.conf:2: {want}")),
+            "{line}: {err}"
+        );
+    }
+    let fib = accepted("neigh add 10.0.1.22 dev lo\nneigh del 0.0.0.0 dev lo\n");
+    assert!(shown(&fib).is_empty());
 }
 
 #[test]
@@ -293,7 +343,7 @@ fn without_a_local_table_every_ipv4_address_is_broadcast_for_arp() {
 }
 
 #[test]
-fn flush_takes_all_but_permanent_noarp_and_none() {
+fn flush_takes_all_but_permanent_and_noarp() {
     let fib = accepted(
         "neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev v0\n\
          neigh add 10.0.0.3 lladdr 02:00:00:00:00:03 dev v0 nud reachable\n\
@@ -309,7 +359,6 @@ fn flush_takes_all_but_permanent_noarp_and_none() {
         [
             "10.0.0.2 dev v0 lladdr 02:00:00:00:00:02 PERMANENT",
             "10.0.0.5 dev v0 lladdr 02:00:00:00:00:05 NOARP",
-            "10.0.0.7 dev v0",
             "10.0.0.8 dev i0 lladdr 02:00:00:00:00:08 STALE",
         ]
     );

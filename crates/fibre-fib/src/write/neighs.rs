@@ -15,6 +15,10 @@
 //! `fib_disable_ip`/`arp_ifdown` and `ndisc_netdev_event`), all but the
 //! permanent ones when it loses carrier (`neigh_carrier_down`).
 //!
+//! As in the kernel, a refused `add`/`replace` of a new address without a
+//! link-layer address leaves the entry it made (state NONE, listed by
+//! `ip neigh show nud all`, taken by a later `change`, `flush`ed).
+//!
 //! Not modelled: proxy entries (`proxy`), `extern_learn`, `managed`,
 //! `use`, `protocol`; neighbours on GRE devices without Ethernet (their
 //! link-layer address is the underlay's IP address). The forced garbage
@@ -219,13 +223,10 @@ impl Fib {
         let kind = self.links[&link].kind.clone();
         if op == NeighOp::Flush {
             // ipneigh_list_or_flush: every entry of the device whose state
-            // is in `~(NUD_PERMANENT | NUD_NOARP)` (NONE is in no set).
+            // is in `~(NUD_PERMANENT | NUD_NOARP)`, NONE too (that filter
+            // has the 0x100 bit that stands for it).
             self.neighbours.retain(|_, n| {
-                n.link != link
-                    || matches!(
-                        n.state,
-                        NudState::Permanent | NudState::Noarp | NudState::None
-                    )
+                n.link != link || matches!(n.state, NudState::Permanent | NudState::Noarp)
             });
             return Ok(());
         }
@@ -244,15 +245,30 @@ impl Fib {
                 "Network address not specified",
             ));
         };
-        let key_addr = match (addr, &kind) {
-            (IpAddr::V4(_), LinkKind::Loopback) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-            _ => addr,
+        // arp_constructor keys an IPv4 entry on a loopback device 0.0.0.0,
+        // after neigh_add's lookup by the address asked for: only 0.0.0.0
+        // finds it (so del and change of any other address are -ENOENT),
+        // and ___neigh_create, meeting the rekeyed entry, returns it for
+        // the update (so add and replace of any address change it).
+        let rekeyed = matches!((addr, &kind), (IpAddr::V4(_), LinkKind::Loopback));
+        let key_addr = if rekeyed {
+            IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+        } else {
+            addr
         };
         let key = (link, key_addr);
+        let found = if !rekeyed || addr.is_unspecified() {
+            self.neighbours.get(&key).cloned()
+        } else {
+            None
+        };
         if op == NeighOp::Del {
             // neigh_delete: -ENOENT for a missing entry.
-            return match self.neighbours.remove(&key) {
-                Some(_) => Ok(()),
+            return match found {
+                Some(_) => {
+                    self.neighbours.remove(&key);
+                    Ok(())
+                }
                 None => Err(KernelError::new(Errno::NoEnt)),
             };
         }
@@ -267,25 +283,39 @@ impl Fib {
             Some(bytes) => Some([bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5]]),
             None => None,
         };
-        let old = match self.neighbours.get(&key) {
+        let old = match found {
             Some(_) if op == NeighOp::Add => return Err(KernelError::new(Errno::Exist)),
-            Some(existing) => existing.clone(),
+            Some(existing) => existing,
             None if op == NeighOp::Change => return Err(KernelError::new(Errno::NoEnt)),
-            None => {
-                if spec.state != NudState::Permanent && self.collectable_entries(addr) >= GC_THRESH3
-                {
-                    // neigh_alloc: forced GC, then "neighbor table overflow".
-                    self.forced_gc(Family::of(&addr));
-                    if self.collectable_entries(addr) >= GC_THRESH3 {
-                        return Err(KernelError::new(Errno::NoBufs));
+            None => match self.neighbours.get(&key) {
+                Some(rekeyed_entry) => rekeyed_entry.clone(),
+                None => {
+                    if spec.state != NudState::Permanent
+                        && self.collectable_entries(addr) >= GC_THRESH3
+                    {
+                        // neigh_alloc: forced GC, then "neighbor table overflow".
+                        self.forced_gc(Family::of(&addr));
+                        if self.collectable_entries(addr) >= GC_THRESH3 {
+                            return Err(KernelError::new(Errno::NoBufs));
+                        }
                     }
+                    self.constructed(link, &kind, key_addr)
                 }
-                self.constructed(link, &kind, key_addr)
-            }
+            },
         };
-        let updated = admin_update(old, lladdr, spec.state, spec.router)?;
-        self.neighbours.insert(key, updated);
-        Ok(())
+        match admin_update(old.clone(), lladdr, spec.state, spec.router) {
+            Ok(updated) => {
+                self.neighbours.insert(key, updated);
+                Ok(())
+            }
+            Err(err) => {
+                // The kernel keeps the entry it made for the request (NONE)
+                // when the update refuses it (kernel-checked: a later add of
+                // the address is "File exists", a change is accepted).
+                self.neighbours.entry(key).or_insert(old);
+                Err(err)
+            }
+        }
     }
 
     /// Entries of `addr`'s table that garbage collection may free.
