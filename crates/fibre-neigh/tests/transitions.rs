@@ -330,3 +330,21 @@ fn unused_stale_entries_are_collected_after_gc_stale_time_beyond_gc_thresh1() {
     assert_eq!(left, [NudState::Permanent]);
     let _ = link;
 }
+
+#[test]
+fn ipv6_probes_are_unicast_to_the_cached_address() {
+    let fib = fib();
+    let (router, link) = (FibRouter::new(&fib), v0(&fib));
+    let text = "neigh add 2001:db8::2 lladdr 02:00:00:00:00:02 dev v0 nud delay\n";
+    let (fib2, _) = config::apply_str(&fib, "n.conf", text, false).unwrap();
+    let mut table = NeighTable::from_fib(NeighSettings::default(), &fib2, 0);
+    let probes = sent(&table.tick(0, &router));
+    assert_eq!(state(&table, link, "2001:db8::2"), NudState::Probe);
+    assert_eq!(probes.len(), 1);
+    let ns = &probes[0];
+    // To the neighbour's MAC and address, not the group; with our MAC.
+    assert_eq!(&ns[..6], &PEER);
+    assert_eq!(&ns[14 + 24..14 + 40], &v6("2001:db8::2").octets());
+    assert_eq!(ns[14 + 40], 135);
+    assert_eq!(ns.len(), 14 + 40 + 32);
+}
