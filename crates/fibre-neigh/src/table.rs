@@ -819,19 +819,22 @@ impl NeighTable {
         }
     }
 
-    /// `neigh_periodic_work`: with at least `gc_thresh1` entries, frees
+    /// `neigh_periodic_work`: in a table (family) of at least `gc_thresh1` entries, frees
     /// those nothing holds that are FAILED or unused for `gc_stale_time`
     /// (permanent ones and those with a timer stay).
     fn periodic_gc(&mut self, now: u64) {
-        if self.entries.len() < self.settings.gc_thresh1 {
-            return;
-        }
         let stale = self.settings.gc_stale_time_ms;
+        let mut per_family = [0usize; 2];
+        for key in self.entries.keys() {
+            per_family[family_index(&key.1)] += 1;
+        }
+        let busy = per_family.map(|n| n >= self.settings.gc_thresh1);
         let gone: Vec<(u32, IpAddr)> = self
             .entries
             .iter_mut()
             .filter_map(|(k, e)| {
-                if e.state == NudState::Permanent || e.state.in_timer() {
+                if !busy[family_index(&k.1)] || e.state == NudState::Permanent || e.state.in_timer()
+                {
                     return None;
                 }
                 if let Some(c) = e.confirmed {

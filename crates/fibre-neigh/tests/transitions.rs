@@ -320,14 +320,22 @@ fn unused_stale_entries_are_collected_after_gc_stale_time_beyond_gc_thresh1() {
         );
     }
     text += "neigh add 10.0.1.1 lladdr 02:00:00:00:00:01 dev v0\n";
+    // The IPv6 table is another table, below its gc_thresh1: kept.
+    text += "neigh add 2001:db8::2 lladdr 02:00:00:00:00:01 dev v0 nud stale\n";
     let (fib2, _) = config::apply_str(&fib, "n.conf", &text, false).unwrap();
     let mut table = NeighTable::from_fib(NeighSettings::default(), &fib2, 0);
     table.tick(45_000, &router);
-    assert_eq!(table.entries().count(), 201, "not yet gc_stale_time");
+    assert_eq!(table.entries().count(), 202, "not yet gc_stale_time");
     table.tick(60_000, &router);
-    // Only the permanent one is left.
-    let left: Vec<_> = table.entries().map(|v| v.state).collect();
-    assert_eq!(left, [NudState::Permanent]);
+    // Only the permanent one is left of the ARP table.
+    let left: Vec<_> = table.entries().map(|v| (v.addr, v.state)).collect();
+    assert_eq!(
+        left,
+        [
+            (ip("10.0.1.1"), NudState::Permanent),
+            (ip("2001:db8::2"), NudState::Stale)
+        ]
+    );
     let _ = link;
 }
 
