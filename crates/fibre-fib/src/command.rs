@@ -55,6 +55,45 @@ pub enum Command {
         /// The rule.
         spec: RuleSpec,
     },
+    /// `neigh add|replace|change|del|flush`.
+    Neigh {
+        /// Which operation (the netlink flags).
+        op: NeighOp,
+        /// The neighbour.
+        spec: NeighSpec,
+    },
+}
+
+/// The neighbour operations and the requests iproute2 sends for them
+/// (`do_ipneigh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NeighOp {
+    /// `add`: RTM_NEWNEIGH with NLM_F_CREATE|NLM_F_EXCL.
+    Add,
+    /// `replace`: RTM_NEWNEIGH with NLM_F_CREATE|NLM_F_REPLACE.
+    Replace,
+    /// `change`: RTM_NEWNEIGH with NLM_F_REPLACE.
+    Change,
+    /// `del`: RTM_DELNEIGH.
+    Del,
+    /// `flush dev DEV`: RTM_DELNEIGH for each non-permanent, non-NOARP
+    /// entry of the device (`ipneigh_list_or_flush`).
+    Flush,
+}
+
+/// A neighbour request (`neigh add ADDR lladdr MAC dev DEV nud STATE router`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeighSpec {
+    /// Device name.
+    pub dev: String,
+    /// The neighbour's address (None only for a flush).
+    pub addr: Option<IpAddr>,
+    /// `lladdr`: the bytes `ll_addr_a2n` read (None for `null` or none).
+    pub lladdr: Option<Vec<u8>>,
+    /// `nud STATE`; PERMANENT when not given, as iproute2 sends it.
+    pub state: crate::write::neighs::NudState,
+    /// `router` (NTF_ROUTER).
+    pub router: bool,
 }
 
 /// `addr add` or `addr del`.

@@ -132,6 +132,8 @@ pub struct Fib {
     /// IPv4 state (`inetdev_event`, NETDEV_CHANGEMTU) until the MTU is
     /// changed back to 68 or more.
     pub(crate) ipv4_off: std::collections::BTreeSet<LinkIndex>,
+    /// Neighbour entries by (link, address) (see `write/neighs.rs`).
+    pub(crate) neighbours: BTreeMap<(LinkIndex, IpAddr), crate::write::neighs::Neighbour>,
 }
 
 /// Identifies one path of one IPv4 route.
@@ -209,6 +211,7 @@ impl Fib {
             settings: FibSettings::default(),
             host_scope_gateways: HashSet::new(),
             cache_classes: HashMap::new(),
+            neighbours: BTreeMap::new(),
         }
     }
 
@@ -283,6 +286,7 @@ impl Fib {
                 None => self.route_apply(*op, spec),
             },
             Command::Rule { op, spec } => self.rule_apply(*op, spec),
+            Command::Neigh { op, spec } => self.neigh_apply(*op, spec),
         };
         // The entries this command changed get their summaries back now,
         // not at the next command: else the prefix changed last would take

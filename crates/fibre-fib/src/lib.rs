@@ -59,4 +59,5 @@ pub use read::route_get::RpFilter;
 pub use types::*;
 pub use write::change::FibChange;
 pub use write::import::ImportError;
+pub use write::neighs::{multicast_mac, Neighbour, NudState, GC_THRESH3};
 pub use write::route_ops::IPV6_DEFAULT_METRIC;

@@ -70,6 +70,17 @@ pub enum Command {
         #[command(subcommand)]
         action: DeviceShow,
     },
+    /// Neighbours (ARP and IPv6 neighbour discovery).
+    #[command(
+        visible_alias = "n",
+        visible_alias = "neighbor",
+        visible_alias = "neighbour"
+    )]
+    Neigh {
+        /// What to do with neighbours.
+        #[command(subcommand)]
+        action: NeighAction,
+    },
     /// Answer `route get` queries read from stdin, one answer line each.
     Lookup,
     /// Run the experiments.
@@ -111,6 +122,18 @@ pub struct ImportArgs {
     /// A fibre command to run on the imported FIB (e.g. `route get 1.2.3.4`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub then: Vec<String>,
+}
+
+/// `neigh` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum NeighAction {
+    /// `ip neigh show` ([dev DEV] [nud STATE|all] [[to] PREFIX]).
+    #[command(visible_alias = "list", visible_alias = "ls", visible_alias = "s")]
+    Show {
+        /// The selector, in `ip neigh show`'s words.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
 }
 
 /// Objects that can only be shown.

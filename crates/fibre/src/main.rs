@@ -22,7 +22,7 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use fibre_fib::{config, Family, Fib};
 
-use cli::{Cli, Command, RouteAction};
+use cli::{Cli, Command, NeighAction, RouteAction};
 use outcome::Outcome;
 
 /// The options every subcommand sees.
@@ -161,6 +161,13 @@ fn dispatch(
         Command::Addr { action } => {
             let only = action.device()?;
             show::addresses(&fib, only, globals.family, globals.json, &mut out)?;
+            Outcome::Success
+        }
+        Command::Neigh {
+            action: NeighAction::Show { words },
+        } => {
+            let filter = show::NeighFilter::parse(&words)?;
+            show::neighbours(&fib, globals.family, &filter, globals.json, &mut out)?;
             Outcome::Success
         }
         Command::Lookup => {

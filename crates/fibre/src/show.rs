@@ -1,4 +1,4 @@
-//! `fibre route show`, `rule show`, `link show`, `addr show`.
+//! `fibre route show`, `rule show`, `link show`, `addr show`, `neigh show`.
 
 use std::io::Write;
 
@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::format::addr::{link_addresses_json, link_addresses_text};
 use crate::format::cache::{cache_json, cache_text};
 use crate::format::link::{link_json, link_text, LinkExtras};
+use crate::format::neigh::{neigh_json, neigh_text};
 use crate::format::route::{route_json, route_text, RouteStyle};
 use crate::format::rule::{rule_json, rule_text, RuleContext};
 use crate::icmp::Learned;
@@ -242,6 +243,142 @@ pub fn addresses(
     }
     if json {
         writeln!(out, "{}", Value::Array(list))?;
+    }
+    Ok(())
+}
+
+/// The selector of `neigh show` (`ipneigh_list_or_flush`): `dev DEV`,
+/// `nud STATE|all` (repeatable), `[to] PREFIX`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeighFilter {
+    /// `dev DEV`.
+    pub dev: Option<String>,
+    /// The `NUD_*` bits shown (0x100 stands for NUD_NONE); by default all
+    /// but NOARP (and NONE).
+    pub states: u32,
+    /// `[to] PREFIX`.
+    pub prefix: Option<fibre_fib::Prefix>,
+}
+
+impl NeighFilter {
+    /// Reads `neigh show`'s words.
+    pub fn parse(words: &[String]) -> Result<NeighFilter> {
+        let mut filter = NeighFilter {
+            dev: None,
+            states: 0xff & !u32::from(fibre_fib::NudState::Noarp.bits()),
+            prefix: None,
+        };
+        let mut state_given = false;
+        let mut words = words.iter().map(String::as_str);
+        while let Some(word) = words.next() {
+            match word {
+                "dev" => {
+                    let Some(dev) = words.next() else {
+                        bail!("\"dev\": expected a device name, got end of line (Command line is not complete. Try option \"help\")");
+                    };
+                    if filter.dev.is_some() {
+                        bail!("\"dev\": expected one device, got \"{dev}\" (Error: duplicate \"dev\": \"{dev}\" is the second value.)");
+                    }
+                    filter.dev = Some(dev.to_string());
+                }
+                "nud" => {
+                    let Some(token) = words.next() else {
+                        bail!("\"nud\": expected a state or all, got end of line (Command line is not complete. Try option \"help\")");
+                    };
+                    if !state_given {
+                        state_given = true;
+                        filter.states = 0;
+                    }
+                    let bits = match config::parse_nud_state(token) {
+                        Some(fibre_fib::NudState::None) => 0x100,
+                        Some(state) => u32::from(state.bits()),
+                        None if token == "all" => !0,
+                        None => bail!("\"nud\": expected a state or all, got \"{token}\" (Error: argument \"{token}\" is wrong: nud state is bad)"),
+                    };
+                    filter.states |= bits;
+                }
+                _ => {
+                    let token = if word == "to" {
+                        words.next().with_context(|| "\"to\": expected a prefix, got end of line (Command line is not complete. Try option \"help\")")?
+                    } else {
+                        word
+                    };
+                    filter.prefix = Some(neigh_prefix(token).with_context(|| {
+                        format!("\"neigh show\": expected dev DEV, nud STATE or a prefix, got \"{token}\" (Error: argument \"{token}\" is wrong: to value is invalid)")
+                    })?);
+                }
+            }
+        }
+        Ok(filter)
+    }
+
+    fn shows(&self, entry: &fibre_neigh::NeighView, family: Option<Family>) -> bool {
+        let bits = match entry.state {
+            fibre_fib::NudState::None => 0,
+            state => u32::from(state.bits()),
+        };
+        // print_neigh: a NONE entry only when NONE (0x100) is asked for.
+        let state_ok = if bits == 0 {
+            self.states & 0x100 != 0
+        } else {
+            self.states & bits != 0
+        };
+        let family_ok = family.is_none_or(|f| Family::of(&entry.addr) == f);
+        let prefix_ok = self.prefix.is_none_or(|p| p.contains(&entry.addr));
+        state_ok && family_ok && prefix_ok
+    }
+}
+
+/// `ADDR[/LEN]` as `get_prefix` reads a `neigh show` selector.
+fn neigh_prefix(token: &str) -> Option<fibre_fib::Prefix> {
+    let (addr, len) = match token.split_once('/') {
+        Some((addr, len)) => (addr, Some(len.parse::<u8>().ok()?)),
+        None => (token, None),
+    };
+    let addr: std::net::IpAddr = addr.parse().ok()?;
+    let bits = Family::of(&addr).bits();
+    let len = len.unwrap_or(bits);
+    (len <= bits).then(|| fibre_fib::Prefix::containing(addr, len))
+}
+
+/// `ip neigh show`: the FIB's static neighbours as the kernel holds them
+/// just after the configuration is applied (a table seeded from them and
+/// its timers run once at that instant, so `nud delay` shows PROBE as in
+/// the kernel). The kernel lists in its hash order, which a random seed
+/// chooses per boot; fibre lists IPv4 before IPv6, each by link and
+/// address.
+pub fn neighbours(
+    fib: &Fib,
+    family: Option<Family>,
+    filter: &NeighFilter,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
+    if let Some(dev) = &filter.dev {
+        if fib.link_by_name(dev).is_none() {
+            bail!("Cannot find device \"{dev}\"");
+        }
+    }
+    let only = filter
+        .dev
+        .as_deref()
+        .and_then(|d| fib.link_by_name(d))
+        .map(|l| l.index);
+    let router = fibre_neigh::FibRouter::new(fib);
+    let mut table =
+        fibre_neigh::NeighTable::from_fib(fibre_neigh::NeighSettings::default(), fib, 0);
+    let _ = table.tick(0, &router);
+    let entries = table
+        .entries()
+        .filter(|e| only.is_none_or(|l| e.link == l) && filter.shows(e, family));
+    let show_dev = only.is_none();
+    if json {
+        let list: Vec<Value> = entries.map(|e| neigh_json(fib, &e, show_dev)).collect();
+        writeln!(out, "{}", Value::Array(list))?;
+    } else {
+        for entry in entries {
+            out.write_all(neigh_text(fib, &entry, show_dev).as_bytes())?;
+        }
     }
     Ok(())
 }

@@ -230,7 +230,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ),
     (
         "frob add x",
-        "\"ip\": expected an object: link, addr, route or rule, got \"frob\" (Object \"frob\" is unknown, try \"ip help\".)",
+        "\"ip\": expected an object: link, addr, route, rule or neigh, got \"frob\" (Object \"frob\" is unknown, try \"ip help\".)",
     ),
 ];
 
@@ -335,7 +335,7 @@ fn binary_empty_and_missing_files_are_refused_clearly() {
     // what is before it is no object; control bytes are shown escaped.
     assert!(
         stderr(&out).contains(
-            "bin.conf:1: \"ip\": expected an object: link, addr, route or rule, got \"\\u{7f}ELF\\u{2}\\u{1}\\u{1}\""
+            "bin.conf:1: \"ip\": expected an object: link, addr, route, rule or neigh, got \"\\u{7f}ELF\\u{2}\\u{1}\\u{1}\""
         ) && stderr(&out).contains("is unknown, try \"ip help\"."),
         "{}",
         stderr(&out)

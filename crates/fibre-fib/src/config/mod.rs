@@ -12,8 +12,8 @@
 //! route add 10.9.0.0/16 dev gre1
 //! ```
 //!
-//! Each line is one command of `ip link`, `ip addr`, `ip route` or
-//! `ip rule` (objects and verbs may be abbreviated as iproute2 allows:
+//! Each line is one command of `ip link`, `ip addr`, `ip route`,
+//! `ip rule` or `ip neigh` (objects and verbs may be abbreviated as iproute2 allows:
 //! `ro a`, `ru del`, `a add`, `l set`); `-4`/`-6` at the start of a line
 //! sets the family, otherwise the addresses do. A `#` anywhere begins a
 //! comment and a `\` at the end of a line continues it, as in `ip -batch`.
@@ -36,6 +36,7 @@ mod ipproto;
 mod lexer;
 mod link;
 mod load;
+mod neigh;
 mod route;
 mod rule;
 mod tunnels;
@@ -52,8 +53,9 @@ pub use load::{
     address_space, apply_str, load, load_reader, past_memory_limit, MAX_ADDRESS_SPACE,
     MAX_CONFIG_BYTES, MAX_CONFIG_LINES, MAX_DIAGNOSTICS, MAX_LINE_BYTES, MEMORY_CHECK_LINES,
 };
+pub use neigh::parse_nud_state;
 
-use crate::command::{AddrOp, Command, RouteOp, RuleOp};
+use crate::command::{AddrOp, Command, NeighOp, RouteOp, RuleOp};
 use crate::types::Family;
 #[allow(unused_imports)] // named in the module documentation
 use crate::Fib;
@@ -243,6 +245,30 @@ fn parse_object(
             let spec = rule::parse_rule(op, words)?;
             Ok(vec![Command::Rule { op, spec }])
         }
+        Object::Neighbour => {
+            // do_ipneigh's verbs in its order.
+            let op = match find(verb, &["add", "change", "replace", "delete", "flush"]) {
+                Some("add") => NeighOp::Add,
+                Some("change") => NeighOp::Change,
+                Some("replace") => NeighOp::Replace,
+                Some("delete") => NeighOp::Del,
+                Some(_) => NeighOp::Flush,
+                None if verb == "chg" => NeighOp::Change,
+                None => {
+                    return Err(bad_verb(
+                        "neigh",
+                        "add, change, replace, del or flush",
+                        verb,
+                    ))
+                }
+            };
+            let spec = if op == NeighOp::Flush {
+                neigh::parse_flush(&mut words)?
+            } else {
+                neigh::parse_neigh(&mut words)?
+            };
+            Ok(vec![Command::Neigh { op, spec }])
+        }
     }
 }
 
@@ -253,6 +279,7 @@ enum Object {
     Address,
     Route,
     Rule,
+    Neighbour,
 }
 
 /// `ip`'s object table in its own order, so an abbreviation resolves to
@@ -263,15 +290,15 @@ const IP_OBJECTS: &[(&str, Option<Object>)] = &[
     ("maddress", None),
     ("route", Some(Object::Route)),
     ("rule", Some(Object::Rule)),
-    ("neighbor", None),
-    ("neighbour", None),
+    ("neighbor", Some(Object::Neighbour)),
+    ("neighbour", Some(Object::Neighbour)),
     ("ntable", None),
     ("ntbl", None),
     ("link", Some(Object::Link)),
 ];
 
 fn find_object(word: &str) -> Result<Object, ParseError> {
-    let expected = "an object: link, addr, route or rule";
+    let expected = "an object: link, addr, route, rule or neigh";
     let found = IP_OBJECTS
         .iter()
         .find(|(name, _)| !word.is_empty() && name.starts_with(word));

@@ -569,10 +569,10 @@ fn refuses_bad_link_words() {
 fn refuses_unknown_objects_and_verbs() {
     assert_eq!(
         refusal("frob add x"),
-        "\"ip\": expected an object: link, addr, route or rule, got \"frob\" \
+        "\"ip\": expected an object: link, addr, route, rule or neigh, got \"frob\" \
          (Object \"frob\" is unknown, try \"ip help\".)"
     );
-    assert!(refusal("neigh add x").contains("fibre does not model \"neighbor\""));
+    assert!(refusal("ntable show").contains("fibre does not model \"ntable\""));
     assert!(
         refusal("route show").ends_with("(Command \"show\" is unknown, try \"ip route help\".)")
     );

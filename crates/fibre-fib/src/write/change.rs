@@ -46,6 +46,9 @@ impl FibChange {
             | Command::LinkDel { .. }
             | Command::Addr { .. }
             | Command::Rule { .. } => FibChange::Everything,
+            // A neighbour changes no lookup's answer; static neighbours are
+            // rare enough that saying "everything" costs nothing.
+            Command::Neigh { .. } => FibChange::Everything,
         }
     }
 }

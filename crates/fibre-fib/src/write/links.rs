@@ -279,6 +279,7 @@ impl Fib {
             // Unregister: every remaining route through it goes, local ones too.
             self.remove_addresses_of(index);
             self.flush_routes_of_dev(index, true);
+            self.neighbours_ifdown(index);
             if let Some(link) = self.links.remove(&index) {
                 self.link_names.remove(&link.name);
             }
@@ -314,6 +315,9 @@ impl Fib {
             let link = self.links.get_mut(&index).expect("listed");
             if link.carrier != carrier {
                 link.carrier = carrier;
+                if !carrier {
+                    self.neighbours_carrier_down(index);
+                }
                 // A link never up has no path that could carry the flag.
                 if self.been_up.contains(&index) {
                     self.set_linkdown_flags(index, !carrier);
@@ -459,6 +463,8 @@ impl Fib {
         }
         // fib_disable_ip: routes through the link die, host-scope (local) ones stay.
         self.flush_routes_of_dev(index, false);
+        // arp_ifdown and ndisc_netdev_event (NETDEV_DOWN): neigh_ifdown.
+        self.neighbours_ifdown(index);
     }
 }
 

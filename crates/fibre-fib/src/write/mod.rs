@@ -14,5 +14,6 @@ pub(crate) mod follow;
 pub mod gre;
 pub(crate) mod import;
 pub(crate) mod links;
+pub(crate) mod neighs;
 pub(crate) mod route_ops;
 pub(crate) mod rules;

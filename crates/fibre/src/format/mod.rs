@@ -6,6 +6,7 @@ pub mod addr;
 pub mod cache;
 pub mod get;
 pub mod link;
+pub mod neigh;
 pub mod route;
 pub mod rule;
 
