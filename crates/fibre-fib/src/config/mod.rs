@@ -263,9 +263,9 @@ fn parse_object(
                 }
             };
             let spec = if op == NeighOp::Flush {
-                neigh::parse_flush(&mut words)?
+                neigh::parse_flush(words)?
             } else {
-                neigh::parse_neigh(&mut words)?
+                neigh::parse_neigh(words)?
             };
             Ok(vec![Command::Neigh { op, spec }])
         }
