@@ -15,6 +15,10 @@ use fibre_fib::LinkIndex;
 pub trait Neighbours {
     /// The MAC address of neighbour `addr` on link `link`, if resolved.
     fn lookup(&self, link: LinkIndex, addr: IpAddr) -> Option<[u8; 6]>;
+
+    /// Called after each burst: a published table's reader reports its
+    /// quiescent state here (between bursts, as the FIB's reader does).
+    fn burst_done(&mut self) {}
 }
 
 impl<T: Neighbours + ?Sized> Neighbours for &T {
@@ -26,6 +30,20 @@ impl<T: Neighbours + ?Sized> Neighbours for &T {
 impl<T: Neighbours + ?Sized> Neighbours for std::sync::Arc<T> {
     fn lookup(&self, link: LinkIndex, addr: IpAddr) -> Option<[u8; 6]> {
         (**self).lookup(link, addr)
+    }
+}
+
+/// The control side's published neighbour table (`fibre-neigh`): resolved
+/// entries read without a lock; a use of a STALE entry is reported to the
+/// control side through the reader's own ring, which starts the kernel's
+/// DELAY/PROBE confirmation; the reader is quiescent after each burst.
+impl Neighbours for fibre_neigh::NeighReader {
+    fn lookup(&self, link: LinkIndex, addr: IpAddr) -> Option<[u8; 6]> {
+        fibre_neigh::NeighReader::lookup(self, link, addr).map(|adjacency| adjacency.mac)
+    }
+
+    fn burst_done(&mut self) {
+        self.quiescent();
     }
 }
 

@@ -206,6 +206,7 @@ impl<F: FibSource, N: Neighbours> Worker<F, N> {
         } = self;
         for chunk in frames.chunks(BURST) {
             fib.with_fib(|fib| core.burst(fib, &*neighbours, port, chunk, now_ns));
+            neighbours.burst_done();
         }
         core.published.publish(&core.counters);
     }
