@@ -11,19 +11,7 @@ use fibre_net::checksum;
 /// Ethernet header length.
 pub(crate) const ETH_HLEN: usize = 14;
 
-/// Whom a frame is addressed to (`skb->pkt_type` from `eth_type_trans`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PacketType {
-    /// The port's own MAC address (`PACKET_HOST`).
-    Host,
-    /// ff:ff:ff:ff:ff:ff (`PACKET_BROADCAST`).
-    Broadcast,
-    /// Any other group address (`PACKET_MULTICAST`). A veth or software
-    /// port has no multicast filter: every group reaches the stack.
-    Multicast,
-    /// Another station's address (`PACKET_OTHERHOST`).
-    OtherHost,
-}
+pub(crate) use fibre_net::ethernet::PacketType;
 
 /// What a frame carries, by EtherType.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,16 +28,8 @@ pub(crate) fn classify(frame: &[u8], own: [u8; 6]) -> Option<(PacketType, Payloa
     if frame.len() < ETH_HLEN {
         return None;
     }
-    let dst = &frame[..6];
-    let kind = if dst == own {
-        PacketType::Host
-    } else if dst == [0xff; 6] {
-        PacketType::Broadcast
-    } else if dst[0] & 1 != 0 {
-        PacketType::Multicast
-    } else {
-        PacketType::OtherHost
-    };
+    let dst = [frame[0], frame[1], frame[2], frame[3], frame[4], frame[5]];
+    let kind = PacketType::of(dst, own);
     let payload = match u16::from_be_bytes([frame[12], frame[13]]) {
         0x0800 => Payload::Ipv4,
         0x86dd => Payload::Ipv6,

@@ -27,26 +27,7 @@ use crate::router::Router;
 use crate::table::{Action, NeighTable, UpdateFlags};
 use fibre_fib::NudState;
 
-/// How a frame reached us (`skb->pkt_type`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PacketType {
-    Host,
-    Broadcast,
-    Multicast,
-    OtherHost,
-}
-
-pub(crate) fn packet_type(dst: [u8; 6], own: [u8; 6]) -> PacketType {
-    if dst == own {
-        PacketType::Host
-    } else if dst == [0xff; 6] {
-        PacketType::Broadcast
-    } else if dst[0] & 1 == 1 {
-        PacketType::Multicast
-    } else {
-        PacketType::OtherHost
-    }
-}
+pub(crate) use fibre_net::ethernet::PacketType;
 
 impl NeighTable {
     /// An ARP frame received on `link` (Ethernet header first). Malformed
@@ -72,7 +53,7 @@ impl NeighTable {
         if eth.ethertype() != EtherType::Arp {
             return out;
         }
-        let pkt_type = packet_type(eth.dst_addr().0, own);
+        let pkt_type = PacketType::of(eth.dst_addr().0, own);
         if pkt_type == PacketType::OtherHost {
             return out;
         }

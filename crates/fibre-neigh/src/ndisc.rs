@@ -27,7 +27,7 @@ use fibre_net::ethernet::{EtherType, Frame};
 use fibre_net::ip::Protocol;
 use fibre_net::ipv6::Packet as Ipv6Packet;
 
-use crate::arp::{packet_type, PacketType};
+use crate::arp::PacketType;
 use crate::frames::{
     neighbour_advertisement, parse_nd, NaFlags, NDISC_NEIGHBOUR_ADVERTISEMENT,
     NDISC_NEIGHBOUR_SOLICITATION,
@@ -61,7 +61,7 @@ impl NeighTable {
             return out;
         };
         if eth.ethertype() != EtherType::Ipv6
-            || packet_type(eth.dst_addr().0, own) == PacketType::OtherHost
+            || PacketType::of(eth.dst_addr().0, own) == PacketType::OtherHost
         {
             return out;
         }

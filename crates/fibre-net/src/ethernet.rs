@@ -104,6 +104,45 @@ impl From<EtherType> for u16 {
     }
 }
 
+/// Whom a received frame is addressed to, as `eth_type_trans` sets
+/// `skb->pkt_type` for a port whose MAC address is `own`.
+///
+/// ```
+/// use fibre_net::ethernet::PacketType;
+/// let own = [0x02, 0, 0, 0, 0, 1];
+/// assert_eq!(PacketType::of(own, own), PacketType::Host);
+/// assert_eq!(PacketType::of([0xff; 6], own), PacketType::Broadcast);
+/// assert_eq!(PacketType::of([0x33, 0x33, 0, 0, 0, 1], own), PacketType::Multicast);
+/// assert_eq!(PacketType::of([0x02, 0, 0, 0, 0, 2], own), PacketType::OtherHost);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PacketType {
+    /// The port's own address (`PACKET_HOST`).
+    Host,
+    /// ff:ff:ff:ff:ff:ff (`PACKET_BROADCAST`).
+    Broadcast,
+    /// Any other group address (`PACKET_MULTICAST`). A veth or software
+    /// port has no multicast filter: every group reaches the stack.
+    Multicast,
+    /// Another station's address (`PACKET_OTHERHOST`).
+    OtherHost,
+}
+
+impl PacketType {
+    /// The type of a frame to `dst` received by a port with address `own`.
+    pub fn of(dst: [u8; 6], own: [u8; 6]) -> PacketType {
+        if dst == own {
+            PacketType::Host
+        } else if dst == [0xff; 6] {
+            PacketType::Broadcast
+        } else if dst[0] & 1 != 0 {
+            PacketType::Multicast
+        } else {
+            PacketType::OtherHost
+        }
+    }
+}
+
 /// A read/write view of an Ethernet II frame whose length was checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame<T: AsRef<[u8]>> {
