@@ -116,29 +116,15 @@ pub enum TimeExceeded {
     FragExpired = 1,
 }
 
-/// A read/write view of an ICMP message at least [`HEADER_LEN`] long.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of an ICMP message at least [`HEADER_LEN`] long.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Wraps `buffer` (the IPv4 payload) after checking its length.
     pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        if buffer.as_ref().len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
+        crate::at_least(buffer.as_ref(), HEADER_LEN)?;
         Ok(Packet { buffer })
-    }
-
-    /// Gives the buffer back.
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
-    fn u16_at(&self, at: usize) -> u16 {
-        let b = self.buffer.as_ref();
-        u16::from_be_bytes([b[at], b[at + 1]])
     }
 
     /// Message type.
@@ -153,22 +139,22 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The checksum field.
     pub fn checksum(&self) -> u16 {
-        self.u16_at(2)
+        self.be16(2)
     }
 
     /// Echo identifier (bytes 4-5).
     pub fn echo_ident(&self) -> u16 {
-        self.u16_at(4)
+        self.be16(4)
     }
 
     /// Echo sequence number (bytes 6-7).
     pub fn echo_seq_no(&self) -> u16 {
-        self.u16_at(6)
+        self.be16(6)
     }
 
     /// Next-hop MTU of a fragmentation-needed message (bytes 6-7, RFC 1191).
     pub fn next_hop_mtu(&self) -> u16 {
-        self.u16_at(6)
+        self.be16(6)
     }
 
     /// Everything after the 8-byte header.
