@@ -241,6 +241,9 @@ fn icmp_send_sends_nothing_where_the_kernel_does_not() {
         let v = packet_v4(src, FAR4, 17, &[], &[0; 8]);
         assert_eq!(error_v4(&v, te), Err(Unsent::NonUnicastSource), "{src}");
     }
+    // The rest of 0.0.0.0/8 is unicast (Linux 5.3 on) and answered.
+    let v = packet_v4(Ipv4Addr::new(0, 1, 2, 3), FAR4, 17, &[], &[0; 8]);
+    assert!(error_v4(&v, te).is_ok());
     // ICMP errors (and unknown types) are not answered; queries are.
     for (kind, sent) in [
         (0u8, true),

@@ -65,9 +65,12 @@ fn addr_at(packet: &[u8], at: usize) -> Ipv4Addr {
 
 /// True if the source cannot name one node: such packets are martians
 /// (`ip_route_input_slow`'s `martian_source`: multicast, limited
-/// broadcast, zeronet, loopback) and never reach `icmp_send`.
+/// broadcast, 0.0.0.0, loopback) and never reach `icmp_send`. The rest of
+/// 0.0.0.0/8 is unicast since "ipv4: Allow 0.0.0.0/8 as a valid address
+/// range" (Linux 5.3): the kernel answers those sources (`ip route get
+/// DST from 0.1.2.3 iif DEV` routes; `from 0.0.0.0` is EINVAL).
 fn is_martian_source(src: Ipv4Addr) -> bool {
-    src.is_multicast() || src.is_broadcast() || src.octets()[0] == 0 || src.is_loopback()
+    src.is_multicast() || src.is_broadcast() || src.is_unspecified() || src.is_loopback()
 }
 
 /// Writes the IPv4 header (with `options`) of an ICMP message of
