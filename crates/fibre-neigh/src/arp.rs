@@ -20,14 +20,14 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use fibre_fib::RouteType;
 use fibre_net::arp::{Operation, Packet as ArpPacket, Repr as ArpRepr};
-use fibre_net::ethernet::{EtherType, Frame};
+use fibre_net::ethernet::EtherType;
 
 use crate::frames::arp_frame;
-use crate::router::Router;
+use crate::router::{received, Received, Router};
 use crate::table::{Action, NeighTable, UpdateFlags};
 use fibre_fib::NudState;
 
-pub(crate) use fibre_net::ethernet::PacketType;
+use fibre_net::ethernet::PacketType;
 
 impl NeighTable {
     /// An ARP frame received on `link` (Ethernet header first). Malformed
@@ -41,23 +41,15 @@ impl NeighTable {
         router: &dyn Router,
     ) -> Vec<Action> {
         let mut out = Vec::new();
-        let Some(own) = router.mac(link) else {
+        let Some(Received {
+            payload,
+            own,
+            pkt_type,
+        }) = received(router, link, frame, EtherType::Arp)
+        else {
             return out;
         };
-        if !router.resolves(link) {
-            return out;
-        }
-        let Ok(eth) = Frame::new_checked(frame) else {
-            return out;
-        };
-        if eth.ethertype() != EtherType::Arp {
-            return out;
-        }
-        let pkt_type = PacketType::of(eth.dst_addr().0, own);
-        if pkt_type == PacketType::OtherHost {
-            return out;
-        }
-        let Ok(packet) = ArpPacket::new_checked(eth.payload()) else {
+        let Ok(packet) = ArpPacket::new_checked(payload) else {
             return out;
         };
         // arp_rcv: `ar_hln` must be the device's, `ar_pln` 4; arp_process:

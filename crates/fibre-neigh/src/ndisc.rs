@@ -23,16 +23,15 @@ use std::net::{IpAddr, Ipv6Addr};
 use fibre_base::Ipv6;
 use fibre_fib::NudState;
 use fibre_net::checksum;
-use fibre_net::ethernet::{EtherType, Frame};
+use fibre_net::ethernet::EtherType;
 use fibre_net::ip::Protocol;
 use fibre_net::ipv6::Packet as Ipv6Packet;
 
-use crate::arp::PacketType;
 use crate::frames::{
     neighbour_advertisement, parse_nd, NaFlags, NDISC_NEIGHBOUR_ADVERTISEMENT,
     NDISC_NEIGHBOUR_SOLICITATION,
 };
-use crate::router::Router;
+use crate::router::{received, Received, Router};
 use crate::table::{Action, NeighTable, UpdateFlags};
 
 /// ff02::1, all nodes.
@@ -51,21 +50,11 @@ impl NeighTable {
         router: &dyn Router,
     ) -> Vec<Action> {
         let mut out = Vec::new();
-        let Some(own) = router.mac(link) else {
+        let Some(Received { payload, own, .. }) = received(router, link, frame, EtherType::Ipv6)
+        else {
             return out;
         };
-        if !router.resolves(link) {
-            return out;
-        }
-        let Ok(eth) = Frame::new_checked(frame) else {
-            return out;
-        };
-        if eth.ethertype() != EtherType::Ipv6
-            || PacketType::of(eth.dst_addr().0, own) == PacketType::OtherHost
-        {
-            return out;
-        }
-        let Ok(ip) = Ipv6Packet::new_checked(eth.payload()) else {
+        let Ok(ip) = Ipv6Packet::new_checked(payload) else {
             return out;
         };
         if ip.next_header() != Protocol::Icmpv6 || ip.src_addr().is_multicast() {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use fibre_fib::{Family, Fib, RouteGetRequest, RouteType, Scope};
+use fibre_net::ethernet::{EtherType, Frame, PacketType, HEADER_LEN};
 
 /// The router's side of ARP and neighbour discovery.
 pub trait Router {
@@ -169,4 +170,41 @@ impl Router for FibRouter<'_> {
         // The FIB models a router: forwarding is on everywhere.
         true
     }
+}
+
+/// A frame received on a link that resolves neighbours, as `arp_rcv` and
+/// `ipv6_rcv` take it before looking inside: whole, of the EtherType
+/// asked for, and not addressed to another station.
+pub(crate) struct Received<'a> {
+    /// The Ethernet payload.
+    pub payload: &'a [u8],
+    /// The link's own MAC address.
+    pub own: [u8; 6],
+    /// How the frame was addressed.
+    pub pkt_type: PacketType,
+}
+
+/// `frame`, received on `link`, if the neighbour code should look inside
+/// it: the link exists and resolves, and the frame carries `ethertype`
+/// to us, to the broadcast address or to a group.
+pub(crate) fn received<'a>(
+    router: &dyn Router,
+    link: u32,
+    frame: &'a [u8],
+    ethertype: EtherType,
+) -> Option<Received<'a>> {
+    let own = router.mac(link)?;
+    if !router.resolves(link) {
+        return None;
+    }
+    let eth = Frame::new_checked(frame).ok()?;
+    let pkt_type = PacketType::of(eth.dst_addr().0, own);
+    if eth.ethertype() != ethertype || pkt_type == PacketType::OtherHost {
+        return None;
+    }
+    Some(Received {
+        payload: &frame[HEADER_LEN..],
+        own,
+        pkt_type,
+    })
 }
