@@ -8,8 +8,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use fibre_base::DropReason;
 use fibre_net::checksum;
 
-/// Ethernet header length.
-pub(crate) const ETH_HLEN: usize = 14;
+/// Ethernet header length (the kernel's name for it).
+pub(crate) use fibre_net::ethernet::HEADER_LEN as ETH_HLEN;
 
 pub(crate) use fibre_net::ethernet::PacketType;
 

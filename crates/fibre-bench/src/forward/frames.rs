@@ -4,6 +4,8 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use fibre_fib::{config, Fib, LinkIndex};
 use fibre_net::checksum;
+use fibre_net::ethernet::HEADER_LEN as ETH_HLEN;
+use fibre_net::udp::HEADER_LEN as UDP_HLEN;
 
 use crate::fib::setup::FibFamily;
 use crate::nexthop::{splitmix64, NextHop};
@@ -18,8 +20,6 @@ pub const LAN_MAC: [u8; 6] = [0x02, 0xfb, 0, 0, 0, 0x01];
 pub const WAN_MAC: [u8; 6] = [0x02, 0xfb, 0, 0, 0, 0x02];
 /// The LAN hosts' MAC address (the frames' source).
 const HOST_MAC: [u8; 6] = [0x02, 0xfb, 0, 0, 1, 0x01];
-const ETH_HLEN: usize = 14;
-const UDP_HLEN: usize = 8;
 const IPPROTO_UDP: u8 = 17;
 
 /// The gateway `hop`'s MAC address.
@@ -100,11 +100,11 @@ fn ethernet(frame: &mut [u8], ethertype: u16) {
 /// A UDP header to port 443 over the rest of `segment` (a forwarding
 /// router reads none of it; its checksum is left 0, "none" for IPv4).
 fn udp(segment: &mut [u8], sport: u16) {
+    debug_assert!(segment.len() >= UDP_HLEN);
     let len = segment.len() as u16;
     segment[..2].copy_from_slice(&sport.to_be_bytes());
     segment[2..4].copy_from_slice(&443u16.to_be_bytes());
     segment[4..6].copy_from_slice(&len.to_be_bytes());
-    debug_assert!(segment.len() >= UDP_HLEN);
 }
 
 /// `fib` with the LAN link up and its address; the LAN's index.
