@@ -489,6 +489,21 @@ fn echo_reply_v6_keeps_the_traffic_class_and_turns_the_request_round() {
     );
 }
 
+#[test]
+fn an_echo_request_whose_extension_header_overruns_the_packet_is_not_answered() {
+    // A hop-by-hop header announcing 8 bytes in a 2-byte payload, then
+    // ICMPv6: the chain points past the end of the packet.
+    let request = packet_v6(SENDER6, ROUTER6, 0, &[58, 0]);
+    let mut out = [0u8; 256];
+    assert_eq!(
+        write_echo_reply_v6(&request, &mut out),
+        Err(Unsent::NotEchoRequest)
+    );
+    // `is_ineligible` cannot read the ICMPv6 type either: an ICMPv6
+    // packet too short to show its type is treated as an error.
+    assert!(error_v6(&request, Icmp6Error::TimeExceeded).is_err());
+}
+
 fn secs(s: f64) -> u64 {
     (s * 1e9) as u64
 }

@@ -259,7 +259,10 @@ pub fn write_echo_reply_v6_from(
     if next != ICMPV6 || frag_off != 0 {
         return Err(Unsent::NotEchoRequest);
     }
-    let icmp_in = &request[at..];
+    // The last extension header may claim more bytes than the packet has.
+    let Some(icmp_in) = request.get(at..) else {
+        return Err(Unsent::NotEchoRequest);
+    };
     let pseudo = checksum::pseudo_header::<Ipv6>(src, dst, ICMPV6, icmp_in.len() as u32);
     if icmp_in.len() < ICMP_HEADER
         || icmp_in[0] != fibre_net::icmpv6::msg_type::ECHO_REQUEST
