@@ -59,7 +59,9 @@ impl Neighbours for fibre_neigh::NeighReader {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct StaticNeighbours {
-    entries: HashMap<(LinkIndex, IpAddr), [u8; 6]>,
+    /// Hashed as the published table is (foldhash, a random seed): a
+    /// lookup per forwarded packet.
+    entries: HashMap<(LinkIndex, IpAddr), [u8; 6], foldhash::fast::RandomState>,
 }
 
 impl StaticNeighbours {
