@@ -1,0 +1,221 @@
+//! A Linux `AF_PACKET` socket bound to one interface: a `TPACKET_V3`
+//! receive ring ([`ring`]) and `sendmmsg` batches ([`tx`]).
+//!
+//! The kernel side: `net/packet/af_packet.c` (`packet_set_ring`,
+//! `tpacket_rcv`, `prb_retire_current_block`), and
+//! `Documentation/networking/packet_mmap.rst` for the ring's protocol.
+
+mod ring;
+mod tx;
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use crate::Port;
+use ring::RxRing;
+use tx::TxBatch;
+
+/// `ETH_P_ALL`: every protocol (an `ETH_P_IP` socket would miss ARP, and
+/// frames an nft ingress rule drops).
+const ETH_P_ALL: u16 = 0x0003;
+const SOL_PACKET: libc::c_int = 263;
+const PACKET_RX_RING: libc::c_int = 5;
+const PACKET_VERSION: libc::c_int = 10;
+const PACKET_FANOUT: libc::c_int = 18;
+const PACKET_QDISC_BYPASS: libc::c_int = 20;
+const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const TPACKET_V3: libc::c_int = 2;
+/// `PACKET_FANOUT_HASH`: one flow to one socket of the group.
+const PACKET_FANOUT_HASH: u32 = 0;
+
+/// How an [`AfPacket`] port is set up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AfPacketConfig {
+    /// Bytes per ring block (a power of two, a multiple of the page size).
+    pub block_size: usize,
+    /// Blocks in the receive ring.
+    pub blocks: usize,
+    /// Milliseconds after which the kernel hands over a block that is not
+    /// full (`tp_retire_blk_tov`): the latency bound at low rates.
+    pub block_timeout_ms: u32,
+    /// Frames queued between flushes (one `sendmmsg`).
+    pub tx_batch: usize,
+    /// The largest frame transmitted (the link's MTU plus its headers).
+    pub max_frame: usize,
+    /// A `PACKET_FANOUT` group id shared by the workers of one interface
+    /// (flows hashed across them); `None`: no group.
+    pub fanout_group: Option<u16>,
+}
+
+impl Default for AfPacketConfig {
+    fn default() -> Self {
+        Self {
+            block_size: 1 << 18,
+            blocks: 16,
+            block_timeout_ms: 1,
+            tx_batch: 64,
+            max_frame: 1518,
+            fanout_group: None,
+        }
+    }
+}
+
+/// What the port counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AfPacketStats {
+    /// Frames received.
+    pub received: u64,
+    /// Frames received with `TP_STATUS_CSUMNOTREADY`: sent by a local
+    /// sender with transmit checksum offload, so their TCP/UDP checksum is
+    /// partial (veth's default). Forwarded as they are, the receiver would
+    /// count them as checksum errors.
+    pub partial_checksums: u64,
+    /// Frames cut to fit the ring's frame slot (`tp_snaplen < tp_len`).
+    pub truncated: u64,
+    /// Frames the kernel took on flush.
+    pub sent: u64,
+    /// Frames the kernel refused on flush (its queue was full).
+    pub send_dropped: u64,
+}
+
+/// An `AF_PACKET` port on one interface.
+///
+/// Needs `CAP_NET_RAW`. The socket, its ring and its batch are released
+/// when the port is dropped.
+#[derive(Debug)]
+pub struct AfPacket {
+    socket: OwnedFd,
+    ring: RxRing,
+    tx: TxBatch,
+    stats: AfPacketStats,
+}
+
+fn check(result: libc::c_int, what: &str) -> io::Result<libc::c_int> {
+    if result < 0 {
+        let error = io::Error::last_os_error();
+        Err(io::Error::new(error.kind(), format!("{what}: {error}")))
+    } else {
+        Ok(result)
+    }
+}
+
+fn set_option<T>(fd: RawFd, name: libc::c_int, value: &T, what: &str) -> io::Result<()> {
+    // SAFETY: `value` points at a live `T` of the size given; the kernel
+    // only reads it.
+    let result = unsafe {
+        libc::setsockopt(
+            fd,
+            SOL_PACKET,
+            name,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    check(result, what).map(drop)
+}
+
+impl AfPacket {
+    /// Opens a port on interface `name` in the calling thread's network
+    /// namespace.
+    pub fn open(name: &str, config: AfPacketConfig) -> io::Result<Self> {
+        let c_name = CString::new(name)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the name"))?;
+        // SAFETY: `c_name` is a NUL-terminated string that outlives the call.
+        let ifindex = unsafe { libc::if_nametoindex(c_name.as_ptr()) };
+        if ifindex == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("Cannot find device \"{name}\""),
+            ));
+        }
+        let fd = check(
+            // SAFETY: plain system call; the descriptor is owned right after.
+            unsafe {
+                libc::socket(
+                    libc::AF_PACKET,
+                    libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                    libc::c_int::from(ETH_P_ALL.to_be()),
+                )
+            },
+            "socket(AF_PACKET)",
+        )?;
+        // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
+        let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+        set_option(fd, PACKET_VERSION, &TPACKET_V3, "PACKET_VERSION")?;
+        set_option(fd, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")?;
+        set_option(fd, PACKET_IGNORE_OUTGOING, &1i32, "PACKET_IGNORE_OUTGOING")?;
+        let ring = RxRing::new(fd, &config)?;
+        // SAFETY: zero is a valid sockaddr_ll; the fields are set below.
+        let mut address: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        address.sll_family = libc::AF_PACKET as u16;
+        address.sll_protocol = ETH_P_ALL.to_be();
+        address.sll_ifindex = ifindex as i32;
+        check(
+            // SAFETY: `address` is a live sockaddr_ll of the size given.
+            unsafe {
+                libc::bind(
+                    fd,
+                    (&address as *const libc::sockaddr_ll).cast(),
+                    std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+                )
+            },
+            "bind",
+        )?;
+        if let Some(group) = config.fanout_group {
+            let word = u32::from(group) | (PACKET_FANOUT_HASH << 16);
+            set_option(fd, PACKET_FANOUT, &word, "PACKET_FANOUT")?;
+        }
+        let tx = TxBatch::new(ifindex as i32, config.tx_batch, config.max_frame);
+        Ok(Self {
+            socket,
+            ring,
+            tx,
+            stats: AfPacketStats::default(),
+        })
+    }
+
+    /// What the port counted so far.
+    pub fn stats(&self) -> AfPacketStats {
+        self.stats
+    }
+
+    /// Waits until a frame can be received or `timeout_ms` passed.
+    pub fn wait(&self, timeout_ms: i32) -> io::Result<()> {
+        if self.ring.ready() {
+            return Ok(());
+        }
+        let mut poll = libc::pollfd {
+            fd: self.socket.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one live pollfd.
+        check(unsafe { libc::poll(&mut poll, 1, timeout_ms) }, "poll").map(drop)
+    }
+}
+
+impl Port for AfPacket {
+    fn receive(&mut self, max: usize, deliver: &mut dyn FnMut(&[&[u8]])) -> io::Result<usize> {
+        let seen = self.ring.receive(max, deliver);
+        self.stats.received += seen.frames;
+        self.stats.partial_checksums += seen.partial_checksums;
+        self.stats.truncated += seen.truncated;
+        Ok(seen.frames as usize)
+    }
+
+    fn transmit(&mut self, frame: &[u8]) -> io::Result<()> {
+        if self.tx.is_full() {
+            self.flush()?;
+        }
+        self.tx.push(frame)
+    }
+
+    fn flush(&mut self) -> io::Result<usize> {
+        let queued = self.tx.len();
+        let sent = self.tx.send(self.socket.as_raw_fd())?;
+        self.stats.sent += sent as u64;
+        self.stats.send_dropped += (queued - sent) as u64;
+        Ok(sent)
+    }
+}

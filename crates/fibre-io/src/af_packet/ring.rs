@@ -1,0 +1,277 @@
+//! The `TPACKET_V3` receive ring: blocks of frames the kernel fills and
+//! hands over by setting a block's status to `TP_STATUS_USER`, and takes
+//! back when the reader sets it to `TP_STATUS_KERNEL`
+//! (`Documentation/networking/packet_mmap.rst`, "TPACKET_V3").
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::{check, set_option, AfPacketConfig, PACKET_RX_RING};
+
+const TP_STATUS_KERNEL: u32 = 0;
+const TP_STATUS_USER: u32 = 1 << 0;
+const TP_STATUS_CSUMNOTREADY: u32 = 1 << 3;
+
+/// Frames handed to one call of the receive callback at the most.
+const RX_BURST: usize = 256;
+
+/// `struct tpacket_req3`.
+#[repr(C)]
+struct RingRequest {
+    block_size: u32,
+    block_count: u32,
+    frame_size: u32,
+    frame_count: u32,
+    retire_block_timeout_ms: u32,
+    private_size: u32,
+    feature_request: u32,
+}
+
+/// `struct tpacket_block_desc` with its `tpacket_hdr_v1`, as far as the
+/// reader needs it.
+#[repr(C)]
+struct BlockHeader {
+    version: u32,
+    offset_to_private: u32,
+    status: AtomicU32,
+    packet_count: u32,
+    offset_to_first_packet: u32,
+    block_len: u32,
+}
+
+/// `struct tpacket3_hdr`, as far as the reader needs it.
+#[repr(C)]
+struct PacketHeader {
+    next_offset: u32,
+    seconds: u32,
+    nanoseconds: u32,
+    captured_len: u32,
+    wire_len: u32,
+    status: u32,
+    mac_offset: u16,
+    network_offset: u16,
+}
+
+const _: () = assert!(
+    std::mem::size_of::<RingRequest>() == 28,
+    "RingRequest must be the kernel's struct tpacket_req3 (7 x u32): if this fires, check the field list against include/uapi/linux/if_packet.h"
+);
+const _: () = assert!(
+    std::mem::offset_of!(BlockHeader, status) == 8
+        && std::mem::offset_of!(BlockHeader, offset_to_first_packet) == 16,
+    "BlockHeader must match struct tpacket_block_desc + tpacket_hdr_v1 (block_status at 8, offset_to_first_pkt at 16): if this fires, check include/uapi/linux/if_packet.h"
+);
+const _: () = assert!(
+    std::mem::offset_of!(PacketHeader, status) == 20
+        && std::mem::offset_of!(PacketHeader, mac_offset) == 24,
+    "PacketHeader must match struct tpacket3_hdr (tp_status at 20, tp_mac at 24): if this fires, check include/uapi/linux/if_packet.h"
+);
+
+/// What one [`RxRing::receive`] saw.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Seen {
+    pub frames: u64,
+    pub partial_checksums: u64,
+    pub truncated: u64,
+}
+
+/// The reader's position in the block it is reading.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
+    offset: usize,
+    left: u32,
+}
+
+/// The mapped ring and where the reader is in it.
+#[derive(Debug)]
+pub(super) struct RxRing {
+    map: *mut u8,
+    map_len: usize,
+    block_size: usize,
+    blocks: usize,
+    block: usize,
+    cursor: Option<Cursor>,
+}
+
+// SAFETY: the mapping belongs to this ring alone (the socket that shares it
+// with the kernel is owned by the same port), so moving the ring to another
+// thread moves its only reader.
+unsafe impl Send for RxRing {}
+
+impl RxRing {
+    /// Asks the kernel for the ring on socket `fd` and maps it.
+    pub fn new(fd: RawFd, config: &AfPacketConfig) -> io::Result<Self> {
+        let frame_size = 2048u32;
+        let invalid = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, why.to_string());
+        if !config.block_size.is_power_of_two() || config.block_size < 4096 {
+            return Err(invalid(
+                "the ring's block size must be a power of two of at least 4096",
+            ));
+        }
+        if config.blocks == 0 {
+            return Err(invalid("the ring needs at least one block"));
+        }
+        let block_size =
+            u32::try_from(config.block_size).map_err(|_| invalid("block size over 4 GiB"))?;
+        let block_count =
+            u32::try_from(config.blocks).map_err(|_| invalid("too many ring blocks"))?;
+        let request = RingRequest {
+            block_size,
+            block_count,
+            frame_size,
+            frame_count: block_size / frame_size * block_count,
+            retire_block_timeout_ms: config.block_timeout_ms,
+            private_size: 0,
+            feature_request: 0,
+        };
+        set_option(fd, PACKET_RX_RING, &request, "PACKET_RX_RING")?;
+        let map_len = config.block_size * config.blocks;
+        // SAFETY: a new shared mapping of the ring the kernel just made for
+        // `fd`; nothing else in the process refers to that memory.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            check(-1, "mmap of the receive ring")?;
+        }
+        Ok(Self {
+            map: map.cast(),
+            map_len,
+            block_size: config.block_size,
+            blocks: config.blocks,
+            block: 0,
+            cursor: None,
+        })
+    }
+
+    fn header(&self, block: usize) -> &BlockHeader {
+        // SAFETY: `block < self.blocks`, so the header lies inside the
+        // mapping, at the start of a page-aligned block; the kernel writes
+        // only `status` concurrently, which is atomic.
+        unsafe { &*self.map.add(block * self.block_size).cast::<BlockHeader>() }
+    }
+
+    /// Whether the current block is the reader's.
+    pub fn ready(&self) -> bool {
+        self.header(self.block).status.load(Ordering::Acquire) & TP_STATUS_USER != 0
+    }
+
+    /// Hands the current block back to the kernel and moves to the next.
+    fn release(&mut self) {
+        self.header(self.block)
+            .status
+            .store(TP_STATUS_KERNEL, Ordering::Release);
+        self.block = (self.block + 1) % self.blocks;
+        self.cursor = None;
+    }
+
+    /// Lends `deliver` up to `max` frames, one call per block read.
+    pub fn receive(&mut self, max: usize, deliver: &mut dyn FnMut(&[&[u8]])) -> Seen {
+        let mut seen = Seen::default();
+        while (seen.frames as usize) < max && self.ready() {
+            // The block's frames, lent to `deliver`; dropped before the
+            // block is released below.
+            let mut slices: [&[u8]; RX_BURST] = [&[]; RX_BURST];
+            let header = self.header(self.block);
+            let mut cursor = self.cursor.unwrap_or(Cursor {
+                offset: header.offset_to_first_packet as usize,
+                left: header.packet_count,
+            });
+            let room = (max - seen.frames as usize).min(RX_BURST);
+            let base = self.block * self.block_size;
+            let mut n = 0;
+            while cursor.left > 0 && n < room {
+                // SAFETY: the block at `base` is the reader's (`ready`), and
+                // the frame is dropped with `slices` before it is released.
+                let frame =
+                    unsafe { frame_at(self.map, self.block_size, base + cursor.offset, &mut seen) };
+                let Some(frame) = frame else {
+                    // A header that does not fit its block: give the block up.
+                    cursor.left = 0;
+                    break;
+                };
+                slices[n] = frame.bytes;
+                n += 1;
+                cursor.left -= 1;
+                cursor.offset += frame.next_offset;
+                if frame.next_offset == 0 {
+                    cursor.left = 0;
+                }
+            }
+            seen.frames += n as u64;
+            if n > 0 {
+                deliver(&slices[..n]);
+            }
+            // `slices` is not used past this point: the block may go back.
+            if cursor.left == 0 {
+                self.release();
+            } else {
+                self.cursor = Some(cursor);
+            }
+        }
+        seen
+    }
+}
+
+/// The frame whose header is `at` bytes into the mapping at `map`, inside
+/// a block of `block_size` bytes that starts at `at - at % block_size`.
+///
+/// # Safety
+/// That block must be the reader's (`TP_STATUS_USER`), and the returned
+/// slice must be dropped before the block is handed back to the kernel.
+unsafe fn frame_at<'a>(
+    map: *const u8,
+    block_size: usize,
+    at: usize,
+    seen: &mut Seen,
+) -> Option<Frame<'a>> {
+    let block_end = at - at % block_size + block_size;
+    if at + std::mem::size_of::<PacketHeader>() > block_end {
+        return None;
+    }
+    // SAFETY: the header lies inside the block (checked above), which the
+    // kernel does not write while the reader holds it (the caller's
+    // contract); tpacket3_hdr is 4-byte aligned (TPACKET_ALIGNMENT is 16).
+    let packet = unsafe { &*map.add(at).cast::<PacketHeader>() };
+    let start = at + usize::from(packet.mac_offset);
+    let len = packet.captured_len as usize;
+    if start + len > block_end {
+        return None;
+    }
+    if packet.status & TP_STATUS_CSUMNOTREADY != 0 {
+        seen.partial_checksums += 1;
+    }
+    if packet.captured_len < packet.wire_len {
+        seen.truncated += 1;
+    }
+    // SAFETY: the frame lies inside the block (checked above), which is the
+    // reader's until the caller releases it, after dropping the slice.
+    let bytes = unsafe { std::slice::from_raw_parts(map.add(start), len) };
+    Some(Frame {
+        bytes,
+        next_offset: packet.next_offset as usize,
+    })
+}
+
+struct Frame<'a> {
+    bytes: &'a [u8],
+    next_offset: usize,
+}
+
+impl Drop for RxRing {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once; no slice into it
+        // outlives `receive`.
+        unsafe {
+            libc::munmap(self.map.cast(), self.map_len);
+        }
+    }
+}
