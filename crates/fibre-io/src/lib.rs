@@ -39,7 +39,7 @@ mod memory;
 
 use std::io;
 
-pub use af_packet::{AfPacket, AfPacketConfig, AfPacketStats};
+pub use af_packet::{wait_any, AfPacket, AfPacketConfig, AfPacketStats};
 pub use memory::MemoryPort;
 
 /// One link's packet I/O, polled by one worker.

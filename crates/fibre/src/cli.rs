@@ -85,6 +85,9 @@ pub enum Command {
     Lookup,
     /// Run the experiments.
     Bench(crate::bench::BenchArgs),
+    /// Forward on Linux interfaces: each `--port NAME` backs the link NAME
+    /// of the configuration with the interface NAME (AF_PACKET).
+    Serve(crate::serve::ServeArgs),
 }
 
 /// `route` subcommands.

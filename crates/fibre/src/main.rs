@@ -12,6 +12,7 @@ mod icmp;
 mod import;
 mod lookup;
 mod outcome;
+mod serve;
 mod show;
 mod stdio;
 
@@ -182,6 +183,10 @@ fn dispatch(
         }
         Command::Bench(args) => {
             bench::run(args)?;
+            Outcome::Success
+        }
+        Command::Serve(args) => {
+            serve::run(fib, &args)?;
             Outcome::Success
         }
     };

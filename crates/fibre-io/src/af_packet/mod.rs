@@ -191,7 +191,38 @@ impl AfPacket {
             revents: 0,
         };
         // SAFETY: one live pollfd.
-        check(unsafe { libc::poll(&mut poll, 1, timeout_ms) }, "poll").map(drop)
+        interrupted_is_done(check(
+            unsafe { libc::poll(&mut poll, 1, timeout_ms) },
+            "poll",
+        ))
+    }
+}
+
+/// Waits until one of `ports` has a frame to receive or `timeout_ms`
+/// passed (`poll` on their sockets).
+pub fn wait_any(ports: &[&AfPacket], timeout_ms: i32) -> io::Result<()> {
+    if ports.iter().any(|p| p.ring.ready()) {
+        return Ok(());
+    }
+    let mut polls: Vec<libc::pollfd> = ports
+        .iter()
+        .map(|p| libc::pollfd {
+            fd: p.socket.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `polls` is a live array of as many pollfds as given.
+    let result = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout_ms) };
+    interrupted_is_done(check(result, "poll"))
+}
+
+/// A wait a signal cut short is over: the caller looks at why (a stop
+/// request) before it waits again.
+fn interrupted_is_done(result: io::Result<libc::c_int>) -> io::Result<()> {
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+        other => other.map(drop),
     }
 }
 
