@@ -16,6 +16,7 @@
 /// assert_eq!(DropReason::ALL[DropReason::KeyMismatch.index()], DropReason::KeyMismatch);
 /// assert_eq!(DropReason::BadChecksum.name(), "bad_checksum");
 /// ```
+crate::dense_enum! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DropReason {
     // --- receive side ---
@@ -141,6 +142,7 @@ pub enum DropReason {
     /// dropped rather than forwarded without that processing.
     OptionsUnsupported,
 }
+}
 
 /// Which `ip -s link` column a reason adds to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -156,55 +158,6 @@ pub enum DropClass {
 }
 
 impl DropReason {
-    /// Number of reasons: the length of a per-reason counter array.
-    pub const COUNT: usize = 37;
-
-    /// Every reason, in index order.
-    pub const ALL: [DropReason; DropReason::COUNT] = [
-        DropReason::Truncated,
-        DropReason::BadOuterHeader,
-        DropReason::NotForTunnel,
-        DropReason::BadVersion,
-        DropReason::RoutingPresent,
-        DropReason::BadChecksum,
-        DropReason::ChecksumMissing,
-        DropReason::KeyMismatch,
-        DropReason::SeqMissing,
-        DropReason::OutOfOrder,
-        DropReason::EcnCeOnNotEct,
-        DropReason::UnknownProtocol,
-        DropReason::DeviceDown,
-        DropReason::NoRoute,
-        DropReason::TunnelLoop,
-        DropReason::UnderlayLoop,
-        DropReason::TooBig,
-        DropReason::FragmentationUnsupported,
-        DropReason::NoHeadroom,
-        DropReason::InvalidWorker,
-        DropReason::BadInnerPacket,
-        DropReason::BadIpHeader,
-        DropReason::OtherHost,
-        DropReason::PortDown,
-        DropReason::MartianAddress,
-        DropReason::InvalidRoute,
-        DropReason::RpFilter,
-        DropReason::Unreachable,
-        DropReason::Prohibited,
-        DropReason::TtlExceeded,
-        DropReason::NotUnicastFrame,
-        DropReason::AddressError,
-        DropReason::NoOutputPort,
-        DropReason::NeighbourQueueFull,
-        DropReason::PuntQueueFull,
-        DropReason::TxQueueFull,
-        DropReason::OptionsUnsupported,
-    ];
-
-    /// Dense index in `0..COUNT`.
-    pub const fn index(self) -> usize {
-        self as usize
-    }
-
     /// A stable snake_case name for reports.
     pub const fn name(self) -> &'static str {
         match self {
@@ -294,12 +247,6 @@ impl DropReason {
         }
     }
 }
-
-const _: () = assert!(
-    DropReason::OptionsUnsupported as usize + 1 == DropReason::COUNT,
-    "DropReason::COUNT must be one past the last reason: if this fires, \
-     a reason was added without updating COUNT and ALL"
-);
 
 #[cfg(test)]
 mod tests {

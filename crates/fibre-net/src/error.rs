@@ -14,6 +14,7 @@
 /// let mut drops = [0u64; Error::COUNT];
 /// drops[err.index()] += 1;
 /// ```
+fibre_base::dense_enum! {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum Error {
     /// The buffer ends before the header (or a length field) says it should.
@@ -51,61 +52,8 @@ pub enum Error {
     #[error("value cannot be encoded in this header")]
     Unencodable,
 }
-
-impl Error {
-    /// The number of variants: the size of a per-reason counter array.
-    pub const COUNT: usize = 11;
-
-    /// Every variant, in [`Error::index`] order.
-    pub const ALL: [Error; Error::COUNT] = [
-        Error::Truncated,
-        Error::BadVersion,
-        Error::BadChecksum,
-        Error::BadHeaderLength,
-        Error::BadLength,
-        Error::BadOption,
-        Error::BadFragment,
-        Error::GreRoutingPresent,
-        Error::ZeroUdpChecksum,
-        Error::Unrecognized,
-        Error::Unencodable,
-    ];
-
-    /// A dense index in `0..Error::COUNT`, for per-reason drop counters.
-    ///
-    /// ```
-    /// use fibre_net::Error;
-    /// assert_eq!(Error::Truncated.index(), 0);
-    /// assert!(Error::Unencodable.index() < Error::COUNT);
-    /// ```
-    pub const fn index(self) -> usize {
-        match self {
-            Error::Truncated => 0,
-            Error::BadVersion => 1,
-            Error::BadChecksum => 2,
-            Error::BadHeaderLength => 3,
-            Error::BadLength => 4,
-            Error::BadOption => 5,
-            Error::BadFragment => 6,
-            Error::GreRoutingPresent => 7,
-            Error::ZeroUdpChecksum => 8,
-            Error::Unrecognized => 9,
-            Error::Unencodable => 10,
-        }
-    }
 }
 
-/// The drop reason a refused packet is counted under: one taxonomy for
-/// every layer ([`fibre_base::DropReason`], after Linux's
-/// `enum skb_drop_reason`). A layer that knows more (a tunnel's outer header)
-/// may refine the answer.
-///
-/// ```
-/// use fibre_base::DropReason;
-/// use fibre_net::Error;
-/// assert_eq!(DropReason::from(Error::Truncated), DropReason::Truncated);
-/// assert_eq!(DropReason::from(Error::BadOption), DropReason::BadIpHeader);
-/// ```
 impl From<Error> for fibre_base::DropReason {
     fn from(error: Error) -> Self {
         use fibre_base::DropReason;
