@@ -402,6 +402,32 @@ mod tests {
     }
 
     #[test]
+    fn a_keyword_at_the_end_of_the_line_names_what_it_wanted() {
+        let route = |line: &str| RouteFilter::parse(&words(line)).unwrap_err().to_string();
+        let neigh = |line: &str| NeighFilter::parse(&words(line)).unwrap_err().to_string();
+        assert_eq!(
+            route("table"),
+            "\"table\": expected a table name, a number or \"all\", got end of line"
+        );
+        assert_eq!(
+            route("type"),
+            "\"type\": expected a route type, got end of line"
+        );
+        assert_eq!(
+            neigh("dev"),
+            "\"dev\": expected a device name, got end of line (Command line is not complete. Try option \"help\")"
+        );
+        assert_eq!(
+            neigh("dev eth0 nud"),
+            "\"nud\": expected a state or all, got end of line (Command line is not complete. Try option \"help\")"
+        );
+        assert_eq!(
+            neigh("to"),
+            "\"to\": expected a prefix, got end of line (Command line is not complete. Try option \"help\")"
+        );
+    }
+
+    #[test]
     fn route_filter_words() {
         assert_eq!(
             RouteFilter::parse(&[]).unwrap(),
