@@ -8,138 +8,140 @@
 //! errors (`fibre_net::Error`) map onto it with `From` (in fibre-net, which
 //! depends on this crate).
 
-/// Why a packet was dropped. Every drop is counted under exactly one reason.
-///
-/// ```
-/// use fibre_base::DropReason;
-/// assert_eq!(DropReason::ALL.len(), DropReason::COUNT);
-/// assert_eq!(DropReason::ALL[DropReason::KeyMismatch.index()], DropReason::KeyMismatch);
-/// assert_eq!(DropReason::BadChecksum.name(), "bad_checksum");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DropReason {
-    // --- receive side ---
-    /// Shorter than the headers it announces (`SKB_DROP_REASON_PKT_TOO_SMALL`,
-    /// `SKB_DROP_REASON_HDR_TRUNC`).
-    Truncated,
-    /// A tunnel's outer IP header invalid (bad IHL, length or checksum,
-    /// fragment): `SKB_DROP_REASON_IP_INHDR` on the outer packet.
-    BadOuterHeader,
-    /// Outer protocol is not GRE, or the addresses are not this tunnel's.
-    NotForTunnel,
-    /// GRE version other than 0 (version 1 is PPTP).
-    BadVersion,
-    /// GRE routing bit set (RFC 1701 source routes).
-    RoutingPresent,
-    /// A checksum present and wrong (`SKB_DROP_REASON_IP_CSUM`,
-    /// `SKB_DROP_REASON_UDP_CSUM`, GRE's `csum`).
-    BadChecksum,
-    /// `icsum` configured and the packet carries no checksum.
-    ChecksumMissing,
-    /// Key absent, present when none is configured, or different.
-    KeyMismatch,
-    /// `iseq` configured and the packet carries no sequence number.
-    SeqMissing,
-    /// `iseq` configured and the sequence number is not after the last one.
-    OutOfOrder,
-    /// Outer header marked Congestion Experienced over an inner packet that
-    /// is not ECN-capable (RFC 6040: the mark cannot be passed on).
-    EcnCeOnNotEct,
-    /// Payload protocol is not IPv4 or IPv6, or does not match its header;
-    /// a message type not modelled (`SKB_DROP_REASON_UNHANDLED_PROTO`).
-    UnknownProtocol,
-    // --- transmit side ---
-    /// The device is administratively down (`SKB_DROP_REASON_DEV_READY`).
-    DeviceDown,
-    /// No route (a tunnel's underlay to its remote):
-    /// `SKB_DROP_REASON_IP_OUTNOROUTES`.
-    NoRoute,
-    /// The underlay route leads back into a tunnel beyond the nesting limit.
-    TunnelLoop,
-    /// The underlay route to the remote leaves through the tunnel itself
-    /// (Linux's `ip_tunnel_xmit` counts it in `collisions` as well as
-    /// `tx_errors`, and so does `ip -s link` here).
-    UnderlayLoop,
-    /// Larger than the path MTU and not fragmentable (DF set, or IPv6): the
-    /// caller should send ICMP "fragmentation needed"/"packet too big"
-    /// (`SKB_DROP_REASON_PKT_TOO_BIG`).
-    TooBig,
-    /// Larger than the tunnel MTU with DF clear but carrying IPv4 options,
-    /// which the fragmenter does not filter per fragment: dropped rather
-    /// than sent too large.
-    FragmentationUnsupported,
-    /// Not enough headroom in the buffer to prepend the headers.
-    NoHeadroom,
-    /// The worker id is beyond the device's worker count.
-    InvalidWorker,
-    /// Not an IP packet (the device cannot tell what it carries), or one
-    /// whose headers cannot be written as given.
-    BadInnerPacket,
-    // --- any layer ---
-    /// An IP header field is invalid: a header length below the fixed
-    /// header, a total length below the headers, a malformed option, a
-    /// fragment ending past 65535 bytes (`SKB_DROP_REASON_IP_INHDR`).
-    BadIpHeader,
-    // --- forwarding plane ---
-    /// A frame for another station's MAC address (`eth_type_trans` marks it
-    /// `PACKET_OTHERHOST`; `ip_rcv_core`/`ipv6_rcv` drop it):
-    /// `SKB_DROP_REASON_OTHERHOST`.
-    OtherHost,
-    /// Received on a port whose link is down, or not a port of this worker
-    /// (a down device receives nothing: `SKB_DROP_REASON_DEV_READY`).
-    PortDown,
-    /// A source address no packet may carry: IPv6 multicast, loopback or
-    /// IPv4-mapped, or an IPv6 destination of interface-local multicast
-    /// scope received from outside (`ip6_rcv_core`: `SKB_DROP_REASON_IP_INHDR`).
-    MartianAddress,
-    /// The IPv4 input route refused the packet with EINVAL: a martian
-    /// source or destination (`ip_route_input_slow`:
-    /// `SKB_DROP_REASON_IP_INVALID_SOURCE`, `_IP_INVALID_DEST`), a
-    /// multicast group not joined, or a blackhole route (`ip_error`, which
-    /// sends nothing for EINVAL); IPv6: a blackhole route (`dst_discard`).
-    InvalidRoute,
-    /// The reverse path filter (`rp_filter` 1 or 2) refused the source:
-    /// `SKB_DROP_REASON_IP_RPFILTER`.
-    RpFilter,
-    /// An unreachable route, or no route at all, on input (`ip_error`,
-    /// `ip6_pkt_discard`): `SKB_DROP_REASON_IP_INNOROUTES`. The sender gets
-    /// ICMP destination unreachable.
-    Unreachable,
-    /// A prohibit route on input (`ip_error` with EACCES,
-    /// `ip6_pkt_prohibit`): the sender gets "administratively prohibited".
-    Prohibited,
-    /// The TTL or hop limit would reach zero (`ip_forward`'s
-    /// `too_many_hops`, `ip6_forward`): `SKB_DROP_REASON_IP_INHDR`. The
-    /// sender gets ICMP time exceeded.
-    TtlExceeded,
-    /// A unicast IP packet in a broadcast or multicast frame, which
-    /// `ip_forward`/`ip6_forward` do not forward (`pkt_type !=
-    /// PACKET_HOST`): `SKB_DROP_REASON_NOT_SPECIFIED` in the kernel.
-    NotUnicastFrame,
-    /// IPv6 forwarding refused the source: unspecified, multicast, loopback
-    /// or link-local (`ip6_forward`'s error label,
-    /// `SKB_DROP_REASON_IP_INADDRERRORS`; a link-local source gets ICMPv6
-    /// "beyond scope of source address").
-    AddressError,
-    /// The route leaves by a link that is not one of the worker's ports
-    /// (a tunnel or a device the worker was not given).
-    NoOutputPort,
-    /// The next hop is unresolved and the control side's queue of packets
-    /// awaiting resolution is full (`__neigh_event_send` beyond
-    /// `unres_qlen`): `SKB_DROP_REASON_NEIGH_QUEUEFULL`.
-    NeighbourQueueFull,
-    /// A packet for the control side (ARP, neighbour discovery, local
-    /// delivery) found its queue full (`enqueue_to_backlog`:
-    /// `SKB_DROP_REASON_CPU_BACKLOG`).
-    PuntQueueFull,
-    /// The output port's transmit queue is full
-    /// (`SKB_DROP_REASON_QDISC_DROP`).
-    TxQueueFull,
-    /// An IPv4 packet with an option the worker does not process (record
-    /// route, timestamp, source routes, CIPSO: `ip_rcv_options`,
-    /// `ip_forward_options` change the packet or its route for them):
-    /// dropped rather than forwarded without that processing.
-    OptionsUnsupported,
+crate::dense_enum! {
+    /// Why a packet was dropped. Every drop is counted under exactly one reason.
+    ///
+    /// ```
+    /// use fibre_base::DropReason;
+    /// assert_eq!(DropReason::ALL.len(), DropReason::COUNT);
+    /// assert_eq!(DropReason::ALL[DropReason::KeyMismatch.index()], DropReason::KeyMismatch);
+    /// assert_eq!(DropReason::BadChecksum.name(), "bad_checksum");
+    /// ```
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum DropReason {
+        // --- receive side ---
+        /// Shorter than the headers it announces (`SKB_DROP_REASON_PKT_TOO_SMALL`,
+        /// `SKB_DROP_REASON_HDR_TRUNC`).
+        Truncated,
+        /// A tunnel's outer IP header invalid (bad IHL, length or checksum,
+        /// fragment): `SKB_DROP_REASON_IP_INHDR` on the outer packet.
+        BadOuterHeader,
+        /// Outer protocol is not GRE, or the addresses are not this tunnel's.
+        NotForTunnel,
+        /// GRE version other than 0 (version 1 is PPTP).
+        BadVersion,
+        /// GRE routing bit set (RFC 1701 source routes).
+        RoutingPresent,
+        /// A checksum present and wrong (`SKB_DROP_REASON_IP_CSUM`,
+        /// `SKB_DROP_REASON_UDP_CSUM`, GRE's `csum`).
+        BadChecksum,
+        /// `icsum` configured and the packet carries no checksum.
+        ChecksumMissing,
+        /// Key absent, present when none is configured, or different.
+        KeyMismatch,
+        /// `iseq` configured and the packet carries no sequence number.
+        SeqMissing,
+        /// `iseq` configured and the sequence number is not after the last one.
+        OutOfOrder,
+        /// Outer header marked Congestion Experienced over an inner packet that
+        /// is not ECN-capable (RFC 6040: the mark cannot be passed on).
+        EcnCeOnNotEct,
+        /// Payload protocol is not IPv4 or IPv6, or does not match its header;
+        /// a message type not modelled (`SKB_DROP_REASON_UNHANDLED_PROTO`).
+        UnknownProtocol,
+        // --- transmit side ---
+        /// The device is administratively down (`SKB_DROP_REASON_DEV_READY`).
+        DeviceDown,
+        /// No route (a tunnel's underlay to its remote):
+        /// `SKB_DROP_REASON_IP_OUTNOROUTES`.
+        NoRoute,
+        /// The underlay route leads back into a tunnel beyond the nesting limit.
+        TunnelLoop,
+        /// The underlay route to the remote leaves through the tunnel itself
+        /// (Linux's `ip_tunnel_xmit` counts it in `collisions` as well as
+        /// `tx_errors`, and so does `ip -s link` here).
+        UnderlayLoop,
+        /// Larger than the path MTU and not fragmentable (DF set, or IPv6): the
+        /// caller should send ICMP "fragmentation needed"/"packet too big"
+        /// (`SKB_DROP_REASON_PKT_TOO_BIG`).
+        TooBig,
+        /// Larger than the tunnel MTU with DF clear but carrying IPv4 options,
+        /// which the fragmenter does not filter per fragment: dropped rather
+        /// than sent too large.
+        FragmentationUnsupported,
+        /// Not enough headroom in the buffer to prepend the headers.
+        NoHeadroom,
+        /// The worker id is beyond the device's worker count.
+        InvalidWorker,
+        /// Not an IP packet (the device cannot tell what it carries), or one
+        /// whose headers cannot be written as given.
+        BadInnerPacket,
+        // --- any layer ---
+        /// An IP header field is invalid: a header length below the fixed
+        /// header, a total length below the headers, a malformed option, a
+        /// fragment ending past 65535 bytes (`SKB_DROP_REASON_IP_INHDR`).
+        BadIpHeader,
+        // --- forwarding plane ---
+        /// A frame for another station's MAC address (`eth_type_trans` marks it
+        /// `PACKET_OTHERHOST`; `ip_rcv_core`/`ipv6_rcv` drop it):
+        /// `SKB_DROP_REASON_OTHERHOST`.
+        OtherHost,
+        /// Received on a port whose link is down, or not a port of this worker
+        /// (a down device receives nothing: `SKB_DROP_REASON_DEV_READY`).
+        PortDown,
+        /// A source address no packet may carry: IPv6 multicast, loopback or
+        /// IPv4-mapped, or an IPv6 destination of interface-local multicast
+        /// scope received from outside (`ip6_rcv_core`: `SKB_DROP_REASON_IP_INHDR`).
+        MartianAddress,
+        /// The IPv4 input route refused the packet with EINVAL: a martian
+        /// source or destination (`ip_route_input_slow`:
+        /// `SKB_DROP_REASON_IP_INVALID_SOURCE`, `_IP_INVALID_DEST`), a
+        /// multicast group not joined, or a blackhole route (`ip_error`, which
+        /// sends nothing for EINVAL); IPv6: a blackhole route (`dst_discard`).
+        InvalidRoute,
+        /// The reverse path filter (`rp_filter` 1 or 2) refused the source:
+        /// `SKB_DROP_REASON_IP_RPFILTER`.
+        RpFilter,
+        /// An unreachable route, or no route at all, on input (`ip_error`,
+        /// `ip6_pkt_discard`): `SKB_DROP_REASON_IP_INNOROUTES`. The sender gets
+        /// ICMP destination unreachable.
+        Unreachable,
+        /// A prohibit route on input (`ip_error` with EACCES,
+        /// `ip6_pkt_prohibit`): the sender gets "administratively prohibited".
+        Prohibited,
+        /// The TTL or hop limit would reach zero (`ip_forward`'s
+        /// `too_many_hops`, `ip6_forward`): `SKB_DROP_REASON_IP_INHDR`. The
+        /// sender gets ICMP time exceeded.
+        TtlExceeded,
+        /// A unicast IP packet in a broadcast or multicast frame, which
+        /// `ip_forward`/`ip6_forward` do not forward (`pkt_type !=
+        /// PACKET_HOST`): `SKB_DROP_REASON_NOT_SPECIFIED` in the kernel.
+        NotUnicastFrame,
+        /// IPv6 forwarding refused the source: unspecified, multicast, loopback
+        /// or link-local (`ip6_forward`'s error label,
+        /// `SKB_DROP_REASON_IP_INADDRERRORS`; a link-local source gets ICMPv6
+        /// "beyond scope of source address").
+        AddressError,
+        /// The route leaves by a link that is not one of the worker's ports
+        /// (a tunnel or a device the worker was not given).
+        NoOutputPort,
+        /// The next hop is unresolved and the control side's queue of packets
+        /// awaiting resolution is full (`__neigh_event_send` beyond
+        /// `unres_qlen`): `SKB_DROP_REASON_NEIGH_QUEUEFULL`.
+        NeighbourQueueFull,
+        /// A packet for the control side (ARP, neighbour discovery, local
+        /// delivery) found its queue full (`enqueue_to_backlog`:
+        /// `SKB_DROP_REASON_CPU_BACKLOG`).
+        PuntQueueFull,
+        /// The output port's transmit queue is full
+        /// (`SKB_DROP_REASON_QDISC_DROP`).
+        TxQueueFull,
+        /// An IPv4 packet with an option the worker does not process (record
+        /// route, timestamp, source routes, CIPSO: `ip_rcv_options`,
+        /// `ip_forward_options` change the packet or its route for them):
+        /// dropped rather than forwarded without that processing.
+        OptionsUnsupported,
+    }
 }
 
 /// Which `ip -s link` column a reason adds to.
@@ -156,55 +158,6 @@ pub enum DropClass {
 }
 
 impl DropReason {
-    /// Number of reasons: the length of a per-reason counter array.
-    pub const COUNT: usize = 37;
-
-    /// Every reason, in index order.
-    pub const ALL: [DropReason; DropReason::COUNT] = [
-        DropReason::Truncated,
-        DropReason::BadOuterHeader,
-        DropReason::NotForTunnel,
-        DropReason::BadVersion,
-        DropReason::RoutingPresent,
-        DropReason::BadChecksum,
-        DropReason::ChecksumMissing,
-        DropReason::KeyMismatch,
-        DropReason::SeqMissing,
-        DropReason::OutOfOrder,
-        DropReason::EcnCeOnNotEct,
-        DropReason::UnknownProtocol,
-        DropReason::DeviceDown,
-        DropReason::NoRoute,
-        DropReason::TunnelLoop,
-        DropReason::UnderlayLoop,
-        DropReason::TooBig,
-        DropReason::FragmentationUnsupported,
-        DropReason::NoHeadroom,
-        DropReason::InvalidWorker,
-        DropReason::BadInnerPacket,
-        DropReason::BadIpHeader,
-        DropReason::OtherHost,
-        DropReason::PortDown,
-        DropReason::MartianAddress,
-        DropReason::InvalidRoute,
-        DropReason::RpFilter,
-        DropReason::Unreachable,
-        DropReason::Prohibited,
-        DropReason::TtlExceeded,
-        DropReason::NotUnicastFrame,
-        DropReason::AddressError,
-        DropReason::NoOutputPort,
-        DropReason::NeighbourQueueFull,
-        DropReason::PuntQueueFull,
-        DropReason::TxQueueFull,
-        DropReason::OptionsUnsupported,
-    ];
-
-    /// Dense index in `0..COUNT`.
-    pub const fn index(self) -> usize {
-        self as usize
-    }
-
     /// A stable snake_case name for reports.
     pub const fn name(self) -> &'static str {
         match self {
@@ -294,12 +247,6 @@ impl DropReason {
         }
     }
 }
-
-const _: () = assert!(
-    DropReason::OptionsUnsupported as usize + 1 == DropReason::COUNT,
-    "DropReason::COUNT must be one past the last reason: if this fires, \
-     a reason was added without updating COUNT and ALL"
-);
 
 #[cfg(test)]
 mod tests {

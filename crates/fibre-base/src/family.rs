@@ -63,68 +63,51 @@ pub enum Ipv4 {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Ipv6 {}
 
-impl sealed::Sealed for Ipv4 {}
-impl sealed::Sealed for Ipv6 {}
+/// The impl of [`IpFamily`] for `$family`: the two families differ only in
+/// their types and numbers, so one body serves both.
+macro_rules! ip_family {
+    ($family:ident, $addr:ident, $bits:ty, $variant:ident, version $version:literal,
+     ethertype $ethertype:literal, name $name:literal) => {
+        impl sealed::Sealed for $family {}
 
-impl IpFamily for Ipv4 {
-    type Addr = Ipv4Addr;
-    type Bits = u32;
-    const ADDR_BITS: u8 = 32;
-    const VERSION: u8 = 4;
-    const ETHERTYPE: u16 = 0x0800;
-    const NAME: &'static str = "inet";
-    const UNSPECIFIED: Ipv4Addr = Ipv4Addr::UNSPECIFIED;
+        impl IpFamily for $family {
+            type Addr = $addr;
+            type Bits = $bits;
+            const ADDR_BITS: u8 = <$bits>::BITS as u8;
+            const VERSION: u8 = $version;
+            const ETHERTYPE: u16 = $ethertype;
+            const NAME: &'static str = $name;
+            const UNSPECIFIED: $addr = $addr::UNSPECIFIED;
 
-    fn to_bits(addr: Ipv4Addr) -> u32 {
-        u32::from(addr)
-    }
-    fn from_bits(bits: u32) -> Ipv4Addr {
-        Ipv4Addr::from(bits)
-    }
-    fn mask(bits: u32, len: u8) -> u32 {
-        match len {
-            0 => 0,
-            1..=31 => bits & (u32::MAX << (32 - len)),
-            _ => bits,
+            fn to_bits(addr: $addr) -> $bits {
+                <$bits>::from(addr)
+            }
+            fn from_bits(bits: $bits) -> $addr {
+                $addr::from(bits)
+            }
+            fn mask(bits: $bits, len: u8) -> $bits {
+                match len {
+                    0 => 0,
+                    // A shift by the full width would overflow: lengths
+                    // from ADDR_BITS up keep every bit.
+                    len if len < Self::ADDR_BITS => {
+                        bits & (<$bits>::MAX << (Self::ADDR_BITS - len))
+                    }
+                    _ => bits,
+                }
+            }
+            fn from_ip(addr: IpAddr) -> Option<$addr> {
+                match addr {
+                    IpAddr::$variant(a) => Some(a),
+                    _ => None,
+                }
+            }
         }
-    }
-    fn from_ip(addr: IpAddr) -> Option<Ipv4Addr> {
-        match addr {
-            IpAddr::V4(a) => Some(a),
-            IpAddr::V6(_) => None,
-        }
-    }
+    };
 }
 
-impl IpFamily for Ipv6 {
-    type Addr = Ipv6Addr;
-    type Bits = u128;
-    const ADDR_BITS: u8 = 128;
-    const VERSION: u8 = 6;
-    const ETHERTYPE: u16 = 0x86DD;
-    const NAME: &'static str = "inet6";
-    const UNSPECIFIED: Ipv6Addr = Ipv6Addr::UNSPECIFIED;
-
-    fn to_bits(addr: Ipv6Addr) -> u128 {
-        u128::from(addr)
-    }
-    fn from_bits(bits: u128) -> Ipv6Addr {
-        Ipv6Addr::from(bits)
-    }
-    fn mask(bits: u128, len: u8) -> u128 {
-        match len {
-            0 => 0,
-            1..=127 => bits & (u128::MAX << (128 - len)),
-            _ => bits,
-        }
-    }
-    fn from_ip(addr: IpAddr) -> Option<Ipv6Addr> {
-        match addr {
-            IpAddr::V6(a) => Some(a),
-            IpAddr::V4(_) => None,
-        }
-    }
-}
+ip_family!(Ipv4, Ipv4Addr, u32, V4, version 4, ethertype 0x0800, name "inet");
+ip_family!(Ipv6, Ipv6Addr, u128, V6, version 6, ethertype 0x86DD, name "inet6");
 
 #[cfg(test)]
 mod tests {
@@ -145,6 +128,7 @@ mod tests {
 
     #[test]
     fn masks_keep_the_first_bits() {
+        assert_eq!((Ipv4::ADDR_BITS, Ipv6::ADDR_BITS), (32, 128));
         assert_eq!(Ipv4::mask(0xffff_ffff, 1), 0x8000_0000);
         assert_eq!(Ipv4::mask(0xc000_0201, 24), 0xc000_0200);
         assert_eq!(Ipv6::mask(u128::MAX, 127), u128::MAX - 1);

@@ -32,6 +32,7 @@
 
 mod cache_line;
 mod clock;
+mod dense_enum;
 mod drop_reason;
 mod family;
 mod worker;

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::table::{Align, Table};
+use crate::timing::Rate;
 
 /// A figure compared to another: `value` times `to`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -52,6 +53,18 @@ impl Measurement {
             to: to.into(),
         });
         self
+    }
+
+    /// `rate` in millions of `unit` a second, compared with `base` (named
+    /// `to`) by [`Rate::over`].
+    pub fn rate_over(
+        name: impl Into<String>,
+        rate: &Rate,
+        unit: impl Into<String>,
+        base: &Rate,
+        to: impl Into<String>,
+    ) -> Self {
+        Self::new(name, rate.millions(), unit).with_ratio(rate.over(base), to)
     }
 
     /// The value with about three significant digits, and the unit.

@@ -212,26 +212,7 @@ pub fn rate(plan: &Plan, mut pass: impl FnMut() -> u64) -> Rate {
 pub fn rate_parallel(plan: &Plan, threads: usize, pass: impl Fn(usize) -> u64 + Sync) -> Rate {
     let threads = threads.max(1);
     let one_run = |min: Duration| -> (f64, f64) {
-        let barrier = Barrier::new(threads);
-        let spans: Vec<Span> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..threads)
-                .map(|i| {
-                    let barrier = &barrier;
-                    let pass = &pass;
-                    scope.spawn(move || {
-                        barrier.wait();
-                        repeat(min, || pass(i))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
-        });
+        let (_, spans) = released_together(threads, |i| repeat(min, || pass(i)));
         let work: u64 = spans.iter().map(|s| s.work).sum();
         let start = spans.iter().map(|s| s.start).min();
         let end = spans.iter().map(|s| s.end).max();
@@ -282,37 +263,50 @@ pub fn run_threads<R: Send>(
     threads: usize,
     body: impl Fn(usize) -> R + Sync,
 ) -> (ThreadTimes, Vec<R>) {
+    let (start, results) = released_together(threads, |i| {
+        let (cpu0, wall0) = (thread_cpu_time(), Instant::now());
+        let r = body(i);
+        let cpu = match (cpu0, thread_cpu_time()) {
+            (Some(a), Some(b)) if b >= a => b - a,
+            _ => wall0.elapsed(),
+        };
+        (cpu, r)
+    });
+    let wall = start.elapsed();
+    let (cpu, results) = results.into_iter().unzip();
+    (ThreadTimes { wall, cpu }, results)
+}
+
+/// Runs `body(i)` on each of `threads` scoped threads, released together
+/// by a start barrier; returns when they were released and each result in
+/// thread order, once all have ended (a thread's panic is resumed here).
+fn released_together<R: Send>(
+    threads: usize,
+    body: impl Fn(usize) -> R + Sync,
+) -> (Instant, Vec<R>) {
     let barrier = Barrier::new(threads + 1);
-    let (wall, results) = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let barrier = &barrier;
                 let body = &body;
                 s.spawn(move || {
                     barrier.wait();
-                    let (cpu0, wall0) = (thread_cpu_time(), Instant::now());
-                    let r = body(i);
-                    let cpu = match (cpu0, thread_cpu_time()) {
-                        (Some(a), Some(b)) if b >= a => b - a,
-                        _ => wall0.elapsed(),
-                    };
-                    (cpu, r)
+                    body(i)
                 })
             })
             .collect();
         barrier.wait();
         let start = Instant::now();
-        let results: Vec<(Duration, R)> = handles
+        let results = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
             .collect();
-        (start.elapsed(), results)
-    });
-    let (cpu, results) = results.into_iter().unzip();
-    (ThreadTimes { wall, cpu }, results)
+        (start, results)
+    })
 }
 
 /// Runs `step` once and returns how long it took.

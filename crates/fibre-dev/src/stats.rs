@@ -53,10 +53,13 @@ const _: () = assert!(
      re-check WorkerCounters' field order"
 );
 
-/// What one worker adds after a batch (kept on its stack, so the shared
-/// counters see one add per field per batch).
+/// A device's counters as plain numbers: what one worker adds after a
+/// batch (kept on its stack, so the shared counters see one add per field
+/// per batch), and the sum over every worker that
+/// [`DeviceStats::snapshot`] reads. Both are the same fields, so they are
+/// one type under two names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BatchCounts {
+pub struct DeviceCounts {
     /// Packets received.
     pub rx_packets: u64,
     /// Bytes received.
@@ -65,13 +68,20 @@ pub struct BatchCounts {
     pub tx_packets: u64,
     /// Bytes transmitted.
     pub tx_bytes: u64,
-    /// Drops by reason.
+    /// Drops by reason, indexed by [`DropReason::index`].
     pub drops: [u64; DropReason::COUNT],
 }
 
-impl Default for BatchCounts {
+/// What one worker adds after a batch.
+pub type BatchCounts = DeviceCounts;
+
+/// Summed statistics of a device.
+pub type StatsSnapshot = DeviceCounts;
+
+// By hand, as for WorkerCounters: arrays longer than 32 have no `Default`.
+impl Default for DeviceCounts {
     fn default() -> Self {
-        BatchCounts {
+        DeviceCounts {
             rx_packets: 0,
             rx_bytes: 0,
             tx_packets: 0,
@@ -81,10 +91,41 @@ impl Default for BatchCounts {
     }
 }
 
-impl BatchCounts {
+impl DeviceCounts {
     /// Counts one drop.
     pub fn drop(&mut self, reason: DropReason) {
         self.drops[reason.index()] += 1;
+    }
+
+    /// Drops counted under `reason`.
+    pub fn drops(&self, reason: DropReason) -> u64 {
+        self.drops[reason.index()]
+    }
+
+    /// Sum of the drops of one `ip -s link` class.
+    pub fn class_total(&self, class: DropClass) -> u64 {
+        DropReason::ALL
+            .iter()
+            .filter(|r| r.class() == class)
+            .map(|r| self.drops(*r))
+            .sum()
+    }
+
+    /// The figures `ip -s link` prints.
+    pub fn ip_link_stats(&self) -> IpLinkStats {
+        IpLinkStats {
+            rx_bytes: self.rx_bytes,
+            rx_packets: self.rx_packets,
+            rx_errors: self.class_total(DropClass::RxErrors),
+            rx_dropped: self.class_total(DropClass::RxDropped),
+            tx_bytes: self.tx_bytes,
+            tx_packets: self.tx_packets,
+            tx_errors: self.class_total(DropClass::TxErrors),
+            tx_dropped: self.class_total(DropClass::TxDropped),
+            // Linux counts a tunnel routed into itself here too.
+            tx_collisions: self.drops(DropReason::UnderlayLoop),
+            ..IpLinkStats::default()
+        }
     }
 }
 
@@ -152,66 +193,6 @@ impl DeviceStats {
             }
         }
         total
-    }
-}
-
-/// Summed statistics of a device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StatsSnapshot {
-    /// Packets received.
-    pub rx_packets: u64,
-    /// Bytes received.
-    pub rx_bytes: u64,
-    /// Packets transmitted.
-    pub tx_packets: u64,
-    /// Bytes transmitted.
-    pub tx_bytes: u64,
-    /// Drops by reason, indexed by [`DropReason::index`].
-    pub drops: [u64; DropReason::COUNT],
-}
-
-impl Default for StatsSnapshot {
-    fn default() -> Self {
-        StatsSnapshot {
-            rx_packets: 0,
-            rx_bytes: 0,
-            tx_packets: 0,
-            tx_bytes: 0,
-            drops: [0; DropReason::COUNT],
-        }
-    }
-}
-
-impl StatsSnapshot {
-    /// Drops counted under `reason`.
-    pub fn drops(&self, reason: DropReason) -> u64 {
-        self.drops[reason.index()]
-    }
-
-    /// Sum of the drops of one `ip -s link` class.
-    pub fn class_total(&self, class: DropClass) -> u64 {
-        DropReason::ALL
-            .iter()
-            .filter(|r| r.class() == class)
-            .map(|r| self.drops(*r))
-            .sum()
-    }
-
-    /// The figures `ip -s link` prints.
-    pub fn ip_link_stats(&self) -> IpLinkStats {
-        IpLinkStats {
-            rx_bytes: self.rx_bytes,
-            rx_packets: self.rx_packets,
-            rx_errors: self.class_total(DropClass::RxErrors),
-            rx_dropped: self.class_total(DropClass::RxDropped),
-            tx_bytes: self.tx_bytes,
-            tx_packets: self.tx_packets,
-            tx_errors: self.class_total(DropClass::TxErrors),
-            tx_dropped: self.class_total(DropClass::TxDropped),
-            // Linux counts a tunnel routed into itself here too.
-            tx_collisions: self.drops(DropReason::UnderlayLoop),
-            ..IpLinkStats::default()
-        }
     }
 }
 

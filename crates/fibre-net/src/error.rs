@@ -1,111 +1,59 @@
 //! Why a buffer was refused as a packet.
 
-/// Why a packet could not be parsed or emitted.
-///
-/// Every variant is a distinct drop reason: a forwarding or tunnel layer
-/// can keep one counter per variant, indexed by [`Error::index`].
-///
-/// ```
-/// use fibre_net::{gre, Error};
-/// // A GRE header with version 1 (PPTP) is refused with its own reason.
-/// let bytes = [0x00, 0x01, 0x08, 0x00];
-/// let err = gre::Packet::new_checked(&bytes[..]).unwrap_err();
-/// assert_eq!(err, Error::BadVersion);
-/// let mut drops = [0u64; Error::COUNT];
-/// drops[err.index()] += 1;
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
-pub enum Error {
-    /// The buffer ends before the header (or a length field) says it should.
-    #[error("truncated: the buffer is shorter than the header or its length field")]
-    Truncated,
-    /// A version field holds a value this parser does not speak.
-    #[error("unsupported version")]
-    BadVersion,
-    /// A checksum does not verify.
-    #[error("bad checksum")]
-    BadChecksum,
-    /// A header length field is smaller than the fixed header (e.g. IPv4 IHL < 5).
-    #[error("header length field is smaller than the fixed header")]
-    BadHeaderLength,
-    /// A total/payload length field is smaller than the headers it must cover.
-    #[error("length field is smaller than the headers it must cover")]
-    BadLength,
-    /// An IPv4 option's length runs past the options area, or is below 2.
-    #[error("malformed IPv4 option")]
-    BadOption,
-    /// An IPv4 fragment would end beyond the 65535-byte datagram limit.
-    #[error("fragment ends beyond 65535 bytes")]
-    BadFragment,
-    /// A GRE header has the routing-present bit (RFC 1701 R) set; Linux drops these.
-    #[error("GRE routing present (RFC 1701 source routes are not supported)")]
-    GreRoutingPresent,
-    /// A UDP datagram over IPv6 carries checksum 0, which RFC 8200 forbids.
-    #[error("UDP over IPv6 with a zero checksum")]
-    ZeroUdpChecksum,
-    /// An ICMP message type (or code), or an ARP hardware/protocol pair,
-    /// that this parser does not model.
-    #[error("unrecognized message type")]
-    Unrecognized,
-    /// A `Repr` cannot be emitted as given (e.g. IPv4 options not a multiple of 4).
-    #[error("value cannot be encoded in this header")]
-    Unencodable,
-}
-
-impl Error {
-    /// The number of variants: the size of a per-reason counter array.
-    pub const COUNT: usize = 11;
-
-    /// Every variant, in [`Error::index`] order.
-    pub const ALL: [Error; Error::COUNT] = [
-        Error::Truncated,
-        Error::BadVersion,
-        Error::BadChecksum,
-        Error::BadHeaderLength,
-        Error::BadLength,
-        Error::BadOption,
-        Error::BadFragment,
-        Error::GreRoutingPresent,
-        Error::ZeroUdpChecksum,
-        Error::Unrecognized,
-        Error::Unencodable,
-    ];
-
-    /// A dense index in `0..Error::COUNT`, for per-reason drop counters.
+fibre_base::dense_enum! {
+    /// Why a packet could not be parsed or emitted.
+    ///
+    /// Every variant is a distinct drop reason: a forwarding or tunnel layer
+    /// can keep one counter per variant, indexed by [`Error::index`].
     ///
     /// ```
-    /// use fibre_net::Error;
-    /// assert_eq!(Error::Truncated.index(), 0);
-    /// assert!(Error::Unencodable.index() < Error::COUNT);
+    /// use fibre_net::{gre, Error};
+    /// // A GRE header with version 1 (PPTP) is refused with its own reason.
+    /// let bytes = [0x00, 0x01, 0x08, 0x00];
+    /// let err = gre::Packet::new_checked(&bytes[..]).unwrap_err();
+    /// assert_eq!(err, Error::BadVersion);
+    /// let mut drops = [0u64; Error::COUNT];
+    /// drops[err.index()] += 1;
     /// ```
-    pub const fn index(self) -> usize {
-        match self {
-            Error::Truncated => 0,
-            Error::BadVersion => 1,
-            Error::BadChecksum => 2,
-            Error::BadHeaderLength => 3,
-            Error::BadLength => 4,
-            Error::BadOption => 5,
-            Error::BadFragment => 6,
-            Error::GreRoutingPresent => 7,
-            Error::ZeroUdpChecksum => 8,
-            Error::Unrecognized => 9,
-            Error::Unencodable => 10,
-        }
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+    pub enum Error {
+        /// The buffer ends before the header (or a length field) says it should.
+        #[error("truncated: the buffer is shorter than the header or its length field")]
+        Truncated,
+        /// A version field holds a value this parser does not speak.
+        #[error("unsupported version")]
+        BadVersion,
+        /// A checksum does not verify.
+        #[error("bad checksum")]
+        BadChecksum,
+        /// A header length field is smaller than the fixed header (e.g. IPv4 IHL < 5).
+        #[error("header length field is smaller than the fixed header")]
+        BadHeaderLength,
+        /// A total/payload length field is smaller than the headers it must cover.
+        #[error("length field is smaller than the headers it must cover")]
+        BadLength,
+        /// An IPv4 option's length runs past the options area, or is below 2.
+        #[error("malformed IPv4 option")]
+        BadOption,
+        /// An IPv4 fragment would end beyond the 65535-byte datagram limit.
+        #[error("fragment ends beyond 65535 bytes")]
+        BadFragment,
+        /// A GRE header has the routing-present bit (RFC 1701 R) set; Linux drops these.
+        #[error("GRE routing present (RFC 1701 source routes are not supported)")]
+        GreRoutingPresent,
+        /// A UDP datagram over IPv6 carries checksum 0, which RFC 8200 forbids.
+        #[error("UDP over IPv6 with a zero checksum")]
+        ZeroUdpChecksum,
+        /// An ICMP message type (or code), or an ARP hardware/protocol pair,
+        /// that this parser does not model.
+        #[error("unrecognized message type")]
+        Unrecognized,
+        /// A `Repr` cannot be emitted as given (e.g. IPv4 options not a multiple of 4).
+        #[error("value cannot be encoded in this header")]
+        Unencodable,
     }
 }
 
-/// The drop reason a refused packet is counted under: one taxonomy for
-/// every layer ([`fibre_base::DropReason`], after Linux's
-/// `enum skb_drop_reason`). A layer that knows more (a tunnel's outer header)
-/// may refine the answer.
-///
-/// ```
-/// use fibre_base::DropReason;
-/// use fibre_net::Error;
-/// assert_eq!(DropReason::from(Error::Truncated), DropReason::Truncated);
-/// assert_eq!(DropReason::from(Error::BadOption), DropReason::BadIpHeader);
-/// ```
 impl From<Error> for fibre_base::DropReason {
     fn from(error: Error) -> Self {
         use fibre_base::DropReason;

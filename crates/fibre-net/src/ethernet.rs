@@ -286,12 +286,9 @@ mod tests {
 
     #[test]
     fn every_truncation_is_an_error() {
-        for len in 0..HEADER_LEN {
-            assert_eq!(
-                Frame::new_checked(&ARP_FRAME[..len]).unwrap_err(),
-                Error::Truncated
-            );
-        }
+        crate::assert_prefixes_truncated(&ARP_FRAME, HEADER_LEN, |b| {
+            Frame::new_checked(b).map(drop)
+        });
         let mut short = [0u8; HEADER_LEN - 1];
         let repr = Repr::parse(&Frame::new_checked(&ARP_FRAME[..]).unwrap()).unwrap();
         assert_eq!(repr.emit(&mut short), Err(Error::Truncated));

@@ -356,54 +356,43 @@ mod tests {
         out
     }
 
+    /// `bytes` parse as `want`, and `want` emits `bytes` again.
+    fn assert_round_trip(bytes: &[u8], want: Repr<'_>) {
+        let packet = Packet::new_checked(bytes).unwrap();
+        assert_eq!(Repr::parse(&packet).unwrap(), want);
+        assert_eq!(reemit(&want), bytes);
+    }
+
     #[test]
     fn parses_and_reproduces_captured_messages() {
-        let packet = Packet::new_checked(&ECHO[..]).unwrap();
-        let repr = Repr::parse(&packet).unwrap();
-        assert_eq!(
-            repr,
+        assert_round_trip(
+            &ECHO,
             Repr::EchoRequest {
                 ident: 0x1234,
                 seq_no: 7,
-                data: b"abcdefgh"
-            }
+                data: b"abcdefgh",
+            },
         );
-        assert_eq!(reemit(&repr), ECHO);
-
-        let bytes = with_quote(FRAG_NEEDED_HEADER);
-        let packet = Packet::new_checked(&bytes[..]).unwrap();
-        let repr = Repr::parse(&packet).unwrap();
-        assert_eq!(
-            repr,
+        assert_round_trip(
+            &with_quote(FRAG_NEEDED_HEADER),
             Repr::DstUnreachable {
                 reason: DstUnreachable::FragRequired,
                 next_hop_mtu: 1400,
-                data: &QUOTE
-            }
+                data: &QUOTE,
+            },
         );
-        assert_eq!(reemit(&repr), bytes);
-
-        let bytes = with_quote(TIME_EXCEEDED_HEADER);
-        let packet = Packet::new_checked(&bytes[..]).unwrap();
-        let repr = Repr::parse(&packet).unwrap();
-        assert_eq!(
-            repr,
+        assert_round_trip(
+            &with_quote(TIME_EXCEEDED_HEADER),
             Repr::TimeExceeded {
                 reason: TimeExceeded::TtlExpired,
-                data: &QUOTE
-            }
+                data: &QUOTE,
+            },
         );
-        assert_eq!(reemit(&repr), bytes);
     }
 
     #[test]
     fn malformed_messages_are_refused() {
-        for len in 0..HEADER_LEN {
-            assert_eq!(
-                Packet::new_checked(&ECHO[..len]).unwrap_err(),
-                Error::Truncated
-            );
-        }
+        crate::assert_prefixes_truncated(&ECHO, HEADER_LEN, |b| Packet::new_checked(b).map(drop));
         // Any bit flip breaks the checksum.
         for bit in 0..ECHO.len() * 8 {
             let mut b = ECHO;

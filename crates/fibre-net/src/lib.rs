@@ -123,6 +123,21 @@ fn at_least(data: &[u8], len: usize) -> Result<()> {
     Ok(())
 }
 
+/// The tests' check of the rule [`at_least`] keeps for every view: each
+/// prefix of `bytes` shorter than `len` (from empty to one byte short) is
+/// refused as truncated by `new_checked`.
+#[cfg(test)]
+fn assert_prefixes_truncated(bytes: &[u8], len: usize, new_checked: impl Fn(&[u8]) -> Result<()>) {
+    for short in 0..len {
+        assert_eq!(
+            new_checked(&bytes[..short]),
+            Err(Error::Truncated),
+            "{short} bytes of {:02x?}",
+            &bytes[..len]
+        );
+    }
+}
+
 pub mod arp;
 pub mod checksum;
 mod error;

@@ -225,32 +225,15 @@ impl RouteData {
     }
 }
 
-const KINDS: [fibre_fib::RouteType; 10] = {
-    use fibre_fib::RouteType::*;
-    [
-        Unspec,
-        Unicast,
-        Local,
-        Broadcast,
-        Anycast,
-        Multicast,
-        Blackhole,
-        Unreachable,
-        Prohibit,
-        Throw,
-    ]
-};
-
-/// The compact code of a route type stored in [`RouteData::kind`].
+/// The compact code of a route type stored in [`RouteData::kind`]: its
+/// `RTN_*` number, which [`fibre_fib::RouteType::from_number`] reads back
+/// (the enum is declared in `RTN_*` order; a test checks the round trip).
 pub fn kind_code(kind: fibre_fib::RouteType) -> u8 {
-    KINDS.iter().position(|k| *k == kind).unwrap_or(0) as u8
+    kind as u8
 }
 
 fn kind_from_code(code: u8) -> fibre_fib::RouteType {
-    KINDS
-        .get(usize::from(code))
-        .copied()
-        .unwrap_or(fibre_fib::RouteType::Unspec)
+    fibre_fib::RouteType::from_number(code).unwrap_or(fibre_fib::RouteType::Unspec)
 }
 
 /// A route: read-mostly data on line 0, the reference count alone on the
@@ -304,5 +287,25 @@ impl std::ops::Deref for Route {
     #[inline]
     fn deref(&self) -> &RouteData {
         &self.data
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_code_is_the_rtn_number_and_reads_back() {
+        let mut modelled = 0;
+        for number in 0..=u8::MAX {
+            let Some(kind) = fibre_fib::RouteType::from_number(number) else {
+                continue;
+            };
+            modelled += 1;
+            assert_eq!(kind_code(kind), number, "{kind:?}");
+            assert_eq!(kind_from_code(number), kind);
+        }
+        assert_eq!(modelled, 10, "RTN_UNSPEC..=RTN_THROW");
+        assert_eq!(kind_from_code(10), fibre_fib::RouteType::Unspec);
     }
 }

@@ -191,6 +191,18 @@ route add 2001:db8:99::/48 via 2001:db8:1::2 mtu 1400
         IpAddr::V6(ipv6::Packet::new_checked(frame).unwrap().src_addr())
     }
 
+    /// The frames each uplink sent: (eth0, eth1).
+    fn uplinks_tx(registry: &Registry) -> (u64, u64) {
+        (tx_packets(registry, "eth0"), tx_packets(registry, "eth1"))
+    }
+
+    /// A packet one byte over `path_mtu` is refused, and `path_mtu` is
+    /// what the report gives the sender.
+    fn assert_refused_over(registry: &Registry, path_mtu: u32) {
+        let (report, _) = send(registry, W0, path_mtu as usize + 1);
+        assert_eq!((report.dropped, report.path_mtu), (1, Some(path_mtu)));
+    }
+
     #[test]
     fn an_ip6gre_tunnel_takes_its_underlay_from_the_cache_and_follows_route_changes() {
         let domain = fibre_rcu::Domain::new();
@@ -214,13 +226,9 @@ route add 2001:db8:99::/48 via 2001:db8:1::2 mtu 1400
             outer_src(&frame),
             "2001:db8:1::1".parse::<IpAddr>().unwrap()
         );
-        assert_eq!(
-            (tx_packets(&registry, "eth0"), tx_packets(&registry, "eth1")),
-            (1, 0)
-        );
+        assert_eq!(uplinks_tx(&registry), (1, 0));
         // Over the path MTU: refused with the MTU to report.
-        let (report, _) = send(&registry, W0, 1357);
-        assert_eq!((report.dropped, report.path_mtu), (1, Some(1356)));
+        assert_refused_over(&registry, 1356);
 
         // The remote moves behind eth1 (smaller MTU). Until the cache is
         // told, the tunnel keeps its answer (no lookup per batch)...
@@ -241,13 +249,9 @@ route add 2001:db8:99::/48 via 2001:db8:1::2 mtu 1400
                 "2001:db8:2::1".parse::<IpAddr>().unwrap()
             );
         }
-        assert_eq!(
-            (tx_packets(&registry, "eth0"), tx_packets(&registry, "eth1")),
-            (2, 2)
-        );
+        assert_eq!(uplinks_tx(&registry), (2, 2));
         // The new path MTU applies at once: 1300 - 44.
-        let (report, _) = send(&registry, W0, 1257);
-        assert_eq!((report.dropped, report.path_mtu), (1, Some(1256)));
+        assert_refused_over(&registry, 1256);
         assert_eq!(send(&registry, W0, 1256).0.sent, 1);
     }
 

@@ -30,6 +30,23 @@ pub struct RouteFilter {
     pub cache: bool,
 }
 
+/// iproute2's `NEXT_ARG`: the word after `keyword`, or the error for a
+/// line that ends first (`expected` says what was wanted; `tail` is what
+/// `ip` adds, if the command's errors quote it).
+fn value_after<'a>(
+    words: &mut impl Iterator<Item = &'a str>,
+    keyword: &str,
+    expected: &str,
+    tail: &str,
+) -> Result<&'a str> {
+    words
+        .next()
+        .with_context(|| format!("\"{keyword}\": expected {expected}, got end of line{tail}"))
+}
+
+/// What `ip neigh` adds to a line that ends before a keyword's value.
+const INCOMPLETE: &str = " (Command line is not complete. Try option \"help\")";
+
 impl RouteFilter {
     /// Reads `route show`'s words.
     pub fn parse(words: &[String]) -> Result<RouteFilter> {
@@ -42,9 +59,8 @@ impl RouteFilter {
         while let Some(word) = words.next() {
             match word {
                 "table" => {
-                    let Some(token) = words.next() else {
-                        bail!("\"table\": expected a table name, a number or \"all\", got end of line");
-                    };
+                    let token =
+                        value_after(&mut words, "table", "a table name, a number or \"all\"", "")?;
                     filter.table = if token == "all" {
                         None
                     } else {
@@ -54,9 +70,7 @@ impl RouteFilter {
                     };
                 }
                 "type" => {
-                    let Some(token) = words.next() else {
-                        bail!("\"type\": expected a route type, got end of line");
-                    };
+                    let token = value_after(&mut words, "type", "a route type", "")?;
                     filter.kind = Some(RouteType::from_name(token).with_context(|| {
                         format!("\"type\": expected unicast, local, broadcast, anycast, multicast, blackhole, unreachable, prohibit or throw, got \"{token}\"")
                     })?);
@@ -273,18 +287,14 @@ impl NeighFilter {
         while let Some(word) = words.next() {
             match word {
                 "dev" => {
-                    let Some(dev) = words.next() else {
-                        bail!("\"dev\": expected a device name, got end of line (Command line is not complete. Try option \"help\")");
-                    };
+                    let dev = value_after(&mut words, "dev", "a device name", INCOMPLETE)?;
                     if filter.dev.is_some() {
                         bail!("\"dev\": expected one device, got \"{dev}\" (Error: duplicate \"dev\": \"{dev}\" is the second value.)");
                     }
                     filter.dev = Some(dev.to_string());
                 }
                 "nud" => {
-                    let Some(token) = words.next() else {
-                        bail!("\"nud\": expected a state or all, got end of line (Command line is not complete. Try option \"help\")");
-                    };
+                    let token = value_after(&mut words, "nud", "a state or all", INCOMPLETE)?;
                     if !state_given {
                         state_given = true;
                         filter.states = 0;
@@ -299,7 +309,7 @@ impl NeighFilter {
                 }
                 _ => {
                     let token = if word == "to" {
-                        words.next().with_context(|| "\"to\": expected a prefix, got end of line (Command line is not complete. Try option \"help\")")?
+                        value_after(&mut words, "to", "a prefix", INCOMPLETE)?
                     } else {
                         word
                     };
@@ -389,6 +399,32 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_keyword_at_the_end_of_the_line_names_what_it_wanted() {
+        let route = |line: &str| RouteFilter::parse(&words(line)).unwrap_err().to_string();
+        let neigh = |line: &str| NeighFilter::parse(&words(line)).unwrap_err().to_string();
+        assert_eq!(
+            route("table"),
+            "\"table\": expected a table name, a number or \"all\", got end of line"
+        );
+        assert_eq!(
+            route("type"),
+            "\"type\": expected a route type, got end of line"
+        );
+        assert_eq!(
+            neigh("dev"),
+            "\"dev\": expected a device name, got end of line (Command line is not complete. Try option \"help\")"
+        );
+        assert_eq!(
+            neigh("dev eth0 nud"),
+            "\"nud\": expected a state or all, got end of line (Command line is not complete. Try option \"help\")"
+        );
+        assert_eq!(
+            neigh("to"),
+            "\"to\": expected a prefix, got end of line (Command line is not complete. Try option \"help\")"
+        );
     }
 
     #[test]

@@ -25,7 +25,6 @@ pub(crate) mod setup;
 use std::fmt::Write as _;
 
 use fibre_fib::{Errno, Fib};
-use fibre_lpm::Poptrie;
 use serde::Serialize;
 use serde_json::json;
 
@@ -33,6 +32,7 @@ use crate::data;
 use crate::experiment::{Context, Experiment};
 use crate::queries;
 use crate::report::{format_value, ExperimentReport, Measurement};
+use crate::router;
 use crate::table::{Align, Table};
 use crate::timing::{self, Plan, Rate};
 use crate::BenchError;
@@ -206,28 +206,26 @@ fn render(f: &FamilyFigures) -> String {
 /// The summary rows: each case's burst rate against its per-key rate,
 /// and the default-rules output burst against the raw LPM.
 fn headline(f: &FamilyFigures) -> Vec<Measurement> {
-    let mut rows = Vec::new();
-    for c in &f.cases {
-        rows.push(
-            Measurement::new(
-                format!("{} {} burst, {}, 1 thread", f.family, c.form, c.rules),
-                c.burst.millions(),
+    let per_key = f
+        .cases
+        .iter()
+        .map(|c| (c, "1 thread", &c.per_key, "per key"));
+    let lpm = f
+        .cases
+        .first()
+        .map(|c| (c, "vs raw LPM", &f.lpm_batched, "LPM lookup_batch"));
+    per_key
+        .chain(lpm)
+        .map(|(c, against, base, to)| {
+            Measurement::rate_over(
+                format!("{} {} burst, {}, {against}", f.family, c.form, c.rules),
+                &c.burst,
                 "M lookups/s",
+                base,
+                to,
             )
-            .with_ratio(c.burst.over(&c.per_key), "per key"),
-        );
-    }
-    if let Some(c) = f.cases.first() {
-        rows.push(
-            Measurement::new(
-                format!("{} {} burst, {}, vs raw LPM", f.family, c.form, c.rules),
-                c.burst.millions(),
-                "M lookups/s",
-            )
-            .with_ratio(c.burst.over(&f.lpm_batched), "LPM lookup_batch"),
-        );
-    }
-    rows
+        })
+        .collect()
 }
 
 /// One family: load, build, check, time.
@@ -247,26 +245,8 @@ fn run_family<K: FibFamily>(
     let threads = ctx.threads;
 
     // The raw LPM on the same prefixes and addresses: the ceiling.
-    let lpm = Poptrie::<K, u32>::build(
-        table
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.addr, p.len, i as u32)),
-    )
-    .map_err(|e| BenchError::Engine {
-        engine: "fibre-lpm",
-        prefix: String::new(),
-        message: e.to_string(),
-    })?;
-    let lpm_pass = |share: &[K]| -> u64 {
-        let mut out = vec![None; burst];
-        for chunk in share.chunks(burst) {
-            let out = &mut out[..chunk.len()];
-            lpm.lookup_batch(chunk, out);
-            std::hint::black_box(&out);
-        }
-        share.len() as u64
-    };
+    let lpm = router::raw_lpm(&table)?;
+    let lpm_pass = |share: &[K]| router::lpm_batched_pass(&lpm, share, burst);
     let lpm_batched = timing::rate(plan, || lpm_pass(&dsts));
     let lpm_batched_all =
         timing::rate_parallel(plan, threads, |i| lpm_pass(share(&dsts, i, threads)));

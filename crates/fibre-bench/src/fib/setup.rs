@@ -5,6 +5,7 @@
 use std::fmt::Debug;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use fibre_base::IpFamily;
 use fibre_fib::{
     config, Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6, LinkIndex, NexthopSpec, Prefix,
 };
@@ -43,12 +44,10 @@ pub trait FibFamily: Family {
     type Answer: Copy + Send + PartialEq + Debug;
     /// The uplink's address and prefix length (the gateways' subnet).
     const UPLINK_ADDRESS: (&'static str, u8);
-    /// `ip`'s family option for rules ("" or "-6 ").
-    const RULE_FAMILY: &'static str;
-    /// The default route's prefix.
-    const DEFAULT: &'static str;
     /// The address as the FIB takes it.
-    fn ip(addr: Self) -> IpAddr;
+    fn ip(addr: Self) -> IpAddr {
+        Self::Ip::from_bits(addr).into()
+    }
     /// The gateway of next-hop id `hop`, inside the uplink's subnet.
     fn gateway(hop: NextHop) -> IpAddr;
     /// A key to `dst` from `src` with firewall mark `mark`.
@@ -63,82 +62,65 @@ pub trait FibFamily: Family {
     );
 }
 
-impl FibFamily for u32 {
-    type FlowKey = FlowKeyV4;
-    type Answer = Forward;
+/// Implements [`FibFamily`] for a family whose FIB types have the same
+/// field names and whose lookups the same names but for the family's
+/// suffix (they do: the FIB keeps one record per family), with the
+/// family's own addresses given apart.
+macro_rules! fib_family {
+    (
+        $bits:ty, $key:ident, $answer:ident,
+        lookups: $output_batch:ident, $output_burst:ident, $input_batch:ident, $input_burst:ident,
+        $($addresses:tt)*
+    ) => {
+        impl FibFamily for $bits {
+            type FlowKey = $key;
+            type Answer = $answer;
+            $($addresses)*
+            fn key(dst: $bits, src: $bits, mark: u32, sport: u16) -> $key {
+                $key {
+                    dst,
+                    src,
+                    mark,
+                    proto: IPPROTO_UDP,
+                    sport,
+                    dport: PORT,
+                    ..Default::default()
+                }
+            }
+            fn lookup(
+                fib: &Fib,
+                form: Form,
+                mode: Mode,
+                keys: &[$key],
+                out: &mut [Result<$answer, Errno>],
+            ) {
+                match (form, mode) {
+                    (Form::Output, Mode::PerKey) => fib.$output_batch(keys, out),
+                    (Form::Output, Mode::Burst) => fib.$output_burst(keys, out),
+                    (Form::Input(iif), Mode::PerKey) => fib.$input_batch(iif, keys, out),
+                    (Form::Input(iif), Mode::Burst) => fib.$input_burst(iif, keys, out),
+                }
+            }
+        }
+    };
+}
+
+fib_family! {
+    u32, FlowKeyV4, Forward,
+    lookups: lookup_output_batch_v4, lookup_output_burst_v4, lookup_input_batch_v4, lookup_input_burst_v4,
     // Benchmarking space (RFC 2544), in no RIS prefix.
     const UPLINK_ADDRESS: (&'static str, u8) = ("198.18.0.1", 15);
-    const RULE_FAMILY: &'static str = "";
-    const DEFAULT: &'static str = "0.0.0.0/0";
-    fn ip(addr: u32) -> IpAddr {
-        IpAddr::V4(Ipv4Addr::from(addr))
-    }
     fn gateway(hop: NextHop) -> IpAddr {
         IpAddr::V4(Ipv4Addr::from(0xc612_0002 + u32::from(hop)))
     }
-    fn key(dst: u32, src: u32, mark: u32, sport: u16) -> FlowKeyV4 {
-        FlowKeyV4 {
-            dst,
-            src,
-            mark,
-            proto: IPPROTO_UDP,
-            sport,
-            dport: PORT,
-            ..Default::default()
-        }
-    }
-    fn lookup(
-        fib: &Fib,
-        form: Form,
-        mode: Mode,
-        keys: &[FlowKeyV4],
-        out: &mut [Result<Forward, Errno>],
-    ) {
-        match (form, mode) {
-            (Form::Output, Mode::PerKey) => fib.lookup_output_batch_v4(keys, out),
-            (Form::Output, Mode::Burst) => fib.lookup_output_burst_v4(keys, out),
-            (Form::Input(iif), Mode::PerKey) => fib.lookup_input_batch_v4(iif, keys, out),
-            (Form::Input(iif), Mode::Burst) => fib.lookup_input_burst_v4(iif, keys, out),
-        }
-    }
 }
 
-impl FibFamily for u128 {
-    type FlowKey = FlowKeyV6;
-    type Answer = Forward6;
+fib_family! {
+    u128, FlowKeyV6, Forward6,
+    lookups: lookup_output_batch_v6, lookup_output_burst_v6, lookup_input_batch_v6, lookup_input_burst_v6,
     const UPLINK_ADDRESS: (&'static str, u8) = ("2001:db8:ffff::1", 64);
-    const RULE_FAMILY: &'static str = "-6 ";
-    const DEFAULT: &'static str = "::/0";
-    fn ip(addr: u128) -> IpAddr {
-        IpAddr::V6(Ipv6Addr::from(addr))
-    }
     fn gateway(hop: NextHop) -> IpAddr {
         IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0xffff, 0, 0, 0, 0, hop + 2))
-    }
-    fn key(dst: u128, src: u128, mark: u32, sport: u16) -> FlowKeyV6 {
-        FlowKeyV6 {
-            dst,
-            src,
-            mark,
-            proto: IPPROTO_UDP,
-            sport,
-            dport: PORT,
-            ..Default::default()
-        }
-    }
-    fn lookup(
-        fib: &Fib,
-        form: Form,
-        mode: Mode,
-        keys: &[FlowKeyV6],
-        out: &mut [Result<Forward6, Errno>],
-    ) {
-        match (form, mode) {
-            (Form::Output, Mode::PerKey) => fib.lookup_output_batch_v6(keys, out),
-            (Form::Output, Mode::Burst) => fib.lookup_output_burst_v6(keys, out),
-            (Form::Input(iif), Mode::PerKey) => fib.lookup_input_batch_v6(iif, keys, out),
-            (Form::Input(iif), Mode::Burst) => fib.lookup_input_burst_v6(iif, keys, out),
-        }
     }
 }
 
@@ -192,8 +174,9 @@ pub fn router<K: FibFamily>(
 /// each rule added without a priority goes just before the last one
 /// added), and the default route into the tunnel in table 51820.
 pub fn add_wg_quick_rules<K: FibFamily>(fib: &mut Fib) -> Result<(), BenchError> {
-    let six = K::RULE_FAMILY;
-    let default = K::DEFAULT;
+    // `ip rule` takes IPv4 unless told `-6`.
+    let six = if K::Ip::VERSION == 6 { "-6 " } else { "" };
+    let default = format!("{}/0", K::Ip::UNSPECIFIED);
     apply(
         fib,
         &format!(

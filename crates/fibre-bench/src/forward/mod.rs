@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex};
 
 use fibre_fib::Fib;
 use fibre_fwd::{PortConfig, StaticNeighbours, Worker, WorkerConfig, BURST};
-use fibre_lpm::Poptrie;
 use serde::Serialize;
 use serde_json::json;
 
@@ -32,7 +31,7 @@ use crate::experiment::{Context, Experiment};
 use crate::fib::setup::{self as fib_setup, FibFamily};
 use crate::queries;
 use crate::report::{format_value, ExperimentReport, Measurement};
-use crate::router::fib_error;
+use crate::router::{self, fib_error};
 use crate::table::{Align, Table};
 use crate::timing::{self, Plan, Rate};
 use crate::BenchError;
@@ -163,28 +162,29 @@ impl Experiment for ForwardExperiment {
 /// against one, and the burst rate against the raw LPM's.
 fn headline(f: &FamilyFigures, threads: usize) -> Vec<Measurement> {
     let mut rows = vec![
-        Measurement::new(
+        Measurement::rate_over(
             format!("{} forward burst, 1 worker", f.family),
-            f.burst.millions(),
+            &f.burst,
             "M frames/s",
-        )
-        .with_ratio(f.burst.over(&f.one_at_a_time), "one at a time"),
-        Measurement::new(
+            &f.one_at_a_time,
+            "one at a time",
+        ),
+        Measurement::rate_over(
             format!("{} forward burst, 1 worker, vs raw LPM", f.family),
-            f.burst.millions(),
+            &f.burst,
             "M frames/s",
-        )
-        .with_ratio(f.burst.over(&f.lpm_batched), "LPM lookup_batch"),
+            &f.lpm_batched,
+            "LPM lookup_batch",
+        ),
     ];
     if threads > 1 {
-        rows.push(
-            Measurement::new(
-                format!("{} forward burst, {threads} workers", f.family),
-                f.burst_all.millions(),
-                "M frames/s",
-            )
-            .with_ratio(f.burst_all.over(&f.burst), "1 worker"),
-        );
+        rows.push(Measurement::rate_over(
+            format!("{} forward burst, {threads} workers", f.family),
+            &f.burst_all,
+            "M frames/s",
+            &f.burst,
+            "1 worker",
+        ));
     }
     rows
 }
@@ -206,22 +206,8 @@ fn run_family<K: FibFamily + frames::FrameFamily>(
     let plan = &config.plan;
     let threads = ctx.threads;
 
-    let lpm = Poptrie::<K, u32>::build(
-        table
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.addr, p.len, i as u32)),
-    )
-    .map_err(|e| fib_error("raw LPM", e))?;
-    let lpm_batched = timing::rate(plan, || {
-        let mut out = vec![None; BURST];
-        for chunk in dsts.chunks(BURST) {
-            let out = &mut out[..chunk.len()];
-            lpm.lookup_batch(chunk, out);
-            std::hint::black_box(&out);
-        }
-        dsts.len() as u64
-    });
+    let lpm = router::raw_lpm(&table)?;
+    let lpm_batched = timing::rate(plan, || router::lpm_batched_pass(&lpm, &dsts, BURST));
     drop(lpm);
 
     let make_worker = || {

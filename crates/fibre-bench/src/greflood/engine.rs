@@ -26,7 +26,7 @@ use fibre_dev::gre::{GreConfig, TxMode};
 use fibre_dev::route::{FixedRoutes, UnderlayRoute, UnderlayRoutes};
 use fibre_dev::{PacketBatch, PacketBuf, Registry, Verdict, WorkerId, MAX_WORKERS};
 
-use crate::figures::SummaryFigure;
+use crate::figures::{SummaryFigure, Sweep, SweepRow};
 use crate::timing::thread_cpu_time;
 
 /// Size of every inner frame (IPv4 + UDP + payload), as in the lockless
@@ -198,23 +198,17 @@ pub struct GreFloodRow {
     pub cpu_seconds: f64,
 }
 
-/// Every row of one run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GreFloodResult {
-    /// Parameters it ran with.
-    pub params: GreFloodParams,
-    /// Strategy-major, thread counts ascending.
-    pub rows: Vec<GreFloodRow>,
+impl SweepRow for GreFloodRow {
+    type Case = Strategy;
+    fn case(&self) -> (Strategy, usize) {
+        (self.strategy, self.threads)
+    }
 }
 
-impl GreFloodResult {
-    /// The row of `strategy` at `threads`.
-    pub fn row(&self, strategy: Strategy, threads: usize) -> Option<&GreFloodRow> {
-        self.rows
-            .iter()
-            .find(|r| r.strategy == strategy && r.threads == threads)
-    }
+/// Every row of one run, strategy-major.
+pub type GreFloodResult = Sweep<GreFloodParams, GreFloodRow>;
 
+impl GreFloodResult {
     /// Rate of `strategy` over the rate of `locked`, at `threads`.
     pub fn ratio_to_locked(&self, strategy: Strategy, threads: usize) -> Option<f64> {
         let base = self.row(Strategy::Locked, threads)?.mpps;

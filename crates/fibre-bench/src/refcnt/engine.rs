@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fibre_route::rcuref::RefCount;
 
-use crate::figures::SummaryFigure;
+use crate::figures::{SummaryFigure, Sweep, SweepRow};
 use crate::timing::run_threads;
 
 /// Where the counter sits.
@@ -200,6 +200,13 @@ pub struct RefcntRow {
     pub cpu_seconds: f64,
 }
 
+impl SweepRow for RefcntRow {
+    type Case = Layout;
+    fn case(&self) -> (Layout, usize) {
+        (self.layout, self.threads)
+    }
+}
+
 impl RefcntRow {
     /// Cores actually used on average: when under the thread count, the
     /// holders ran while the readers waited, not beside them, and the
@@ -219,28 +226,16 @@ impl RefcntRow {
     }
 }
 
-/// A run's rows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RefcntResult {
-    /// Parameters.
-    pub params: RefcntParams,
-    /// Layout-major, threads ascending.
-    pub rows: Vec<RefcntRow>,
-}
+/// A run's rows, layout-major.
+pub type RefcntResult = Sweep<RefcntParams, RefcntRow>;
 
 impl RefcntResult {
-    /// The row of `layout` at `threads`.
-    pub fn row(&self, layout: Layout, threads: usize) -> Option<&RefcntRow> {
-        self.rows
-            .iter()
-            .find(|r| r.layout == layout && r.threads == threads)
-    }
-
     /// Readers' throughput (per CPU time) of `layout` over `same-line`.
     pub fn ratio_to_same_line(&self, layout: Layout, threads: usize) -> Option<f64> {
-        Some(
-            self.row(layout, threads)?.mreads_per_cpu()
-                / self.row(Layout::SameLine, threads)?.mreads_per_cpu(),
+        self.ratio(
+            (layout, threads),
+            (Layout::SameLine, threads),
+            RefcntRow::mreads_per_cpu,
         )
     }
 

@@ -83,6 +83,11 @@ impl Plan {
     }
 }
 
+/// Million packets per wall second in one run.
+fn run_mpps(run: &RunResult) -> f64 {
+    run.packets as f64 / run.wall.as_secs_f64().max(1e-9) / 1e6
+}
+
 /// One measured case and its runs.
 struct Case {
     strategy: usize,
@@ -92,53 +97,36 @@ struct Case {
 }
 
 impl Case {
+    /// The median over the case's runs of `figure`.
+    fn median_over_runs(&self, figure: impl Fn(&RunResult) -> f64) -> f64 {
+        let figures: Vec<f64> = self.runs.iter().map(figure).collect();
+        median(&figures)
+    }
+
     fn mpps(&self) -> f64 {
-        let rates: Vec<f64> = self
-            .runs
-            .iter()
-            .map(|r| r.packets as f64 / r.wall.as_secs_f64().max(1e-9) / 1e6)
-            .collect();
-        median(&rates)
+        self.median_over_runs(run_mpps)
     }
 
     fn mpps_on_cpu(&self) -> f64 {
-        let rates: Vec<f64> = self
-            .runs
-            .iter()
-            .map(|r| r.packets_per_cpu_second / 1e6)
-            .collect();
-        median(&rates)
+        self.median_over_runs(|r| r.packets_per_cpu_second / 1e6)
     }
 
     fn updates_per_second(&self) -> f64 {
-        let rates: Vec<f64> = self
-            .runs
-            .iter()
-            .map(|r| r.updates as f64 / r.writer_wall.as_secs_f64().max(1e-9))
-            .collect();
-        median(&rates)
+        self.median_over_runs(|r| r.updates as f64 / r.writer_wall.as_secs_f64().max(1e-9))
     }
 
     /// The writer thread's CPU time per update, in microseconds (median
     /// run): what a publication scheme costs the machine.
     fn writer_cpu_per_update(&self) -> f64 {
-        let costs: Vec<f64> = self
-            .runs
-            .iter()
-            .map(|r| micros(r.writer_cpu) / (r.updates.max(1) as f64))
-            .collect();
-        median(&costs)
+        self.median_over_runs(|r| micros(r.writer_cpu) / (r.updates.max(1) as f64))
     }
 
     /// The writer thread's CPU time over its wall time (median run): the
     /// share of one core it took.
     fn writer_core_share(&self) -> f64 {
-        let shares: Vec<f64> = self
-            .runs
-            .iter()
-            .map(|r| r.writer_cpu.as_secs_f64() / r.writer_wall.as_secs_f64().max(1e-9))
-            .collect();
-        median(&shares)
+        self.median_over_runs(|r| {
+            r.writer_cpu.as_secs_f64() / r.writer_wall.as_secs_f64().max(1e-9)
+        })
     }
 
     /// p50 and p99 over every batch of every run.
@@ -410,9 +398,7 @@ impl Experiment for SynfloodExperiment {
                 "due_to_visible_latency_us": matches!(case.pace, Pace::Rate(_))
                     .then(|| json!({"p50": micros(d50), "p99": micros(d99)})),
                 "write_errors": case.write_errors(),
-                "runs_mpps": case.runs.iter()
-                    .map(|r| r.packets as f64 / r.wall.as_secs_f64().max(1e-9) / 1e6)
-                    .collect::<Vec<_>>(),
+                "runs_mpps": case.runs.iter().map(run_mpps).collect::<Vec<_>>(),
             }));
         }
         text.push_str(&rows.render());
@@ -441,29 +427,34 @@ impl Experiment for SynfloodExperiment {
         let idle = Pace::Idle;
         let paced = Pace::Rate(WRITER_RATE);
         let plural = |n: usize| if n == 1 { "thread" } else { "threads" };
+        // A packet rate compared with another.
+        let vs = |name: String, value: f64, base: f64, to: &str| {
+            Measurement::new(name, value, "Mpps").with_ratio(ratio(value, base), to)
+        };
+        // `case`'s publication latency, median and 99th percentile.
+        let percentiles =
+            |measurements: &mut Vec<Measurement>, what: &str, suffix: &str, case: &Case| {
+                let (p50, p99) = case.latency(false);
+                for (p, latency) in [("p50", p50), ("p99", p99)] {
+                    let name = format!("{what} {p}{suffix}");
+                    measurements.push(Measurement::new(name, micros(latency), "us"));
+                }
+            };
         let mut measurements = Vec::new();
         for kind in [rw, pc, rcu] {
-            let mut m = Measurement::new(
-                format!("{} {t} {}", kind.name(), plural(t)),
-                mpps(kind, t, idle),
-                "Mpps",
-            );
-            if kind != rw {
-                m = m.with_ratio(ratio(mpps(kind, t, idle), mpps(rw, t, idle)), "rwlock");
-            }
-            measurements.push(m);
+            let name = format!("{} {t} {}", kind.name(), plural(t));
+            measurements.push(if kind == rw {
+                Measurement::new(name, mpps(kind, t, idle), "Mpps")
+            } else {
+                vs(name, mpps(kind, t, idle), mpps(rw, t, idle), "rwlock")
+            });
         }
-        measurements.push(
-            Measurement::new(
-                format!("rcu {t} {} on-CPU", plural(t)),
-                mpps_cpu(rcu, t, idle),
-                "Mpps",
-            )
-            .with_ratio(
-                ratio(mpps_cpu(rcu, t, idle), mpps_cpu(rw, t, idle)),
-                "rwlock on-CPU",
-            ),
-        );
+        measurements.push(vs(
+            format!("rcu {t} {} on-CPU", plural(t)),
+            mpps_cpu(rcu, t, idle),
+            mpps_cpu(rw, t, idle),
+            "rwlock on-CPU",
+        ));
         if t > 1 {
             measurements.push(Measurement::new(
                 format!("rcu {t} threads scaling"),
@@ -476,51 +467,36 @@ impl Experiment for SynfloodExperiment {
                 "x 1 thread",
             ));
         }
-        measurements.push(
-            Measurement::new(
-                format!("rcu {t} {}, writer 100k/s", plural(t)),
-                mpps(rcu, t, paced),
-                "Mpps",
-            )
-            .with_ratio(ratio(mpps(rcu, t, paced), mpps(rcu, t, idle)), "no writer"),
-        );
-        measurements.push(
-            Measurement::new(
-                format!("rcu {t} {}, writer 100k/s, on-CPU", plural(t)),
-                mpps_cpu(rcu, t, paced),
-                "Mpps",
-            )
-            .with_ratio(
-                ratio(mpps_cpu(rcu, t, paced), mpps_cpu(rcu, t, idle)),
-                "no writer on-CPU",
-            ),
-        );
+        measurements.push(vs(
+            format!("rcu {t} {}, writer 100k/s", plural(t)),
+            mpps(rcu, t, paced),
+            mpps(rcu, t, idle),
+            "no writer",
+        ));
+        measurements.push(vs(
+            format!("rcu {t} {}, writer 100k/s, on-CPU", plural(t)),
+            mpps_cpu(rcu, t, paced),
+            mpps_cpu(rcu, t, idle),
+            "no writer on-CPU",
+        ));
         if t > 1 {
             // The writer on its own core: what the readers lose to the
             // writer's work itself rather than to sharing their cores.
-            measurements.push(
-                Measurement::new(
-                    "rcu 1 thread, writer 100k/s on its own core",
-                    mpps(rcu, 1, paced),
-                    "Mpps",
-                )
-                .with_ratio(ratio(mpps(rcu, 1, paced), mpps(rcu, 1, idle)), "no writer"),
-            );
-            measurements.push(
-                Measurement::new(
-                    "rwlock 1 thread, writer 100k/s on its own core",
-                    mpps(rw, 1, paced),
-                    "Mpps",
-                )
-                .with_ratio(ratio(mpps(rw, 1, paced), mpps(rw, 1, idle)), "no writer"),
-            );
+            for kind in [rcu, rw] {
+                measurements.push(vs(
+                    format!("{} 1 thread, writer 100k/s on its own core", kind.name()),
+                    mpps(kind, 1, paced),
+                    mpps(kind, 1, idle),
+                    "no writer",
+                ));
+            }
         }
-        measurements.push(
-            Measurement::new("rcu bursts 1 thread", mpps(rcu, 1, idle), "Mpps").with_ratio(
-                ratio(mpps(rcu, 1, idle), mpps(StrategyKind::RcuPerKey, 1, idle)),
-                "per key",
-            ),
-        );
+        measurements.push(vs(
+            "rcu bursts 1 thread".into(),
+            mpps(rcu, 1, idle),
+            mpps(StrategyKind::RcuPerKey, 1, idle),
+            "per key",
+        ));
         let rcu_heap = heap[StrategyKind::ALL
             .iter()
             .position(|&k| k == rcu)
@@ -537,43 +513,18 @@ impl Experiment for SynfloodExperiment {
                 case.writer_cpu_per_update(),
                 "us",
             ));
-            let (p50, p99) = case.latency(false);
-            measurements.push(Measurement::new(
-                "rcu publication p50, 100k/s",
-                micros(p50),
-                "us",
-            ));
-            measurements.push(Measurement::new(
-                "rcu publication p99, 100k/s",
-                micros(p99),
-                "us",
-            ));
+            percentiles(&mut measurements, "rcu publication", ", 100k/s", case);
         }
         if let Some(case) = find(rcu, t, Pace::Rate(TRICKLE_RATE)) {
-            let (p50, p99) = case.latency(false);
-            measurements.push(Measurement::new(
-                "rcu single-update publication p50",
-                micros(p50),
-                "us",
-            ));
-            measurements.push(Measurement::new(
-                "rcu single-update publication p99",
-                micros(p99),
-                "us",
-            ));
+            percentiles(&mut measurements, "rcu single-update publication", "", case);
         }
         if let Some(case) = find(rcu, 1, Pace::Rate(TRICKLE_RATE)).filter(|_| t > 1) {
-            let (p50, p99) = case.latency(false);
-            measurements.push(Measurement::new(
-                "rcu single-update publication p50, 1 thread",
-                micros(p50),
-                "us",
-            ));
-            measurements.push(Measurement::new(
-                "rcu single-update publication p99, 1 thread",
-                micros(p99),
-                "us",
-            ));
+            percentiles(
+                &mut measurements,
+                "rcu single-update publication",
+                ", 1 thread",
+                case,
+            );
         }
         if let Some(alone) = find(rcu, 0, Pace::FullSpeed) {
             measurements.push(Measurement::new(

@@ -29,7 +29,7 @@ use fibre_fib::{config, Errno, Fib, FlowKeyV4};
 use fibre_rcu::{Domain, RcuCell};
 use fibre_route::{HeldRoute, Route, RouteCache, RouteSource, SlotKind};
 
-use crate::figures::SummaryFigure;
+use crate::figures::{SummaryFigure, Sweep, SweepRow};
 use crate::timing::run_threads;
 
 /// How a frame gets its route.
@@ -141,6 +141,13 @@ pub struct UdpFloodRow {
     pub transmitted: u64,
 }
 
+impl SweepRow for UdpFloodRow {
+    type Case = Strategy;
+    fn case(&self) -> (Strategy, usize) {
+        (self.strategy, self.threads)
+    }
+}
+
 impl UdpFloodRow {
     /// Million frames per wall second.
     pub fn mpps(&self) -> f64 {
@@ -167,37 +174,31 @@ impl UdpFloodRow {
     }
 }
 
-/// A run's rows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UdpFloodResult {
-    /// Parameters.
-    pub params: UdpFloodParams,
-    /// Strategy-major, threads ascending.
-    pub rows: Vec<UdpFloodRow>,
-}
+/// A run's rows, strategy-major.
+pub type UdpFloodResult = Sweep<UdpFloodParams, UdpFloodRow>;
 
 impl UdpFloodResult {
-    /// The row of `strategy` at `threads`.
-    pub fn row(&self, strategy: Strategy, threads: usize) -> Option<&UdpFloodRow> {
-        self.rows
-            .iter()
-            .find(|r| r.strategy == strategy && r.threads == threads)
-    }
-
     /// Throughput (per CPU time) of `strategy` over `shared` at `threads`.
     pub fn ratio_to_shared(&self, strategy: Strategy, threads: usize) -> Option<f64> {
-        let base = self.row(Strategy::Shared, threads)?;
-        Some(self.row(strategy, threads)?.mpps_per_cpu() / base.mpps_per_cpu())
+        self.ratio(
+            (strategy, threads),
+            (Strategy::Shared, threads),
+            UdpFloodRow::mpps_per_cpu,
+        )
     }
 
     /// Throughput (per CPU time) at `threads` over 1 thread.
     pub fn scaling(&self, strategy: Strategy, threads: usize) -> Option<f64> {
-        Some(self.row(strategy, threads)?.mpps_per_cpu() / self.row(strategy, 1)?.mpps_per_cpu())
+        self.ratio(
+            (strategy, threads),
+            (strategy, 1),
+            UdpFloodRow::mpps_per_cpu,
+        )
     }
 
     /// Wall-clock throughput at `threads` over 1 thread.
     pub fn wall_scaling(&self, strategy: Strategy, threads: usize) -> Option<f64> {
-        Some(self.row(strategy, threads)?.mpps() / self.row(strategy, 1)?.mpps())
+        self.ratio((strategy, threads), (strategy, 1), UdpFloodRow::mpps)
     }
 
     /// The figures for `fibre bench`'s summary: per strategy at the most

@@ -327,12 +327,8 @@ fn route_flags(answer: &RouteAnswer) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::NameList;
-    use fibre_fib::{Errno, Nexthop, NexthopFlags, Prefix, Protocol, Route, Scope, TABLE_LOCAL};
-
-    fn names() -> NameList {
-        NameList(vec!["lo", "eth1", "eth0"])
-    }
+    use crate::format::fixtures::{names, path, route_to};
+    use fibre_fib::{Errno, Prefix, Protocol, TABLE_LOCAL};
 
     fn answer(dst: &str, gw: Option<&str>, dev: &str, prefsrc: Option<&str>) -> RouteAnswer {
         let dst: std::net::IpAddr = dst.parse().unwrap();
@@ -348,26 +344,7 @@ mod tests {
             mark: 0,
             mtu: None,
             redirect: false,
-            route: Route {
-                mtu_lock: false,
-                metrics: Default::default(),
-                table: TABLE_MAIN,
-                dst: Prefix::containing(dst, 16),
-                tos: 0,
-                kind: RouteType::Unicast,
-                protocol: Protocol::BOOT,
-                scope: Scope::UNIVERSE,
-                metric: 0,
-                prefsrc: None,
-                mtu: None,
-                nexthops: vec![Nexthop {
-                    gateway: gw.map(|g| g.parse().unwrap()),
-                    dev: Some(3),
-                    weight: 1,
-                    flags: NexthopFlags::default(),
-                }],
-                cache_class: 0,
-            },
+            route: route_to(Prefix::containing(dst, 16), vec![path(gw, Some(3), 1)]),
         }
     }
 

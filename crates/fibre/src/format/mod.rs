@@ -42,6 +42,49 @@ impl DeviceNames for NameList {
     }
 }
 
+/// The tests' devices and routes, shared by the formatters' tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use fibre_fib::{Nexthop, NexthopFlags, Prefix, Protocol, Route, RouteType, Scope, TABLE_MAIN};
+
+    use super::NameList;
+
+    /// `lo`, `eth1`, `eth0`: ifindex 1 to 3.
+    pub(crate) fn names() -> NameList {
+        NameList(vec!["lo", "eth1", "eth0"])
+    }
+
+    /// A next hop via `gw` (if any) on `dev`.
+    pub(crate) fn path(gw: Option<&str>, dev: Option<u32>, weight: u16) -> Nexthop {
+        Nexthop {
+            gateway: gw.map(|g| g.parse().unwrap()),
+            dev,
+            weight,
+            flags: NexthopFlags::default(),
+        }
+    }
+
+    /// A unicast route to `dst` in table main, as `ip route add` makes it
+    /// with no other option.
+    pub(crate) fn route_to(dst: Prefix, nexthops: Vec<Nexthop>) -> Route {
+        Route {
+            mtu_lock: false,
+            metrics: Default::default(),
+            table: TABLE_MAIN,
+            dst,
+            tos: 0,
+            kind: RouteType::Unicast,
+            protocol: Protocol::BOOT,
+            scope: Scope::UNIVERSE,
+            metric: 0,
+            prefsrc: None,
+            mtu: None,
+            nexthops,
+            cache_class: 0,
+        }
+    }
+}
+
 /// `ip`'s spelling of an address with a length: the bare address for a
 /// host length, `ADDR/LEN` otherwise (never `default`).
 pub fn addr_len(addr: IpAddr, len: u8) -> String {

@@ -266,43 +266,31 @@ pub(crate) fn path_json(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::NameList;
-    use fibre_fib::{NexthopFlags, Prefix, TABLE_LOCAL};
-
-    fn names() -> NameList {
-        NameList(vec!["lo", "eth1", "eth0"])
-    }
-
-    fn prefix(s: &str) -> Prefix {
-        let (a, l) = s.split_once('/').unwrap();
-        Prefix::new(a.parse().unwrap(), l.parse().unwrap()).unwrap()
-    }
-
-    fn path(gw: Option<&str>, dev: Option<u32>, weight: u16) -> Nexthop {
-        Nexthop {
-            gateway: gw.map(|g| g.parse().unwrap()),
-            dev,
-            weight,
-            flags: NexthopFlags::default(),
-        }
-    }
+    use crate::format::fixtures::{names, path, route_to};
+    use fibre_fib::{Prefix, TABLE_LOCAL};
 
     fn route(dst: &str, nexthops: Vec<Nexthop>) -> Route {
-        Route {
-            mtu_lock: false,
-            metrics: Default::default(),
-            table: TABLE_MAIN,
-            dst: prefix(dst),
-            tos: 0,
-            kind: RouteType::Unicast,
-            protocol: Protocol::BOOT,
-            scope: Scope::UNIVERSE,
-            metric: 0,
-            prefsrc: None,
-            mtu: None,
+        let (a, l) = dst.split_once('/').unwrap();
+        route_to(
+            Prefix::new(a.parse().unwrap(), l.parse().unwrap()).unwrap(),
             nexthops,
-            cache_class: 0,
-        }
+        )
+    }
+
+    /// A route the kernel adds for 10.0.0.1 on eth0 (`fib_add_ifaddr`):
+    /// protocol kernel, the address as preferred source.
+    fn ifaddr_route(dst: &str, scope: Scope) -> Route {
+        let mut r = route(dst, vec![path(None, Some(3), 1)]);
+        r.protocol = Protocol::KERNEL;
+        r.scope = scope;
+        r.prefsrc = Some("10.0.0.1".parse().unwrap());
+        r
+    }
+
+    /// `ip route show`'s line and `ip -j route show`'s object for `r`.
+    fn assert_shown(r: &Route, style: RouteStyle, text: &str, json: &str) {
+        assert_eq!(route_text(&names(), r, style), text);
+        assert_eq!(route_json(&names(), r, style).to_string(), json);
     }
 
     const MAIN_ONLY: RouteStyle = RouteStyle { show_table: false };
@@ -313,17 +301,12 @@ mod tests {
 
     #[test]
     fn connected_route() {
-        let mut r = route("10.0.0.0/24", vec![path(None, Some(3), 1)]);
-        r.protocol = Protocol::KERNEL;
-        r.scope = Scope::LINK;
-        r.prefsrc = Some("10.0.0.1".parse().unwrap());
-        assert_eq!(
-            route_text(&names(), &r, MAIN_ONLY),
-            "10.0.0.0/24 dev eth0 proto kernel scope link src 10.0.0.1 \n"
-        );
-        assert_eq!(
-            route_json(&names(), &r, MAIN_ONLY).to_string(),
-            r#"{"dst":"10.0.0.0/24","dev":"eth0","protocol":"kernel","scope":"link","prefsrc":"10.0.0.1","flags":[]}"#
+        let mut r = ifaddr_route("10.0.0.0/24", Scope::LINK);
+        assert_shown(
+            &r,
+            MAIN_ONLY,
+            "10.0.0.0/24 dev eth0 proto kernel scope link src 10.0.0.1 \n",
+            r#"{"dst":"10.0.0.0/24","dev":"eth0","protocol":"kernel","scope":"link","prefsrc":"10.0.0.1","flags":[]}"#,
         );
         r.nexthops[0].flags.linkdown = true;
         r.metric = 5;
@@ -340,13 +323,11 @@ mod tests {
         r.prefsrc = Some("10.0.0.1".parse().unwrap());
         r.metric = 100;
         r.mtu = Some(1400);
-        assert_eq!(
-            route_text(&names(), &r, MAIN_ONLY),
-            "10.21.0.0/16 via 10.0.0.2 dev eth0 proto static src 10.0.0.1 metric 100 mtu 1400 \n"
-        );
-        assert_eq!(
-            route_json(&names(), &r, MAIN_ONLY).to_string(),
-            r#"{"dst":"10.21.0.0/16","gateway":"10.0.0.2","dev":"eth0","protocol":"static","prefsrc":"10.0.0.1","metric":100,"flags":[],"metrics":[{"mtu":1400}]}"#
+        assert_shown(
+            &r,
+            MAIN_ONLY,
+            "10.21.0.0/16 via 10.0.0.2 dev eth0 proto static src 10.0.0.1 metric 100 mtu 1400 \n",
+            r#"{"dst":"10.21.0.0/16","gateway":"10.0.0.2","dev":"eth0","protocol":"static","prefsrc":"10.0.0.1","metric":100,"flags":[],"metrics":[{"mtu":1400}]}"#,
         );
     }
 
@@ -359,13 +340,11 @@ mod tests {
                 path(Some("10.0.0.3"), Some(3), 1),
             ],
         );
-        assert_eq!(
-            route_text(&names(), &r, MAIN_ONLY),
-            "10.20.0.0/16 \n\tnexthop via 10.0.0.2 dev eth0 weight 2 \n\tnexthop via 10.0.0.3 dev eth0 weight 1 \n"
-        );
-        assert_eq!(
-            route_json(&names(), &r, MAIN_ONLY).to_string(),
-            r#"{"dst":"10.20.0.0/16","flags":[],"nexthops":[{"gateway":"10.0.0.2","dev":"eth0","weight":2,"flags":[]},{"gateway":"10.0.0.3","dev":"eth0","weight":1,"flags":[]}]}"#
+        assert_shown(
+            &r,
+            MAIN_ONLY,
+            "10.20.0.0/16 \n\tnexthop via 10.0.0.2 dev eth0 weight 2 \n\tnexthop via 10.0.0.3 dev eth0 weight 1 \n",
+            r#"{"dst":"10.20.0.0/16","flags":[],"nexthops":[{"gateway":"10.0.0.2","dev":"eth0","weight":2,"flags":[]},{"gateway":"10.0.0.3","dev":"eth0","weight":1,"flags":[]}]}"#,
         );
     }
 
@@ -373,27 +352,20 @@ mod tests {
     fn typed_routes_and_tables() {
         let mut r = route("10.8.0.0/16", vec![]);
         r.kind = RouteType::Blackhole;
-        assert_eq!(
-            route_text(&names(), &r, MAIN_ONLY),
-            "blackhole 10.8.0.0/16 \n"
+        assert_shown(
+            &r,
+            MAIN_ONLY,
+            "blackhole 10.8.0.0/16 \n",
+            r#"{"type":"blackhole","dst":"10.8.0.0/16","flags":[]}"#,
         );
-        assert_eq!(
-            route_json(&names(), &r, MAIN_ONLY).to_string(),
-            r#"{"type":"blackhole","dst":"10.8.0.0/16","flags":[]}"#
-        );
-        let mut r = route("10.0.0.1/32", vec![path(None, Some(3), 1)]);
+        let mut r = ifaddr_route("10.0.0.1/32", Scope::HOST);
         r.kind = RouteType::Local;
         r.table = TABLE_LOCAL;
-        r.protocol = Protocol::KERNEL;
-        r.scope = Scope::HOST;
-        r.prefsrc = Some("10.0.0.1".parse().unwrap());
-        assert_eq!(
-            route_text(&names(), &r, ALL),
-            "local 10.0.0.1 dev eth0 table local proto kernel scope host src 10.0.0.1 \n"
-        );
-        assert_eq!(
-            route_json(&names(), &r, ALL).to_string(),
-            r#"{"type":"local","dst":"10.0.0.1","dev":"eth0","table":"local","protocol":"kernel","scope":"host","prefsrc":"10.0.0.1","flags":[]}"#
+        assert_shown(
+            &r,
+            ALL,
+            "local 10.0.0.1 dev eth0 table local proto kernel scope host src 10.0.0.1 \n",
+            r#"{"type":"local","dst":"10.0.0.1","dev":"eth0","table":"local","protocol":"kernel","scope":"host","prefsrc":"10.0.0.1","flags":[]}"#,
         );
         let mut r = route("10.23.0.0/16", vec![path(Some("10.0.0.2"), Some(3), 1)]);
         r.table = 100;
@@ -414,13 +386,11 @@ mod tests {
             vec![path(Some("2001:db8::2"), Some(3), 1)],
         );
         r.metric = 1024;
-        assert_eq!(
-            route_text(&names(), &r, MAIN_ONLY),
-            "2001:db8:1::/48 via 2001:db8::2 dev eth0 metric 1024 pref medium\n"
-        );
-        assert_eq!(
-            route_json(&names(), &r, MAIN_ONLY).to_string(),
-            r#"{"dst":"2001:db8:1::/48","gateway":"2001:db8::2","dev":"eth0","metric":1024,"flags":[],"pref":"medium"}"#
+        assert_shown(
+            &r,
+            MAIN_ONLY,
+            "2001:db8:1::/48 via 2001:db8::2 dev eth0 metric 1024 pref medium\n",
+            r#"{"dst":"2001:db8:1::/48","gateway":"2001:db8::2","dev":"eth0","metric":1024,"flags":[],"pref":"medium"}"#,
         );
     }
 
@@ -433,13 +403,11 @@ mod tests {
             "default via 10.0.0.7 dev eth0 onlink \n"
         );
         let r = route("10.41.0.0/16", vec![path(Some("fe80::1"), Some(3), 1)]);
-        assert_eq!(
-            route_text(&names(), &r, MAIN_ONLY),
-            "10.41.0.0/16 via inet6 fe80::1 dev eth0 \n"
-        );
-        assert_eq!(
-            route_json(&names(), &r, MAIN_ONLY).to_string(),
-            r#"{"dst":"10.41.0.0/16","via":{"family":"inet6","host":"fe80::1"},"dev":"eth0","flags":[]}"#
+        assert_shown(
+            &r,
+            MAIN_ONLY,
+            "10.41.0.0/16 via inet6 fe80::1 dev eth0 \n",
+            r#"{"dst":"10.41.0.0/16","via":{"family":"inet6","host":"fe80::1"},"dev":"eth0","flags":[]}"#,
         );
     }
 
