@@ -28,12 +28,18 @@ const ICMP_HEADER: usize = fibre_net::icmpv6::HEADER_LEN;
 const INFO_MSG_MASK: u8 = 0x80;
 
 /// The bytes of `packet` the kernel's `skb` holds after `ipv6_rcv`
-/// trimmed it to the payload length.
+/// trimmed it to the payload length; untrimmed where a zero payload
+/// length comes with a hop-by-hop header (a jumbogram's, RFC 2675: see
+/// `ip6_rcv_core`).
 fn packet_len(packet: &[u8]) -> Result<usize, Unsent> {
+    const NEXTHDR_HOP: u8 = 0;
     if packet.len() < HEADER || packet[0] >> 4 != 6 {
         return Err(Unsent::Truncated);
     }
     let payload = usize::from(u16::from_be_bytes([packet[4], packet[5]]));
+    if payload == 0 && packet[6] == NEXTHDR_HOP {
+        return Ok(packet.len());
+    }
     Ok((HEADER + payload).min(packet.len()))
 }
 
@@ -225,9 +231,12 @@ pub fn write_error_v6(
 /// options): from the address pinged, the request's traffic class, hop
 /// limit 64, the request's ICMPv6 header with type 129 and all its data.
 /// Returns its length, or why there is none: not an echo request with a
-/// valid checksum, a fragment (reassembled first), an unspecified or
-/// multicast source; to a multicast address the kernel answers from a
-/// selected source: [`write_echo_reply_v6_from`].
+/// valid checksum, a fragment (reassembled first), a multicast source; to
+/// a multicast address the kernel answers from a selected source:
+/// [`write_echo_reply_v6_from`]. An unspecified source is answered, to
+/// `::`: `icmpv6_rcv` and `icmpv6_echo_reply` do not look at the source
+/// (kernel-checked by the forwarding oracle: with a default route, the
+/// reply leaves by it).
 ///
 /// A reply longer than the route's MTU is written whole; the kernel
 /// fragments it (`ip6_append_data`): the caller does.
@@ -240,6 +249,22 @@ pub fn write_echo_reply_v6(request: &[u8], out: &mut [u8]) -> Result<usize, Unse
     write_echo_reply_v6_from(&request[..len], dst, out)
 }
 
+/// True if `packet` (an IPv6 packet, from its header) carries an ICMPv6
+/// echo request, after any extension headers `ip6_input_finish` walks
+/// (hop-by-hop, destination options, routing, an atomic fragment's
+/// header); its checksum is [`write_echo_reply_v6_from`]'s to check.
+pub fn is_echo_request_v6(packet: &[u8]) -> bool {
+    let Ok(len) = packet_len(packet) else {
+        return false;
+    };
+    match skip_extension_headers(&packet[..len]) {
+        Some((at, ICMPV6, 0)) => {
+            packet[..len].get(at) == Some(&fibre_net::icmpv6::msg_type::ECHO_REQUEST)
+        }
+        _ => false,
+    }
+}
+
 /// [`write_echo_reply_v6`] from `source`: for a request to a multicast
 /// address, the address `ipv6_dev_get_saddr` picks.
 pub fn write_echo_reply_v6_from(
@@ -250,7 +275,7 @@ pub fn write_echo_reply_v6_from(
     let len = packet_len(request)?;
     let request = &request[..len];
     let (src, dst) = (addr_at(request, 8), addr_at(request, 24));
-    if src.is_unspecified() || src.is_multicast() {
+    if src.is_multicast() {
         return Err(Unsent::NonUnicastSource);
     }
     let Some((at, next, frag_off)) = skip_extension_headers(request) else {
