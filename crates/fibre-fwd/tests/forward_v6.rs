@@ -8,6 +8,12 @@ use std::net::Ipv6Addr;
 use common::*;
 use fibre_base::DropReason;
 use fibre_fwd::PuntKind;
+use fibre_testkit::CountingAllocator;
+
+// Counts per thread: the other tests here do not disturb
+// `ipv6_answers_allocate_nothing`.
+#[global_allocator]
+static ALLOCATOR: CountingAllocator = CountingAllocator;
 
 const HOST6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 1, 0, 0, 0, 0, 7);
 const BEYOND6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0x100, 0, 0, 0, 0, 1);
@@ -546,4 +552,48 @@ fn a_hop_by_hop_header_with_payload_length_zero_is_the_whole_frame() {
     let mut expected = packet.clone();
     expected[7] = 63;
     assert_eq!(&out[0][14..], &expected[..]);
+}
+
+/// The answers above (to link-local senders, to groups, behind extension
+/// headers, in fragments; errors to mapped sources) allocate nothing once
+/// the worker is made, as the rest of the worker (`tests/no_alloc.rs`).
+#[test]
+fn ipv6_answers_allocate_nothing() {
+    let mut w = worker_with("route add default via 2001:db8:1::fe\n");
+    let link_local: Ipv6Addr = "fe80::9".parse().unwrap();
+    w.neighbours_mut().insert(2, link_local.into(), SENDER_MAC);
+    let router: Ipv6Addr = "2001:db8::1".parse().unwrap();
+    let frames = vec![
+        frame6(&udp6(link_local, HOST6, 1, 20)),
+        frame6(&ping6(link_local, router, 8)),
+        frame(
+            [0x33, 0x33, 0, 0, 0, 1],
+            0x86dd,
+            &ping6(SENDER6, "ff02::1".parse().unwrap(), 8),
+        ),
+        frame6(&with_extension(&ping6(SENDER6, router, 8), 60, None)),
+        frame6(&ping6("2001:db8:100:5::9".parse().unwrap(), router, 1400)),
+        frame6(&udp6("::ffff:10.0.0.9".parse().unwrap(), HOST6, 1, 20)),
+        frame6(&hop_by_hop(&udp6(SENDER6, HOST6, 64, 20), 0)),
+    ];
+    let drain = |w: &mut common::TestWorker| {
+        let mut sent = 0;
+        w.drain_port(P0, |_| sent += 1);
+        w.drain_port(P1, |_| sent += 1);
+        w.drain_punts(|_| sent += 1);
+        sent
+    };
+    w.receive_burst(P0, &frames, 0);
+    drain(&mut w);
+    let before = CountingAllocator::allocations();
+    let mut sent = 0;
+    for round in 1..=20u64 {
+        w.receive_burst(P0, &frames, round * 2_000_000_000);
+        sent += drain(&mut w);
+    }
+    let allocations = CountingAllocator::allocations() - before;
+    // Each round: an error, three replies, one in two fragments, an error
+    // to the mapped source, a forwarded packet.
+    assert_eq!(sent, 20 * 8, "{:?}", w.counters());
+    assert_eq!(allocations, 0);
 }
