@@ -171,6 +171,9 @@ fn malformed_and_martian_headers_are_dropped() {
     let mut long = good.clone();
     long[4..6].copy_from_slice(&200u16.to_be_bytes());
     let with_src = |src: &str| udp6(src.parse().unwrap(), HOST6, 64, 20);
+    // A hop-by-hop header that says it is 11 * 8 bytes long, in 36.
+    let mut overlong_hop_by_hop = with_extension(&good, 0, None);
+    overlong_hop_by_hop[41] = 10;
     let cases = [
         (version, DropReason::UnknownProtocol),
         (long, DropReason::Truncated),
@@ -178,6 +181,7 @@ fn malformed_and_martian_headers_are_dropped() {
         (with_src("::1"), DropReason::MartianAddress),
         (with_src("ff02::1"), DropReason::MartianAddress),
         (hop_by_hop(&good, 0)[..46].to_vec(), DropReason::BadIpHeader),
+        (overlong_hop_by_hop, DropReason::BadIpHeader),
         (
             udp6(SENDER6, "ff01::1".parse().unwrap(), 64, 20),
             DropReason::MartianAddress,
