@@ -1,9 +1,9 @@
 //! The way out: the next hop's neighbour, the Ethernet header, the output
 //! port's transmit queue (or the control side's queue of packets awaiting
 //! resolution), IPv4 fragmentation, and the ICMP messages the worker
-//! originates, routed like any packet of the router's own
-//! (`ip_finish_output2`, `neigh_output`, `ip_fragment`, `icmp_send`,
-//! `icmp6_send`).
+//! originates, routed like any packet of the router's own and fragmented
+//! where they need it (`ip_finish_output2`, `neigh_output`, `ip_fragment`,
+//! `icmp_send`, `icmp6_send`, `ip6_fragment`).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -228,7 +228,7 @@ impl Core {
     /// multiple of 8 but the last: `ip6_append_data` fills each skb to
     /// `maxfraglen`, `((mtu - 40) & ~7) - 8` payload bytes, and
     /// `ip6_fragment` sends them as they are.
-    pub(crate) fn put_fragments_v6(
+    fn put_fragments_v6(
         &mut self,
         dest: Destination,
         packet: &[u8],
