@@ -251,7 +251,7 @@ impl Core {
                     // `icmpv6_echo_ignore_anycast` (default 1): not answered.
                     return self.punt(PuntKind::Local, out.in_port, config.link, frame);
                 }
-                self.local_v6(out, config, frame)
+                self.local_v6(out, config, frame, kind)
             }
             RouteType::Unicast => self.forward_v6(out, config, packet, h, kind, &answer),
             _ => Err(DropReason::InvalidRoute),
@@ -262,14 +262,22 @@ impl Core {
     /// it is in: echo requests answered (`icmpv6_echo_reply`, also behind
     /// hop-by-hop, destination options and atomic fragment headers, which
     /// `ip6_input_finish` walks first, and to a group, from the source
-    /// [`icmp::echo_source_v6`] picks), the rest to the control side.
+    /// [`icmp::echo_source_v6`] picks), a fragment header cut short
+    /// answered with a parameter problem ([`icmp::cut_fragment_header_v6`]),
+    /// the rest to the control side.
     fn local_v6(
         &mut self,
         out: &mut Out<'_>,
         config: &PortConfig,
         frame: &[u8],
+        kind: PacketType,
     ) -> Result<(), DropReason> {
         let packet = &frame[ETH_HLEN..];
+        if let Some(pointer) = icmp::cut_fragment_header_v6(packet) {
+            let error = Icmp6Error::ParameterProblem { code: 0, pointer };
+            self.send_error_v6(out, packet, kind, error, config.link);
+            return Err(DropReason::BadIpHeader);
+        }
         if !icmp::is_echo_request_v6(packet) {
             return self.punt(PuntKind::Local, out.in_port, config.link, frame);
         }

@@ -558,6 +558,38 @@ fn a_hop_by_hop_header_with_payload_length_zero_is_the_whole_frame() {
     assert_eq!(&out[0][14..], &expected[..]);
 }
 
+/// A packet to the router whose fragment header is cut short by its
+/// payload length is answered with a parameter problem, erroneous header
+/// field, pointing at that header (`ipv6_frag_rcv`: `icmpv6_param_prob`
+/// with the network header's length) and quoting what the payload length
+/// keeps. Kernel-checked by the forwarding oracle (seed 9: an atomic
+/// fragment with payload length 0, answered with pointer 40 and a
+/// 40-byte quote).
+#[test]
+fn a_fragment_header_cut_short_is_a_parameter_problem() {
+    // UDP behind it: a cut header before ICMPv6 would make the packet
+    // look like an ICMPv6 one too short for its type, which
+    // `is_ineligible` answers with nothing.
+    let udp = udp6(SENDER6, "2001:db8::1".parse().unwrap(), 64, 8);
+    for payload_len in [0u16, 4] {
+        let mut w = worker();
+        let packet = with_extension(&udp, 44, Some(payload_len));
+        receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+        let back = sent(&mut w, P0);
+        assert_eq!(
+            back.len(),
+            1,
+            "payload length {payload_len}: {:?}",
+            w.counters()
+        );
+        let (kind, code, pointer, quote) = icmp6(&back[0]);
+        assert_eq!((kind, code, u32::from_be_bytes(pointer)), (4, 0, 40));
+        assert_eq!(quote, packet[..40 + usize::from(payload_len)]);
+        assert_eq!(w.counters().drops(DropReason::BadIpHeader), 1);
+        assert!(punts(&mut w).is_empty());
+    }
+}
+
 /// The answers above (to link-local senders, to groups, behind extension
 /// headers, in fragments; errors to mapped sources) allocate nothing once
 /// the worker is made, as the rest of the worker (`tests/no_alloc.rs`).

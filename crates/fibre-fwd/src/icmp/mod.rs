@@ -65,8 +65,8 @@ pub use v4::{
     REPLY_TTL,
 };
 pub use v6::{
-    is_echo_request_v6, write_echo_reply_v6, write_echo_reply_v6_from, write_error_v6,
-    MAX_ERROR_LEN as MAX_ERROR_LEN_V6, REPLY_HOP_LIMIT,
+    cut_fragment_header_v6, is_echo_request_v6, write_echo_reply_v6, write_echo_reply_v6_from,
+    write_error_v6, MAX_ERROR_LEN as MAX_ERROR_LEN_V6, REPLY_HOP_LIMIT,
 };
 
 #[cfg(test)]

@@ -249,6 +249,38 @@ pub fn write_echo_reply_v6(request: &[u8], out: &mut [u8]) -> Result<usize, Unse
     write_echo_reply_v6_from(&request[..len], dst, out)
 }
 
+/// Where a fragment header of `packet` (an IPv6 packet to the router, from
+/// its header) starts if it is cut short: `ipv6_frag_rcv` cannot pull its
+/// 8 bytes and answers a parameter problem, erroneous header field, that
+/// points at it (`icmpv6_param_prob(skb, ICMPV6_HDR_FIELD,
+/// skb_network_header_len(skb))`). The headers before it must be whole
+/// (one that is not is dropped silently: `ipv6_destopt_rcv`,
+/// `ipv6_rthdr_rcv`); `None` where there is no such header.
+pub fn cut_fragment_header_v6(packet: &[u8]) -> Option<u32> {
+    const HOP_BY_HOP: u8 = 0;
+    const ROUTING: u8 = 43;
+    const FRAGMENT: u8 = 44;
+    const DEST_OPTS: u8 = 60;
+    const FRAGMENT_HEADER: usize = 8;
+    let len = packet_len(packet).ok()?;
+    let packet = &packet[..len];
+    let (mut next, mut at) = (packet[6], HEADER);
+    loop {
+        match next {
+            FRAGMENT => return (at + FRAGMENT_HEADER > len).then_some(at as u32),
+            HOP_BY_HOP | ROUTING | DEST_OPTS => {
+                let header = packet.get(at..at + 2)?;
+                let end = at + ((usize::from(header[1]) + 1) << 3);
+                if end > len {
+                    return None;
+                }
+                (next, at) = (header[0], end);
+            }
+            _ => return None,
+        }
+    }
+}
+
 /// True if `packet` (an IPv6 packet, from its header) carries an ICMPv6
 /// echo request, after any extension headers `ip6_input_finish` walks
 /// (hop-by-hop, destination options, routing, an atomic fragment's
