@@ -69,13 +69,14 @@ pub struct ErrorRoute6 {
     pub prefix_len: u8,
 }
 
-/// `__ipv6_addr_needs_scope_id`, and `rt6_need_strict` for the output
-/// route: a link-local or multicast address means something only with
-/// its link, so a message to it leaves by the link it came in on
-/// (`icmp6_send` and `icmpv6_echo_reply` set `flowi6_oif` to
-/// `icmp6_iif`, and the lookup holds to it, `RT6_LOOKUP_F_IFACE`).
+/// `rt6_need_strict`: a link-local unicast (fe80::/10) or multicast
+/// address means something only with its link, so a message to it leaves
+/// by the link named (`icmp6_send` sets `flowi6_oif` to `icmp6_iif` where
+/// `__ipv6_addr_needs_scope_id` says so, which for the unicast addresses
+/// an answer goes to is the same test; `icmpv6_echo_reply` always sets
+/// it), and the lookup holds to it (`RT6_LOOKUP_F_IFACE`).
 pub fn needs_scope_v6(addr: Ipv6Addr) -> bool {
-    addr.is_multicast() || addr.segments()[0] & 0xffc0 == 0xfe80
+    addr.is_multicast() || addr.is_unicast_link_local()
 }
 
 /// The prefix length of the `fe80::/64` route the kernel gives every
