@@ -485,6 +485,37 @@ fn an_echo_request_behind_extension_headers_is_answered() {
     }
 }
 
+/// Behind an authentication header an echo request is IPsec's (no
+/// security association here: not answered), and behind a routing header
+/// with segments left it is the routing header's to act on
+/// (`ipv6_rthdr_rcv`): both go to the control side, unanswered; with no
+/// segments left the routing header is passed over and the request
+/// answered.
+#[test]
+fn an_echo_request_behind_ah_or_a_live_routing_header_is_not_answered() {
+    let ping = ping6(SENDER6, "2001:db8::1".parse().unwrap(), 8);
+    let behind = |kind: u8, header: [u8; 8]| {
+        let mut out = ping[..40].to_vec();
+        out[6] = kind;
+        out.extend_from_slice(&header);
+        out.extend_from_slice(&ping[40..]);
+        let len = (out.len() - 40) as u16;
+        out[4..6].copy_from_slice(&len.to_be_bytes());
+        out
+    };
+    // AH: payload length 0 means (0 + 2) * 4 = 8 bytes (RFC 4302).
+    let ah = behind(51, [58, 0, 0, 0, 0, 0, 0, 1]);
+    let live_route = behind(43, [58, 0, 0, 1, 0, 0, 0, 0]);
+    let spent_route = behind(43, [58, 0, 0, 0, 0, 0, 0, 0]);
+    for (packet, answered) in [(ah, false), (live_route, false), (spent_route, true)] {
+        let mut w = worker();
+        receive(&mut w, P0, &frame6(&packet), 0);
+        let back = sent(&mut w, P0);
+        assert_eq!(back.len(), usize::from(answered), "{:?}", w.counters());
+        assert_eq!(punts(&mut w).len(), usize::from(!answered));
+    }
+}
+
 /// An echo request from `::` is answered, to `::`, by the route that
 /// covers it: `icmpv6_rcv` and `icmpv6_echo_reply` do not look at the
 /// source. Kernel-checked by the forwarding oracle (seed 1: the reply
