@@ -89,9 +89,9 @@ crate::dense_enum! {
         /// Received on a port whose link is down, or not a port of this worker
         /// (a down device receives nothing: `SKB_DROP_REASON_DEV_READY`).
         PortDown,
-        /// A source address no packet may carry: IPv6 multicast, loopback or
-        /// IPv4-mapped, or an IPv6 destination of interface-local multicast
-        /// scope received from outside (`ip6_rcv_core`: `SKB_DROP_REASON_IP_INHDR`).
+        /// A source address no packet may carry: IPv6 multicast or loopback,
+        /// or an IPv6 destination of interface-local multicast scope received
+        /// from outside (`ip6_rcv_core`: `SKB_DROP_REASON_IP_INHDR`).
         MartianAddress,
         /// The IPv4 input route refused the packet with EINVAL: a martian
         /// source or destination (`ip_route_input_slow`:

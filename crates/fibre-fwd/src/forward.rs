@@ -21,7 +21,6 @@ use crate::worker::Core;
 const IPPROTO_ICMP: u8 = 1;
 const IPPROTO_ICMPV6: u8 = 58;
 const ICMP_ECHO: u8 = 8;
-const ICMPV6_ECHO_REQUEST: u8 = 128;
 
 impl Core {
     /// An IPv4 packet in `frame` (without the link layer's padding) after
@@ -241,42 +240,67 @@ impl Core {
                 if is_neighbour_discovery(packet, h) {
                     return self.punt(PuntKind::Neighbour, out.in_port, config.link, frame);
                 }
-                if answer.kind == RouteType::Local {
-                    return self.local_v6(out, config, frame, h);
+                if answer.kind == RouteType::Multicast
+                    && !joined_group_v6(out.fib, config.link, h.dst)
+                {
+                    // `ip6_mc_input`: a group the link has not joined is
+                    // discarded (the router forwards no multicast).
+                    return Err(DropReason::InvalidRoute);
                 }
-                self.punt(PuntKind::Local, out.in_port, config.link, frame)
+                if answer.kind == RouteType::Anycast {
+                    // `icmpv6_echo_ignore_anycast` (default 1): not answered.
+                    return self.punt(PuntKind::Local, out.in_port, config.link, frame);
+                }
+                self.local_v6(out, config, frame, kind)
             }
             RouteType::Unicast => self.forward_v6(out, config, packet, h, kind, &answer),
             _ => Err(DropReason::InvalidRoute),
         }
     }
 
-    /// Local delivery of IPv6: echo requests answered (`icmpv6_echo_reply`),
+    /// Local delivery of IPv6, to one of the router's addresses or a group
+    /// it is in: echo requests answered (`icmpv6_echo_reply`, also behind
+    /// hop-by-hop, destination options and atomic fragment headers, which
+    /// `ip6_input_finish` walks first, and to a group, from the source
+    /// [`icmp::echo_source_v6`] picks), a fragment header cut short
+    /// answered with a parameter problem ([`icmp::cut_fragment_header_v6`]),
     /// the rest to the control side.
     fn local_v6(
         &mut self,
         out: &mut Out<'_>,
         config: &PortConfig,
         frame: &[u8],
-        h: &Ipv6Header,
+        kind: PacketType,
     ) -> Result<(), DropReason> {
         let packet = &frame[ETH_HLEN..];
-        if h.next_header == IPPROTO_ICMPV6 && packet.get(40) == Some(&ICMPV6_ECHO_REQUEST) {
-            let mut buf = std::mem::take(&mut self.scratch);
-            let answered = match icmp::write_echo_reply_v6(packet, &mut buf) {
-                Ok(len) => Some(self.send_own_v6(out, &buf[..len])),
+        if let Some(pointer) = icmp::cut_fragment_header_v6(packet) {
+            let error = Icmp6Error::ParameterProblem { code: 0, pointer };
+            self.send_error_v6(out, packet, kind, error, config.link);
+            return Err(DropReason::BadIpHeader);
+        }
+        if !icmp::is_echo_request_v6(packet) {
+            return self.punt(PuntKind::Local, out.in_port, config.link, frame);
+        }
+        let mut buf = std::mem::take(&mut self.scratch);
+        // No source (no route back): `ip6_dst_lookup` fails, nothing is sent.
+        let answered = match icmp::echo_source_v6(out.fib, packet, config.link) {
+            None => Some(Err(DropReason::NoRoute)),
+            Some(source) => match icmp::write_echo_reply_v6_from(packet, source, &mut buf) {
+                Ok(len) => Some(self.send_own_v6(out, &buf[..len], true)),
                 Err(_) => None,
-            };
-            self.scratch = buf;
-            if let Some(sent) = answered {
+            },
+        };
+        self.scratch = buf;
+        match answered {
+            Some(sent) => {
                 if sent.is_err() {
                     self.counters.icmp_unsent += 1;
                 }
                 self.counters.answered += 1;
-                return Ok(());
+                Ok(())
             }
+            None => self.punt(PuntKind::Local, out.in_port, config.link, frame),
         }
-        self.punt(PuntKind::Local, out.in_port, config.link, frame)
     }
 
     /// `ip6_forward`, then `ip6_output`.
@@ -377,6 +401,38 @@ fn route_drop(errno: Errno) -> DropReason {
 /// fe80::/10 (`IPV6_ADDR_LINKLOCAL`).
 fn is_link_local(a: &Ipv6Addr) -> bool {
     a.segments()[0] & 0xffc0 == 0xfe80
+}
+
+/// `ipv6_chk_mcast_addr`: the groups a router's IPv6 link has joined:
+/// all-nodes (`ipv6_add_dev`), link- and site-local all-routers
+/// (`dev_forward_change`, forwarding being on), and the solicited-node
+/// group (RFC 4291 section 2.7.1) of each of its addresses
+/// (`addrconf_join_solict`) and of each address's subnet-router anycast
+/// (`addrconf_join_anycast`, for prefixes up to /126).
+fn joined_group_v6(fib: &fibre_fib::Fib, link: fibre_fib::LinkIndex, group: Ipv6Addr) -> bool {
+    const ALL_NODES: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
+    const ALL_ROUTERS: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 2);
+    const SITE_ALL_ROUTERS: Ipv6Addr = Ipv6Addr::new(0xff05, 0, 0, 0, 0, 0, 0, 2);
+    const SOLICITED_NODE: u128 = 0xff02_0000_0000_0000_0000_0001_ff00_0000;
+    const SOLICITED_NODE_MASK: u128 = !0xff_ffff;
+    if group == ALL_NODES || group == ALL_ROUTERS || group == SITE_ALL_ROUTERS {
+        return true;
+    }
+    let group = u128::from(group);
+    if group & SOLICITED_NODE_MASK != SOLICITED_NODE {
+        return false;
+    }
+    fib.addrs_of_v6(link).iter().any(|a| {
+        let IpAddr::V6(local) = a.local else {
+            return false;
+        };
+        let local = u128::from(local);
+        let host_bits = u128::MAX.checked_shr(u32::from(a.prefix_len)).unwrap_or(0);
+        // `ipv6_addr_prefix`; `::` is not joined.
+        let anycast = Some(local & !host_bits).filter(|&any| a.prefix_len < 127 && any != 0);
+        let solicits = |addr: u128| addr & !SOLICITED_NODE_MASK == group & !SOLICITED_NODE_MASK;
+        solicits(local) || anycast.is_some_and(solicits)
+    })
 }
 
 /// ICMPv6 router/neighbour solicitation and advertisement, or redirect

@@ -1,9 +1,9 @@
 //! The way out: the next hop's neighbour, the Ethernet header, the output
 //! port's transmit queue (or the control side's queue of packets awaiting
 //! resolution), IPv4 fragmentation, and the ICMP messages the worker
-//! originates, routed like any packet of the router's own
-//! (`ip_finish_output2`, `neigh_output`, `ip_fragment`, `icmp_send`,
-//! `icmp6_send`).
+//! originates, routed like any packet of the router's own and fragmented
+//! where they need it (`ip_finish_output2`, `neigh_output`, `ip_fragment`,
+//! `icmp_send`, `icmp6_send`, `ip6_fragment`).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -166,13 +166,32 @@ impl Core {
         }
     }
 
-    /// Routes and queues IPv6 `packet`, one the router originates.
-    pub(crate) fn send_own_v6(&mut self, out: &Out<'_>, packet: &[u8]) -> Result<(), DropReason> {
+    /// Routes and queues IPv6 `packet`, one the router originates (an
+    /// ICMPv6 error or an echo reply, with no extension headers) in answer
+    /// to a packet received on the burst's input port, with that port's
+    /// link as `flowi6_oif` where the kernel gives it one: always for an
+    /// echo reply (`icmpv6_echo_reply`: `icmp6_iif`; `echo`), for an error
+    /// only to an address that needs a scope (`icmp6_send`,
+    /// [`icmp::needs_scope_v6`]). Larger than the route's MTU (an echo
+    /// reply; errors fit 1280 bytes) it leaves in fragments, as
+    /// `ip6_append_data` and `ip6_fragment` cut the kernel's own packets.
+    pub(crate) fn send_own_v6(
+        &mut self,
+        out: &Out<'_>,
+        packet: &[u8],
+        echo: bool,
+    ) -> Result<(), DropReason> {
         let dst = ipv6_at(packet, 24);
+        let in_link = self.ports[out.in_port].config.link;
         let key = FlowKeyV6 {
             dst: u128::from(dst),
             src: u128::from(ipv6_at(packet, 8)),
             proto: packet[6],
+            oif: if echo || icmp::needs_scope_v6(dst) {
+                in_link
+            } else {
+                0
+            },
             ..FlowKeyV6::default()
         };
         let route = out
@@ -185,13 +204,68 @@ impl Core {
         } else {
             dst
         };
-        if packet.len() > self.link_mtu(out.fib, route.dev).max(IPV6_MIN_MTU) {
-            // Errors are at most IPV6_MIN_MTU; an echo reply this large
-            // would need IPv6 fragmentation, which the worker does not do.
-            return Err(DropReason::TooBig);
-        }
+        let mtu = self
+            .route_mtu(out.fib, route.cache_class, route.dev)
+            .max(IPV6_MIN_MTU);
         let dest = self.destination(out, port, IpAddr::V6(next_hop));
-        self.put(dest, ETHERTYPE_IPV6, |slot| copy(slot, packet))
+        if packet.len() <= mtu {
+            return self.put(dest, ETHERTYPE_IPV6, |slot| copy(slot, packet));
+        }
+        // `ipv6_select_ident` hashes the addresses with a random key and
+        // adds a per-bucket count: here a hash of the addresses plus the
+        // worker's count of answers, so that replies differ.
+        let ident = fragment_ident_v6(packet).wrapping_add(self.counters.answered as u32);
+        let fragments = self.put_fragments_v6(dest, packet, mtu, ident)?;
+        self.counters.fragments += fragments as u64;
+        Ok(())
+    }
+
+    /// Queues the fragments of IPv6 `packet` (a header without extension
+    /// headers, then its payload, larger than `mtu`) towards `dest`, with
+    /// fragment identification `ident`; returns how many. Each carries the
+    /// header (payload length its own, next header 44), a fragment header
+    /// (RFC 8200 section 4.5) and as many payload bytes as fit `mtu`, a
+    /// multiple of 8 but the last: `ip6_append_data` fills each skb to
+    /// `maxfraglen`, `((mtu - 40) & ~7) - 8` payload bytes, and
+    /// `ip6_fragment` sends them as they are.
+    fn put_fragments_v6(
+        &mut self,
+        dest: Destination,
+        packet: &[u8],
+        mtu: usize,
+        ident: u32,
+    ) -> Result<usize, DropReason> {
+        const HEADER: usize = fibre_net::ipv6::HEADER_LEN;
+        const NEXTHDR_FRAGMENT: u8 = 44;
+        const FRAGMENT_HEADER: usize = 8;
+        const MORE_FRAGMENTS: u16 = 1;
+        let chunk = (mtu.checked_sub(HEADER).ok_or(DropReason::TooBig)? & !7)
+            .checked_sub(FRAGMENT_HEADER)
+            .filter(|&c| c > 0)
+            .ok_or(DropReason::TooBig)?;
+        let payload = &packet[HEADER..];
+        let count = payload.len().div_ceil(chunk);
+        for (i, part) in payload.chunks(chunk).enumerate() {
+            let offset = i * chunk;
+            let more = if i + 1 < count { MORE_FRAGMENTS } else { 0 };
+            self.put(dest, ETHERTYPE_IPV6, |slot| {
+                slot[..HEADER].copy_from_slice(&packet[..HEADER]);
+                let payload_len = (FRAGMENT_HEADER + part.len()) as u16;
+                slot[4..6].copy_from_slice(&payload_len.to_be_bytes());
+                slot[6] = NEXTHDR_FRAGMENT;
+                let fragment = &mut slot[HEADER..HEADER + FRAGMENT_HEADER];
+                fragment[0] = packet[6];
+                fragment[1] = 0;
+                // The offset in 8-byte units in the top 13 bits: the byte
+                // offset itself, a multiple of 8.
+                fragment[2..4].copy_from_slice(&(offset as u16 | more).to_be_bytes());
+                fragment[4..8].copy_from_slice(&ident.to_be_bytes());
+                let at = HEADER + FRAGMENT_HEADER;
+                slot[at..at + part.len()].copy_from_slice(part);
+                at + part.len()
+            })?;
+        }
+        Ok(count)
     }
 
     /// `icmp_send(offending, error)` for a packet received in a frame of
@@ -259,7 +333,7 @@ impl Core {
                 .allow_error_v6(out.now_ns, sender, &error, route.prefix_len);
             if !allowed {
                 self.counters.icmp_rate_limited += 1;
-            } else if self.send_own_v6(out, &buf[..len]).is_ok() {
+            } else if self.send_own_v6(out, &buf[..len], false).is_ok() {
                 self.counters.icmp_errors += 1;
             } else {
                 self.counters.icmp_unsent += 1;
@@ -280,4 +354,12 @@ pub(crate) fn ipv6_at(packet: &[u8], at: usize) -> Ipv6Addr {
     let mut a = [0u8; 16];
     a.copy_from_slice(&packet[at..at + 16]);
     Ipv6Addr::from(a)
+}
+
+/// A hash of the addresses of IPv6 `packet`, standing in for the keyed
+/// hash of `ipv6_select_ident` (a field the oracle masks): never zero.
+fn fragment_ident_v6(packet: &[u8]) -> u32 {
+    let mixed = (u128::from(ipv6_at(packet, 8)) ^ u128::from(ipv6_at(packet, 24)).rotate_left(64))
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    ((mixed >> 96) as u32).max(1)
 }

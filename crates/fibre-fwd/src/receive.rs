@@ -127,11 +127,22 @@ pub(crate) struct Ipv6Header {
 /// by a port that is not a loopback device: the header fields, or why the
 /// kernel drops it. Shorter than a header: `IP_INHDR`; a version other than
 /// 6: `UNHANDLED_PROTO`; a loopback source or destination, an
-/// interface-local multicast destination, a multicast or IPv4-mapped source
-/// (RFC 4291 sections 2.5.3, 2.7, 2.5.5.2): `IP_INHDR`; a payload length
+/// interface-local multicast destination, a multicast source (RFC 4291
+/// sections 2.5.3, 2.7): `IP_INHDR`; a payload length
 /// beyond the frame: `PKT_TOO_SMALL`. Bytes past it are padding, trimmed.
-/// A zero payload length with a hop-by-hop header (a jumbogram) is refused:
-/// jumbograms do not fit an Ethernet frame.
+/// A zero payload length with a hop-by-hop header is what a jumbogram
+/// carries (RFC 2675): `ip6_rcv_core` then trims nothing, and the packet
+/// is all the frame holds after the Ethernet header, whether or not a
+/// jumbo payload option follows (`ipv6_hop_jumbo` checks only packets
+/// that have one; the oracle's hop-by-hop headers hold a PadN alone). A
+/// hop-by-hop header shorter than 8 bytes or than its length field says
+/// fails `ipv6_parse_hopopts`: `IP_INHDR`.
+///
+/// An IPv4-mapped source (`::ffff:a.b.c.d`) passes: the reference kernel
+/// (6.18) forwards such packets, answers their echo requests and sends
+/// them errors (kernel-checked by the forwarding oracle, seed 1: 164
+/// frames), so its `ip6_rcv_core` refuses multicast sources, not mapped
+/// ones.
 pub(crate) fn ipv6_header(packet: &[u8]) -> Result<Ipv6Header, DropReason> {
     if packet.len() < 40 {
         return Err(DropReason::BadIpHeader);
@@ -151,17 +162,27 @@ pub(crate) fn ipv6_header(packet: &[u8]) -> Result<Ipv6Header, DropReason> {
     if dst.is_multicast() && dst.octets()[1] & 0x0f == 1 {
         return Err(DropReason::MartianAddress);
     }
-    if src.is_multicast() || src.to_ipv4_mapped().is_some() {
+    if src.is_multicast() {
         return Err(DropReason::MartianAddress);
     }
     let payload_len = usize::from(u16::from_be_bytes([packet[4], packet[5]]));
     let next_header = packet[6];
-    if payload_len == 0 && next_header == 0 {
-        return Err(DropReason::BadIpHeader);
-    }
-    let total_len = 40 + payload_len;
+    let total_len = if payload_len == 0 && next_header == NEXTHDR_HOP {
+        packet.len()
+    } else {
+        40 + payload_len
+    };
     if packet.len() < total_len {
         return Err(DropReason::Truncated);
+    }
+    if next_header == NEXTHDR_HOP {
+        // `ipv6_parse_hopopts`: 8 bytes, then the length the header gives.
+        let whole = packet[..total_len]
+            .get(41)
+            .is_some_and(|&len| 40 + ((usize::from(len) + 1) << 3) <= total_len);
+        if total_len < 48 || !whole {
+            return Err(DropReason::BadIpHeader);
+        }
     }
     Ok(Ipv6Header {
         src,
@@ -173,6 +194,9 @@ pub(crate) fn ipv6_header(packet: &[u8]) -> Result<Ipv6Header, DropReason> {
         ports: l4_ports(next_header, &packet[40..total_len]),
     })
 }
+
+/// The next header value of a hop-by-hop options header.
+const NEXTHDR_HOP: u8 = 0;
 
 /// The source and destination ports of a TCP (6) or UDP (17) header at
 /// the start of `l4`, if whole enough to hold them.

@@ -600,7 +600,7 @@ impl Fib {
     }
 
     /// The IPv6 addresses of a link in list order.
-    pub(crate) fn addrs_of_v6(&self, index: LinkIndex) -> &[Address] {
+    pub fn addrs_of_v6(&self, index: LinkIndex) -> &[Address] {
         self.addrs_v6.get(&index).map_or(&[], |v| v.as_slice())
     }
 }

@@ -57,16 +57,16 @@ pub use kinds::{Icmp4Error, Icmp6Error, Unsent};
 pub use options::record_route_on_input;
 pub use ratelimit::{RateLimitSettings, RateLimiter, WAYS};
 pub use source::{
-    error_route_v4, error_route_v6, error_source_v4, error_source_v6, ErrorRoute, ErrorRoute6,
-    INADDR_DUMMY,
+    echo_source_v6, error_route_v4, error_route_v6, error_source_v4, error_source_v6,
+    needs_scope_v6, ErrorRoute, ErrorRoute6, INADDR_DUMMY,
 };
 pub use v4::{
     write_echo_reply_v4, write_error_v4, write_error_v4_mtu, MAX_ERROR_LEN as MAX_ERROR_LEN_V4,
     REPLY_TTL,
 };
 pub use v6::{
-    write_echo_reply_v6, write_echo_reply_v6_from, write_error_v6,
-    MAX_ERROR_LEN as MAX_ERROR_LEN_V6, REPLY_HOP_LIMIT,
+    cut_fragment_header_v6, is_echo_request_v6, write_echo_reply_v6, write_echo_reply_v6_from,
+    write_error_v6, MAX_ERROR_LEN as MAX_ERROR_LEN_V6, REPLY_HOP_LIMIT,
 };
 
 #[cfg(test)]

@@ -21,6 +21,8 @@ pub const REPLY_HOP_LIMIT: u8 = 64;
 pub const MAX_ERROR_LEN: usize = 1280;
 
 const ICMPV6: u8 = 58;
+/// The authentication header (RFC 4302).
+const AUTH: u8 = 51;
 const HEADER: usize = ipv6::HEADER_LEN;
 const ICMP_HEADER: usize = fibre_net::icmpv6::HEADER_LEN;
 
@@ -28,12 +30,18 @@ const ICMP_HEADER: usize = fibre_net::icmpv6::HEADER_LEN;
 const INFO_MSG_MASK: u8 = 0x80;
 
 /// The bytes of `packet` the kernel's `skb` holds after `ipv6_rcv`
-/// trimmed it to the payload length.
+/// trimmed it to the payload length; untrimmed where a zero payload
+/// length comes with a hop-by-hop header (a jumbogram's, RFC 2675: see
+/// `ip6_rcv_core`).
 fn packet_len(packet: &[u8]) -> Result<usize, Unsent> {
+    const NEXTHDR_HOP: u8 = 0;
     if packet.len() < HEADER || packet[0] >> 4 != 6 {
         return Err(Unsent::Truncated);
     }
     let payload = usize::from(u16::from_be_bytes([packet[4], packet[5]]));
+    if payload == 0 && packet[6] == NEXTHDR_HOP {
+        return Ok(packet.len());
+    }
     Ok((HEADER + payload).min(packet.len()))
 }
 
@@ -52,7 +60,6 @@ fn skip_extension_headers(packet: &[u8]) -> Option<(usize, u8, u16)> {
     const HOP_BY_HOP: u8 = 0;
     const ROUTING: u8 = 43;
     const FRAGMENT: u8 = 44;
-    const AUTH: u8 = 51;
     const NO_NEXT: u8 = 59;
     const DEST_OPTS: u8 = 60;
     let mut next = packet[6];
@@ -225,9 +232,12 @@ pub fn write_error_v6(
 /// options): from the address pinged, the request's traffic class, hop
 /// limit 64, the request's ICMPv6 header with type 129 and all its data.
 /// Returns its length, or why there is none: not an echo request with a
-/// valid checksum, a fragment (reassembled first), an unspecified or
-/// multicast source; to a multicast address the kernel answers from a
-/// selected source: [`write_echo_reply_v6_from`].
+/// valid checksum, a fragment (reassembled first), a multicast source; to
+/// a multicast address the kernel answers from a selected source:
+/// [`write_echo_reply_v6_from`]. An unspecified source is answered, to
+/// `::`: `icmpv6_rcv` and `icmpv6_echo_reply` do not look at the source
+/// (kernel-checked by the forwarding oracle: with a default route, the
+/// reply leaves by it).
 ///
 /// A reply longer than the route's MTU is written whole; the kernel
 /// fragments it (`ip6_append_data`): the caller does.
@@ -240,6 +250,93 @@ pub fn write_echo_reply_v6(request: &[u8], out: &mut [u8]) -> Result<usize, Unse
     write_echo_reply_v6_from(&request[..len], dst, out)
 }
 
+/// Where the walk of a packet's extension headers on local delivery ends
+/// (`ip6_input_finish` handing each header to its handler).
+enum InputChain {
+    /// At an upper-layer header (or one the walk does not read on).
+    Upper { at: usize, next: u8 },
+    /// At a fragment header cut short.
+    FragmentCut { at: usize },
+    /// Anything else: a fragment for reassembly, a header cut short that
+    /// its handler drops silently, an authentication header (IPsec's).
+    Other,
+}
+
+/// [`InputChain`] of `packet` (an IPv6 packet as trimmed, from its header):
+/// hop-by-hop first only (`ipv6_parse_hopopts` in `ip6_rcv_core`), then
+/// destination options and routing headers (`ipv6_destopt_rcv`,
+/// `ipv6_rthdr_rcv`: dropped if cut short), an atomic fragment's header
+/// (`ipv6_frag_rcv`: neither offset nor more fragments, passed over).
+fn input_chain(packet: &[u8]) -> InputChain {
+    const HOP_BY_HOP: u8 = 0;
+    const ROUTING: u8 = 43;
+    const FRAGMENT: u8 = 44;
+    const DEST_OPTS: u8 = 60;
+    const FRAGMENT_HEADER: usize = 8;
+    /// `IP6_OFFSET | IP6_MF`.
+    const NOT_ATOMIC: u16 = 0xfff9;
+    let (mut next, mut at) = (packet[6], HEADER);
+    loop {
+        match next {
+            FRAGMENT => {
+                let Some(header) = packet.get(at..at + FRAGMENT_HEADER) else {
+                    return InputChain::FragmentCut { at };
+                };
+                if u16::from_be_bytes([header[2], header[3]]) & NOT_ATOMIC != 0 {
+                    return InputChain::Other;
+                }
+                (next, at) = (header[0], at + FRAGMENT_HEADER);
+            }
+            HOP_BY_HOP | ROUTING | DEST_OPTS if next != HOP_BY_HOP || at == HEADER => {
+                let Some(header) = packet.get(at..at + 2) else {
+                    return InputChain::Other;
+                };
+                let end = at + ((usize::from(header[1]) + 1) << 3);
+                // A routing header with segments left is the router's to
+                // act on (`ipv6_rthdr_rcv`), not passed over.
+                let segments_left = packet.get(at + 3).copied().unwrap_or(0);
+                if end > packet.len() || (next == ROUTING && segments_left != 0) {
+                    return InputChain::Other;
+                }
+                (next, at) = (header[0], end);
+            }
+            HOP_BY_HOP | AUTH => return InputChain::Other,
+            _ => return InputChain::Upper { at, next },
+        }
+    }
+}
+
+/// Where a fragment header of `packet` (an IPv6 packet to the router, from
+/// its header) starts if it is cut short: `ipv6_frag_rcv` cannot pull its
+/// 8 bytes and answers a parameter problem, erroneous header field, that
+/// points at it (`icmpv6_param_prob(skb, ICMPV6_HDR_FIELD,
+/// skb_network_header_len(skb))`). The headers before it must be whole
+/// ([`input_chain`]); `None` where there is no such header.
+pub fn cut_fragment_header_v6(packet: &[u8]) -> Option<u32> {
+    let len = packet_len(packet).ok()?;
+    match input_chain(&packet[..len]) {
+        InputChain::FragmentCut { at } => u32::try_from(at).ok(),
+        _ => None,
+    }
+}
+
+/// True if `packet` (an IPv6 packet, from its header) carries an ICMPv6
+/// echo request after the extension headers local delivery walks
+/// ([`input_chain`]: hop-by-hop, destination options, routing, an atomic
+/// fragment's header); its checksum is [`write_echo_reply_v6_from`]'s to
+/// check. Behind an authentication header it is IPsec's, not answered.
+pub fn is_echo_request_v6(packet: &[u8]) -> bool {
+    let Ok(len) = packet_len(packet) else {
+        return false;
+    };
+    match input_chain(&packet[..len]) {
+        InputChain::Upper { at, next: ICMPV6 } => {
+            packet[..len].get(at) == Some(&fibre_net::icmpv6::msg_type::ECHO_REQUEST)
+        }
+        _ => false,
+    }
+}
+
 /// [`write_echo_reply_v6`] from `source`: for a request to a multicast
 /// address, the address `ipv6_dev_get_saddr` picks.
 pub fn write_echo_reply_v6_from(
@@ -250,7 +347,7 @@ pub fn write_echo_reply_v6_from(
     let len = packet_len(request)?;
     let request = &request[..len];
     let (src, dst) = (addr_at(request, 8), addr_at(request, 24));
-    if src.is_unspecified() || src.is_multicast() {
+    if src.is_multicast() {
         return Err(Unsent::NonUnicastSource);
     }
     let Some((at, next, frag_off)) = skip_extension_headers(request) else {
