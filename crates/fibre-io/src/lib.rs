@@ -11,7 +11,9 @@
 //!   it has read it: no system call per frame) and transmitting with one
 //!   `sendmmsg` per flush, bypassing the qdisc (`PACKET_QDISC_BYPASS`) and
 //!   ignoring its own transmissions (`PACKET_IGNORE_OUTGOING`), optionally
-//!   in a `PACKET_FANOUT` group that spreads flows across workers.
+//!   in a `PACKET_FANOUT` group that spreads flows across workers. A frame
+//!   a local sender left with a partial TCP or UDP checksum (transmit
+//!   offload: `TP_STATUS_CSUMNOTREADY`) is completed before it is lent.
 //! - [`MemoryPort`]: frames in memory, for tests and fault injection.
 //!
 //! Why `libc` and not a wrapper crate: the ring is a kernel ABI of a few
@@ -35,6 +37,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod af_packet;
+mod checksum;
 mod memory;
 
 use std::io;

@@ -20,8 +20,9 @@ const ETHERTYPE: [u8; 2] = [0x88, 0xb5];
 struct Namespace(String);
 
 impl Namespace {
-    fn new() -> Option<Self> {
-        let name = format!("fibre-io-{}", std::process::id());
+    /// `fibre-io-<pid>-<role>`: tests run in parallel in one process.
+    fn new(role: &str) -> Option<Self> {
+        let name = format!("fibre-io-{}-{role}", std::process::id());
         let ip = |args: &[&str]| {
             Command::new("ip")
                 .args(args)
@@ -38,6 +39,16 @@ impl Namespace {
         ]) && ip(&["-n", n, "link", "set", "a0", "up"])
             && ip(&["-n", n, "link", "set", "a1", "up"]);
         made.then_some(ns)
+    }
+
+    /// `ip -n NAME ARGS`, which must succeed.
+    fn ip(&self, args: &[&str]) {
+        let status = Command::new("ip")
+            .args(["-n", &self.0])
+            .args(args)
+            .status()
+            .expect("ip runs");
+        assert!(status.success(), "ip -n {} {args:?}", self.0);
     }
 
     /// Runs `f` on a thread that entered the namespace (sockets opened
@@ -95,8 +106,8 @@ fn receive_test_frames(port: &mut AfPacket, count: usize, max: usize) -> Vec<Vec
     got
 }
 
-fn namespace(test: &str) -> Option<Namespace> {
-    let ns = Namespace::new();
+fn namespace(test: &str, role: &str) -> Option<Namespace> {
+    let ns = Namespace::new(role);
     if ns.is_none() {
         fibre_testkit::unavailable(
             test,
@@ -108,7 +119,7 @@ fn namespace(test: &str) -> Option<Namespace> {
 
 #[test]
 fn frames_cross_a_veth_pair_whole_and_in_order() {
-    let Some(ns) = namespace("frames_cross_a_veth_pair_whole_and_in_order") else {
+    let Some(ns) = namespace("frames_cross_a_veth_pair_whole_and_in_order", "order") else {
         return;
     };
     ns.run(|| {
@@ -151,7 +162,10 @@ fn frames_cross_a_veth_pair_whole_and_in_order() {
 
 #[test]
 fn a_missing_interface_and_oversized_frames_are_refused() {
-    let Some(ns) = namespace("a_missing_interface_and_oversized_frames_are_refused") else {
+    let Some(ns) = namespace(
+        "a_missing_interface_and_oversized_frames_are_refused",
+        "refused",
+    ) else {
         return;
     };
     ns.run(|| {
@@ -165,5 +179,65 @@ fn a_missing_interface_and_oversized_frames_are_refused() {
         let mut a0 = AfPacket::open("a0", AfPacketConfig::default()).expect("a0 opens");
         assert!(a0.transmit(&vec![0u8; 1519]).is_err());
         assert_eq!(a0.flush().expect("nothing to flush"), 0);
+    });
+}
+
+#[test]
+fn partial_udp_checksums_from_a_local_sender_are_completed() {
+    let Some(ns) = namespace(
+        "partial_udp_checksums_from_a_local_sender_are_completed",
+        "csum",
+    ) else {
+        return;
+    };
+    // The kernel sends UDP out of a0 with transmit checksum offload (veth's
+    // default), so a1 receives it CHECKSUM_PARTIAL.
+    ns.ip(&["addr", "add", "10.9.0.1/24", "dev", "a0"]);
+    ns.ip(&[
+        "neigh",
+        "add",
+        "10.9.0.2",
+        "lladdr",
+        "02:00:00:00:00:02",
+        "dev",
+        "a0",
+    ]);
+    ns.run(|| {
+        let mut a1 = AfPacket::open("a1", AfPacketConfig::default()).expect("a1 opens");
+        let socket = std::net::UdpSocket::bind("10.9.0.1:0").expect("a UDP socket");
+        socket
+            .send_to(b"a partial checksum, completed", "10.9.0.2:9")
+            .expect("sent");
+        let mut udp = None;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while udp.is_none() && Instant::now() < deadline {
+            a1.wait(50).expect("poll");
+            a1.receive(64, &mut |frames| {
+                udp = udp.take().or_else(|| {
+                    frames
+                        .iter()
+                        .find(|f| f.len() > 42 && f[12..14] == [8, 0] && f[23] == 17)
+                        .map(|f| f.to_vec())
+                });
+            })
+            .expect("receive");
+        }
+        let frame = udp.expect("the UDP datagram arrives");
+        let stats = a1.stats();
+        assert_eq!(stats.partial_checksums, 1, "{stats:?}");
+        // The one's complement sum over the pseudo-header and the datagram.
+        let mut pseudo = Vec::new();
+        pseudo.extend_from_slice(&frame[26..34]);
+        pseudo.extend_from_slice(&[0, 17]);
+        pseudo.extend_from_slice(&frame[38..40]);
+        pseudo.extend_from_slice(&frame[34..]);
+        let mut sum: u32 = pseudo
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], *w.get(1).unwrap_or(&0)])))
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(sum, 0xffff, "the UDP checksum is whole");
     });
 }

@@ -10,8 +10,8 @@
 //! Not built yet: one worker per core (`--workers`), AF_XDP, live
 //! configuration changes (`fibre ctl`), GRE ports, the ICMP errors of a
 //! failed resolution (`arp_error_report`: such packets are dropped and
-//! counted), completing partial checksums from senders with transmit
-//! offload (counted per port; `ethtool -K DEV tx off` on such senders).
+//! counted). Partial checksums from local senders with transmit offload
+//! are completed by the port (`fibre-io`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -66,11 +66,14 @@ impl Default for AfPacketConfig {
 pub struct AfPacketStats {
     /// Frames received.
     pub received: u64,
-    /// Frames received with `TP_STATUS_CSUMNOTREADY`: sent by a local
-    /// sender with transmit checksum offload, so their TCP/UDP checksum is
-    /// partial (veth's default). Forwarded as they are, the receiver would
-    /// count them as checksum errors.
+    /// Frames received with `TP_STATUS_CSUMNOTREADY` (sent by a local
+    /// sender with transmit checksum offload, veth's default: their TCP or
+    /// UDP checksum was partial) whose checksum was completed before they
+    /// were lent, as `skb_checksum_help` completes it.
     pub partial_checksums: u64,
+    /// Frames with `TP_STATUS_CSUMNOTREADY` left as they came: not TCP or
+    /// UDP right after a fixed IPv4 or IPv6 header.
+    pub partial_left: u64,
     /// Frames cut to fit the ring's frame slot (`tp_snaplen < tp_len`).
     pub truncated: u64,
     /// Frames the kernel took on flush.
@@ -231,6 +234,7 @@ impl Port for AfPacket {
         let seen = self.ring.receive(max, deliver);
         self.stats.received += seen.frames;
         self.stats.partial_checksums += seen.partial_checksums;
+        self.stats.partial_left += seen.partial_left;
         self.stats.truncated += seen.truncated;
         Ok(seen.frames as usize)
     }

@@ -73,6 +73,7 @@ const _: () = assert!(
 pub(super) struct Seen {
     pub frames: u64,
     pub partial_checksums: u64,
+    pub partial_left: u64,
     pub truncated: u64,
 }
 
@@ -228,7 +229,7 @@ impl RxRing {
 /// That block must be the reader's (`TP_STATUS_USER`), and the returned
 /// slice must be dropped before the block is handed back to the kernel.
 unsafe fn frame_at<'a>(
-    map: *const u8,
+    map: *mut u8,
     block_size: usize,
     at: usize,
     seen: &mut Seen,
@@ -246,15 +247,21 @@ unsafe fn frame_at<'a>(
     if start + len > block_end {
         return None;
     }
-    if packet.status & TP_STATUS_CSUMNOTREADY != 0 {
-        seen.partial_checksums += 1;
-    }
     if packet.captured_len < packet.wire_len {
         seen.truncated += 1;
     }
     // SAFETY: the frame lies inside the block (checked above), which is the
-    // reader's until the caller releases it, after dropping the slice.
-    let bytes = unsafe { std::slice::from_raw_parts(map.add(start), len) };
+    // reader's until the caller releases it, after dropping the slice; the
+    // mapping is writable, and the kernel reads nothing back from a block
+    // it handed over.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(map.add(start), len) };
+    if packet.status & TP_STATUS_CSUMNOTREADY != 0 {
+        if crate::checksum::complete_partial(bytes) {
+            seen.partial_checksums += 1;
+        } else {
+            seen.partial_left += 1;
+        }
+    }
     Some(Frame {
         bytes,
         next_offset: packet.next_offset as usize,
@@ -262,7 +269,7 @@ unsafe fn frame_at<'a>(
 }
 
 struct Frame<'a> {
-    bytes: &'a [u8],
+    bytes: &'a mut [u8],
     next_offset: usize,
 }
 
