@@ -398,6 +398,10 @@ impl Protocol {
 /// Interface index (`ifindex`); `lo` is 1.
 pub type LinkIndex = u32;
 
+/// The index of the loopback device `lo`, the first link of every
+/// namespace (`loopback_net_init` registers it first).
+pub const LOOPBACK_INDEX: LinkIndex = 1;
+
 /// The kind of a link.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LinkKind {

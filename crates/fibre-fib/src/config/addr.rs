@@ -133,6 +133,9 @@ fn parse_addr_warning(
     let mut preferred_lft = None;
     let mut anycast = false;
     let mut zero_local = false;
+    // `peer default|any|all`: get_prefix reads it as an address of no
+    // bytes, which ipaddr_modify still sends as IFA_ADDRESS.
+    let mut zero_peer: Option<&str> = None;
     let mut mngtmpaddr = false;
     while let Some(word) = words.next() {
         match keyword_in(ADDR_KEYWORDS, word).unwrap_or(word) {
@@ -140,6 +143,12 @@ fn parse_addr_warning(
                 let token = words.value(word, "a peer address")?;
                 if peer.is_some() {
                     return Err(duplicate_argument("peer", token));
+                }
+                if values::is_default_word(token) {
+                    // No bytes: peer_len stays 0, so a later peer is no
+                    // duplicate to ipaddr_modify.
+                    zero_peer = Some(token);
+                    continue;
                 }
                 peer = Some(words.addr_len_from(word, token)?);
             }
@@ -311,6 +320,15 @@ fn parse_addr_warning(
             Some(_) => refusal.with_system_message("Error: Attribute failed policy validation."),
         });
     };
+    if let Some(token) = zero_peer {
+        // ifa_ipv4_policy (IFA_ADDRESS is a u32) and ifa_ipv6_policy (16
+        // bytes at least) refuse the empty IFA_ADDRESS before the request
+        // is read (validate_nla).
+        return Err(
+            ParseError::new("peer", "a peer address of the local one's family", Some(token))
+                .with_system_message("Error: Attribute failed policy validation."),
+        );
+    }
     let bits = Family::of(&local_addr).bits();
     // ipaddr_modify: a peer sets the length (its own, or the full one),
     // and a length still 0 is the local address' (or the full one).

@@ -333,15 +333,27 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         words.look_up(dev, format!("Cannot find device \"{dev}\""));
     }
     let family = words.final_family();
+    if let (true, Some(paths), Family::V6) = (path_given, &mut multipath, family) {
+        // ip6_route_multipath_add and _del start each path from the
+        // request's own fields (`memcpy(&r_cfg, cfg, ...)`): a path's
+        // gateway and device win, the request's `via` and `dev` fill in
+        // where a path has none, and its `onlink` (rtm_flags) is every
+        // path's.
+        for nexthop in paths.iter_mut() {
+            nexthop.gateway = nexthop.gateway.or(path.gateway);
+            if nexthop.dev.is_none() {
+                nexthop.dev.clone_from(&path.dev);
+            }
+            nexthop.onlink |= path.onlink;
+        }
+        path_given = false;
+    }
     if let (true, Some(paths)) = (path_given, &multipath) {
         let refusal = ParseError::new(
             "nexthop",
             "either via/dev/onlink or nexthop clauses, not both",
             Some("nexthop"),
         );
-        if family == Family::V6 {
-            return Err(refusal);
-        }
         // fib_get_nhs: a device or gateway beside the nexthops must be the
         // first nexthop's (and the route's `onlink` is not the paths').
         let first = &paths[0];

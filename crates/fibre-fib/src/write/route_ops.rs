@@ -705,17 +705,32 @@ impl Fib {
             nexthops: Vec::new(),
             cache_class: 0,
         };
+        let requested = requested_paths(spec, devs);
         if is_reject_type(spec.kind) {
-            // Reject routes hang off the loopback device.
+            // fib6_nh_init runs for reject routes too: the device (which
+            // must have IPv6) and `onlink`'s checks come before
+            // fib6_is_reject hangs the route off the loopback device, the
+            // device ip6_route_info_create then checks the source against.
+            let (nh, dev) = &requested[0];
+            if dev.is_some_and(|d| !self.ipv6_enabled(d)) {
+                return Err(KernelError::new(Errno::NoDev));
+            }
+            if nh.onlink {
+                self.up_nexthop_link(
+                    *dev,
+                    || KernelError::with_extack(Errno::Inval, "Nexthop device required for onlink"),
+                    "Nexthop device is not up",
+                )?;
+            }
+            self.check_prefsrc_v6(route.prefsrc, LOOPBACK_INDEX)?;
             route.nexthops.push(Nexthop {
                 gateway: None,
-                dev: Some(1),
+                dev: Some(LOOPBACK_INDEX),
                 weight: 1,
                 flags: NexthopFlags::default(),
             });
             return Ok(route);
         }
-        let requested = requested_paths(spec, devs);
         // ip6_route_multipath_add takes the paths one at a time: each is
         // validated (ip6_route_info_create: the path, then the source), then
         // compared with the paths before it (ip6_route_info_append). The
@@ -724,7 +739,7 @@ impl Fib {
         for (index, (nh, dev)) in requested.iter().enumerate() {
             let nexthop = self.check_nexthop_v6(nh, *dev, spec)?;
             if index == 0 {
-                self.check_prefsrc_v6(route.prefsrc)?;
+                self.check_prefsrc_v6(route.prefsrc, nexthop.dev.unwrap_or(LOOPBACK_INDEX))?;
             }
             if spec.multipath && nexthop.gateway.is_none() {
                 // ip6_route_multipath_add: !rt6_qualify_for_ecmp(rt).
@@ -745,13 +760,28 @@ impl Fib {
         Ok(route)
     }
 
-    /// `ip6_route_info_create`: a preferred source must be one of ours.
-    fn check_prefsrc_v6(&self, prefsrc: Option<IpAddr>) -> Result<(), KernelError> {
-        match prefsrc {
-            Some(src) if !matches!(src, IpAddr::V6(_)) || !self.is_local_address(&src) => Err(
-                KernelError::with_extack(Errno::Inval, "Invalid source address"),
-            ),
-            _ => Ok(()),
+    /// `ip6_route_info_create`: a preferred source must be one of ours, as
+    /// `ipv6_chk_addr(net, src, dev, 0)` finds it: on any link, but for a
+    /// host- or link-scoped address (`::1`, `fe80::/10`, whose scope
+    /// `ipv6_addr_scope` gives by the address alone) only on `dev`, the
+    /// path's device.
+    fn check_prefsrc_v6(&self, prefsrc: Option<IpAddr>, dev: LinkIndex) -> Result<(), KernelError> {
+        let Some(src) = prefsrc else {
+            return Ok(());
+        };
+        let IpAddr::V6(src6) = src else {
+            return Err(KernelError::with_extack(Errno::Inval, "Invalid source address"));
+        };
+        let scoped = src6.is_loopback() || (src6.segments()[0] & 0xffc0) == 0xfe80;
+        let found = if scoped {
+            self.addrs_of_v6(dev).iter().any(|a| a.local == src)
+        } else {
+            self.is_local_address(&src)
+        };
+        if found {
+            Ok(())
+        } else {
+            Err(KernelError::with_extack(Errno::Inval, "Invalid source address"))
         }
     }
 

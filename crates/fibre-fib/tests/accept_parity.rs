@@ -1,0 +1,152 @@
+//! Lines the accept/refuse differential (`crates/fibre/tests/accept_refuse.rs`)
+//! found fibre judging unlike iproute2 6.1 and the kernel, each with what
+//! `ip -force -batch` in a namespace set up like [`fib`] said of it: the
+//! verdict, the message, and the routes after.
+
+mod common;
+
+use common::*;
+use fibre_fib::config::apply_str;
+use fibre_fib::*;
+
+/// The namespace: lo up, `fd0` and `fdv0` up with 10.1.0.1/24,
+/// 2001:db8:1::1/64 on fd0 and 2001:db8:2::1/64 on fdv0, `fd2` down.
+fn fib() -> Fib {
+    let mut fib = router(&["fd0", "fdv0"]);
+    addr(&mut fib, "fd0", "10.1.0.1/24").unwrap();
+    addr(&mut fib, "fd0", "2001:db8:1::1/64").unwrap();
+    addr(&mut fib, "fdv0", "2001:db8:2::1/64").unwrap();
+    fib.apply(&Command::LinkAdd {
+        name: "fd2".into(),
+        kind: LinkKind::Ifb,
+        mtu: None,
+    })
+    .unwrap();
+    fib
+}
+
+fn accepted(text: &str) -> Fib {
+    match apply_str(&fib(), "t.conf", text, false) {
+        Ok((fib, _)) => fib,
+        Err(e) => panic!("{text:?} was refused: {e}"),
+    }
+}
+
+/// The refusal of `text`, which must contain ip's own message.
+fn refused_with(text: &str, ip_says: &str) {
+    match apply_str(&fib(), "t.conf", text, false) {
+        Ok(_) => panic!("{text:?} was accepted"),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(e.contains(ip_says), "{text:?}: {e} lacks {ip_says:?}");
+        }
+    }
+}
+
+/// The routes to `dst` in table main, as [`show`] lists them.
+fn routes_to(fib: &Fib, family: Family, dst: &str) -> Vec<String> {
+    show(fib, family, TABLE_MAIN)
+        .into_iter()
+        .filter(|r| r.split(' ').nth(1) == Some(dst))
+        .collect()
+}
+
+#[test]
+fn ipv6_via_and_dev_beside_nexthops_fill_in_each_path() {
+    // ip accepted it (ip6_route_multipath_add copies the request's fields
+    // into each path): the path's own gateway wins.
+    let fib = accepted(
+        "-6 route add 2001:db8:5::/48 via 2001:db8:1::9 metric 0    nexthop via 2001:db8:1::5 dev fd0 weight 256",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:5::/48"),
+        ["unicast 2001:db8:5::/48 via 2001:db8:1::5 dev fd0 proto boot scope global metric 1024"]
+    );
+    // A path without a gateway takes the request's, a path without a
+    // device the request's device.
+    let fib = accepted("route add 2001:db8:6::/48 via 2001:db8:1::9 nexthop dev fd0");
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:6::/48"),
+        ["unicast 2001:db8:6::/48 via 2001:db8:1::9 dev fd0 proto boot scope global metric 1024"]
+    );
+    let fib = accepted(
+        "route add 2001:db8:7::/48 dev fd0 nexthop via 2001:db8:1::5 nexthop via 2001:db8:1::6",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:7::/48"),
+        ["unicast 2001:db8:7::/48 via 2001:db8:1::5 dev fd0 via 2001:db8:1::6 dev fd0 proto boot scope global metric 1024"]
+    );
+    // Without a gateway anywhere the paths are still device-only ones.
+    refused_with(
+        "route add 2001:db8:8::/48 dev fd0 nexthop dev fd0",
+        "Device only routes can not be added for IPv6 using the multipath API",
+    );
+    // IPv4 still wants the request's fields to be the first path's.
+    refused_with(
+        "route add 10.21.0.0/16 via 10.1.0.5 nexthop dev fd0",
+        "Nexthop gateway does not match RTA_GATEWAY or RTA_VIA",
+    );
+}
+
+#[test]
+fn ipv6_reject_routes_check_onlink_and_the_source_as_fib6_nh_init_does() {
+    refused_with(
+        "route prepend unreachable 2001:db8:20:1::1/128 proto zebra mtu lock 1400 onlink",
+        "Nexthop device required for onlink",
+    );
+    refused_with(
+        "route add unreachable 2001:db8:20:1::1/128 onlink dev fd2",
+        "Nexthop device is not up",
+    );
+    // The reject route hangs off lo: ::1 is a source there, a global
+    // address of any link is one everywhere, an unknown one nowhere.
+    accepted("route add unreachable 2001:db8:20::/48 src ::1 dev fd0");
+    accepted("route add blackhole 2001:db8:20::/48 src 2001:db8:2::1");
+    refused_with(
+        "route add prohibit 2001:db8:20::/48 src 2001:db8:9::1",
+        "Invalid source address",
+    );
+}
+
+#[test]
+fn ipv6_host_and_link_scoped_sources_count_on_their_own_device_only() {
+    // ipv6_chk_addr(net, src, dev, 0): ::1 is lo's alone.
+    refused_with(
+        "route a broadcast 2001:db8:20::/48 src ::1 dev fdv0",
+        "Invalid source address",
+    );
+    refused_with(
+        "route add 2001:db8:20::/48 src ::1 dev fdv0",
+        "Invalid source address",
+    );
+    // A global address is a source on any link.
+    let fib = accepted("route add 2001:db8:20::/48 src 2001:db8:1::1 dev fdv0");
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:20::/48"),
+        ["unicast 2001:db8:20::/48 dev fdv0 proto boot scope global metric 1024 src 2001:db8:1::1"]
+    );
+}
+
+#[test]
+fn an_address_with_an_empty_peer_fails_the_kernels_policy() {
+    // get_prefix reads default/any/all as no bytes; IFA_ADDRESS of none
+    // fails ifa_ipv4_policy and ifa_ipv6_policy.
+    for line in [
+        "addr rep 127.0.0.1/32 remote all dev fd0",
+        "addr add 10.1.0.7/24 peer any dev fd0",
+        "addr add 2001:db8:1::7/64 peer default dev fd0",
+        "addr add 10.1.0.7/24 peer any peer 10.1.0.9 dev fd0",
+    ] {
+        refused_with(line, "Error: Attribute failed policy validation.");
+    }
+    // A real peer and then an empty one is a duplicate to ipaddr_modify.
+    refused_with(
+        "addr add 10.1.0.7/24 peer 10.1.0.9 peer any dev fd0",
+        "duplicate",
+    );
+    // iproute2's own refusals come first.
+    refused_with(
+        "addr add 10.1.0.7/24 peer any dev nosuch0",
+        "Cannot find device \"nosuch0\"",
+    );
+}
