@@ -129,12 +129,13 @@ fn ipv6_host_and_link_scoped_sources_count_on_their_own_device_only() {
 
 #[test]
 fn an_address_with_an_empty_peer_fails_the_kernels_policy() {
-    // get_prefix reads default/any/all as no bytes; IFA_ADDRESS of none
-    // fails ifa_ipv4_policy and ifa_ipv6_policy.
+    // get_addr_1 reads any/all as no bytes (default as the family's
+    // zeros); IFA_ADDRESS of none fails ifa_ipv4_policy and
+    // ifa_ipv6_policy.
     for line in [
         "addr rep 127.0.0.1/32 remote all dev fd0",
         "addr add 10.1.0.7/24 peer any dev fd0",
-        "addr add 2001:db8:1::7/64 peer default dev fd0",
+        "addr add 2001:db8:1::7/64 peer all dev fd0",
         "addr add 10.1.0.7/24 peer any peer 10.1.0.9 dev fd0",
     ] {
         refused_with(line, "Error: Attribute failed policy validation.");
@@ -148,5 +149,58 @@ fn an_address_with_an_empty_peer_fails_the_kernels_policy() {
     refused_with(
         "addr add 10.1.0.7/24 peer any dev nosuch0",
         "Cannot find device \"nosuch0\"",
+    );
+}
+
+#[test]
+fn the_kernels_refusals_come_before_fibres_of_what_it_does_not_model() {
+    for (line, ip_says) in [
+        (
+            "route append 198.51.100.0/24 dev fd2 realm 5",
+            "Error: Device for nexthop is not up.",
+        ),
+        (
+            "route append 198.51.100.0/24 src 10.1.0.5 dev fd0 prio 0 realm 5",
+            "Error: Invalid prefsrc address.",
+        ),
+        (
+            "route append  2001:db8:21::/48 expires    5",
+            "RTNETLINK answers: No such device",
+        ),
+        (
+            "rou change nat ff00::/8 onlink via 2001:db8:1::9",
+            "Error: Nexthop device required for onlink.",
+        ),
+    ] {
+        refused_with(line, ip_says);
+    }
+    // What the kernel would take is still refused, by fibre, saying why.
+    refused_with(
+        "route add 198.51.100.0/24 dev fd0 realm 5",
+        "does not model \"realms\"",
+    );
+    refused_with(
+        "route add nat 2001:db8:30::/48 dev fd0",
+        "a route type fibre supports",
+    );
+}
+
+#[test]
+fn an_ipv4_delete_compares_realms_only_beside_a_device_or_gateway() {
+    // fib_nh_match: without dev or via the realms are not looked at.
+    let fib = accepted("route add 10.20.0.0/16 dev fd0\nroute del 10.20.0.0/16 realm 5");
+    assert!(routes_to(&fib, Family::V4, "10.20.0.0/16").is_empty());
+    refused_with(
+        "route add 10.20.0.0/16 dev fd0\nroute del 10.20.0.0/16 realm 5 mtu 1280",
+        "RTNETLINK answers: No such process",
+    );
+    // Beside a device they are, and no route of fibre's has realms.
+    refused_with(
+        "route add 10.20.0.0/16 dev fd0\nroute del 10.20.0.0/16 realm 5 dev fd0",
+        "RTNETLINK answers: No such process",
+    );
+    refused_with(
+        "route add 10.20.0.0/16 dev fd0\nroute del 10.20.0.0/16 realm 5 dev fd0 table 77",
+        "Error: FIB table does not exist.",
     );
 }

@@ -133,8 +133,8 @@ fn parse_addr_warning(
     let mut preferred_lft = None;
     let mut anycast = false;
     let mut zero_local = false;
-    // `peer default|any|all`: get_prefix reads it as an address of no
-    // bytes, which ipaddr_modify still sends as IFA_ADDRESS.
+    // `peer any|all`: get_prefix reads it as an address of no bytes,
+    // which ipaddr_modify still sends as IFA_ADDRESS.
     let mut zero_peer: Option<&str> = None;
     let mut mngtmpaddr = false;
     while let Some(word) = words.next() {
@@ -144,8 +144,9 @@ fn parse_addr_warning(
                 if peer.is_some() {
                     return Err(duplicate_argument("peer", token));
                 }
-                if values::is_default_word(token) {
-                    // No bytes: peer_len stays 0, so a later peer is no
+                if matches!(token, "any" | "all") {
+                    // get_addr_1 gives these no bytes (`default` has the
+                    // family's): peer_len stays 0, so a later peer is no
                     // duplicate to ipaddr_modify.
                     zero_peer = Some(token);
                     continue;
