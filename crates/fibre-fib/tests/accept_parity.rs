@@ -204,3 +204,58 @@ fn an_ipv4_delete_compares_realms_only_beside_a_device_or_gateway() {
         "Error: FIB table does not exist.",
     );
 }
+
+#[test]
+fn link_refusals_iproute2_and_the_kernel_give_first() {
+    for (line, ip_says) in [
+        // vxlan_validate: IFLA_MTU before the missing options.
+        (
+            "link a fdv5 \t mtu +5 type vxlan",
+            "Error: MTU must be between 68 and 65535.",
+        ),
+        (
+            "link add fdv5 mtu 70000 type vxlan",
+            "Error: MTU must be between 68 and 65535.",
+        ),
+        (
+            "link add fdv5 mtu 1500 type vxlan",
+            "Error: Required attributes not provided to perform the operation.",
+        ),
+        // The peer's own iplink_parse.
+        (
+            "link add fd1 ty veth peer fdv5 mtu",
+            "Command line is not complete. Try option \"help\"",
+        ),
+        (
+            "link add fd1 type veth peer fdv5 1500",
+            "Error: either \"dev\" is duplicate, or \"1500\" is a garbage.",
+        ),
+        // veth_validate, before the name is found taken.
+        ("link add g1 mtu -1 type veth", "RTNETLINK answers: Invalid argument"),
+        ("link add fd0 mtu 5 type veth", "RTNETLINK answers: Invalid argument"),
+        (
+            "link add g1 mtu 65536 type veth peer fdv6",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        (
+            "link add fd0 mtu 5 type veth peer name fdv6 up",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        // __rtnl_newlink's EEXIST before the peer is opened.
+        (
+            "li add fd0 down type veth peer name fdv6 up",
+            "RTNETLINK answers: File exists",
+        ),
+        (
+            "link add g1 type veth peer name fdv6 up",
+            "RTNETLINK answers: Transport endpoint is not connected",
+        ),
+        // gre_parse_opt's usage for what it does not know.
+        (
+            "link add name fdv5 type gre remote 1.2.3 up",
+            "Usage: ... gre",
+        ),
+    ] {
+        refused_with(line, ip_says);
+    }
+}

@@ -94,7 +94,7 @@ fn check_mtu(kind: &LinkKind, mtu: u32) -> Result<(), KernelError> {
     let (min, max) = match kind {
         LinkKind::Loopback | LinkKind::Dummy | LinkKind::Ifb => (0, i32::MAX as u32),
         LinkKind::Gre(spec) => (GreSpec::MIN_MTU, spec.max_mtu()),
-        _ => (68, 65535),
+        _ => (ETH_MIN_MTU, ETH_MAX_MTU),
     };
     if mtu < min || mtu > i32::MAX as u32 {
         return Err(KernelError::with_extack(

@@ -989,7 +989,26 @@ fn route_line(rng: &mut Rng) -> String {
                     .rng
                     .pick(&["realm", "advmss", "from", "expires", "weight", "pref"]);
                 b.word(w);
-                b.word("5");
+                // Not `realm 5` on IPv4 nor `expires 5` on IPv6 (but in a
+                // delete, which compares neither without dev or via):
+                // the kernel keeps them (`realm 5` in `route show`,
+                // `expires 4sec` counting down), fibre's routes have
+                // neither, and fibre refuses them once the kernel would
+                // take the rest of the line (crates/fibre-fib/tests/
+                // accept_parity.rs), so ip accepting one is always a
+                // difference. Their refusals both give are kept.
+                let unmodelled = match w {
+                    "realm" => !v6,
+                    "expires" => v6,
+                    _ => false,
+                };
+                let value = match (unmodelled && !deleting, w) {
+                    // `expires 0` is an expiry too (addrconf_finite_timeout).
+                    (true, "expires") => *b.rng.pick(&["x", "4294967296"]),
+                    (true, _) => *b.rng.pick(&["0", "x", "4294967296"]),
+                    (false, _) => "5",
+                };
+                b.word(value);
             }
             _ => {
                 let g = *b.rng.pick(GARBAGE);
