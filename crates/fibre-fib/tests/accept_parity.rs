@@ -230,9 +230,19 @@ fn link_refusals_iproute2_and_the_kernel_give_first() {
             "link add fd1 type veth peer fdv5 1500",
             "Error: either \"dev\" is duplicate, or \"1500\" is a garbage.",
         ),
+        (
+            "link add fd0  up type veth peer name fdv6 1500",
+            "both \"name\" and \"dev\" cannot be used when creating devices.",
+        ),
         // veth_validate, before the name is found taken.
-        ("link add g1 mtu -1 type veth", "RTNETLINK answers: Invalid argument"),
-        ("link add fd0 mtu 5 type veth", "RTNETLINK answers: Invalid argument"),
+        (
+            "link add g1 mtu -1 type veth",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        (
+            "link add fd0 mtu 5 type veth",
+            "RTNETLINK answers: Invalid argument",
+        ),
         (
             "link add g1 mtu 65536 type veth peer fdv6",
             "RTNETLINK answers: Invalid argument",
@@ -258,4 +268,73 @@ fn link_refusals_iproute2_and_the_kernel_give_first() {
     ] {
         refused_with(line, ip_says);
     }
+}
+
+#[test]
+fn a_table_past_255_stays_the_requests_whatever_table_follows() {
+    // RTA_TABLE and FRA_TABLE are read over rtm_table and frh.table.
+    let fib = accepted(
+        "route add 10.9.0.0/16 dev fd0 table 300 table 100\n\
+         route add 10.8.0.0/16 dev fd0 table 100 table 300\n\
+         route add 10.7.0.0/16 dev fd0 table 300 table 400",
+    );
+    assert_eq!(show(&fib, Family::V4, 300).len(), 2);
+    assert_eq!(show(&fib, Family::V4, 400).len(), 1);
+    assert!(show(&fib, Family::V4, 100).is_empty());
+    let fib = accepted("-6 rule ad table 4294967295 suppress_prefixlength 32 table 100");
+    let rule = &fib.rules(Family::V6)[1];
+    assert_eq!(rule.action, RuleAction::Lookup(4_294_967_295));
+}
+
+#[test]
+fn ipv6_deletes_find_the_table_and_the_null_entry_first() {
+    // ip6_route_del: fib6_get_table; IPv4's table 250 is not IPv6's.
+    refused_with(
+        "route add 10.6.0.0/16 dev fd0 table 250\n-6 route del 2001:db8:10::/48 table 250",
+        "Error: FIB table does not exist.",
+    );
+    refused_with(
+        "route del to 2001:db8:10::/48\ttable 200",
+        "Error: FIB table does not exist.",
+    );
+    // A refused add made it (fib6_new_table before the paths' checks).
+    let (_, refusals) = apply_str(
+        &fib(),
+        "t.conf",
+        "-6 route add 2001:db8:10::/48 via 2001:db8:9::1 table 250\n\
+         -6 route del 2001:db8:10::/48 table 250",
+        true,
+    )
+    .unwrap();
+    let refusals: Vec<String> = refusals.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        refusals,
+        [
+            "t.conf:1: RTNETLINK answers: No route to host",
+            "t.conf:2: RTNETLINK answers: No such process"
+        ]
+    );
+    // fib6_null_entry's gateway is ::.
+    refused_with(
+        "route del local ::/0 \t via \t ::",
+        "RTNETLINK answers: No such file or directory",
+    );
+    refused_with(
+        "route del ::/0 via ::1",
+        "RTNETLINK answers: No such process",
+    );
+}
+
+#[test]
+fn ipv6_reject_routes_with_several_paths_repeat_the_first() {
+    let fib = accepted("route add prohibit 2001:db8:44::/48 nexthop via 2001:db8:1::9 dev fd0");
+    assert_eq!(routes_to(&fib, Family::V6, "2001:db8:44::/48").len(), 1);
+    refused_with(
+        "route add prohibit 2001:db8:45::/48 nexthop via 2001:db8:1::9 dev fd0 nexthop via 2001:db8:1::8 dev fd0",
+        "RTNETLINK answers: File exists",
+    );
+    refused_with(
+        "route change prohibit  ff00::/8 nexthop\tvia 2001:db8:1::1 dev fdv0 nexthop via 2001:db8:2::9 weight 7",
+        "RTNETLINK answers: File exists",
+    );
 }

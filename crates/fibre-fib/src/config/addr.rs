@@ -325,10 +325,12 @@ fn parse_addr_warning(
         // ifa_ipv4_policy (IFA_ADDRESS is a u32) and ifa_ipv6_policy (16
         // bytes at least) refuse the empty IFA_ADDRESS before the request
         // is read (validate_nla).
-        return Err(
-            ParseError::new("peer", "a peer address of the local one's family", Some(token))
-                .with_system_message("Error: Attribute failed policy validation."),
-        );
+        return Err(ParseError::new(
+            "peer",
+            "a peer address of the local one's family",
+            Some(token),
+        )
+        .with_system_message("Error: Attribute failed policy validation."));
     }
     let bits = Family::of(&local_addr).bits();
     // ipaddr_modify: a peer sets the length (its own, or the full one),

@@ -147,7 +147,9 @@ fn resolve(kind: GreKind, word: &str) -> Result<Resolved<'_>, ParseError> {
             Some(word),
         )
         .with_system_message(usage)),
-        None => Err(ParseError::new(kind.name(), OPTIONS_WANTED, Some(word)).with_system_message(usage)),
+        None => {
+            Err(ParseError::new(kind.name(), OPTIONS_WANTED, Some(word)).with_system_message(usage))
+        }
     }
 }
 

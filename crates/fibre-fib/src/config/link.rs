@@ -381,9 +381,11 @@ fn kind_value(
                     });
                 }
             }
+            let mut named = false;
             let peer = match words.peek() {
                 Some("name") | Some("dev") => {
                     let keyword = words.next().unwrap_or("name");
+                    named = keyword == "name";
                     words.link_name(keyword, NameUse::Create)?
                 }
                 _ => words.link_name("peer", NameUse::Create)?,
@@ -401,9 +403,8 @@ fn kind_value(
                     return invalid;
                 }
                 words.refuse_existing(name, "RTNETLINK answers: File exists");
-                refusal.with_system_message(
-                    "RTNETLINK answers: Transport endpoint is not connected",
-                )
+                refusal
+                    .with_system_message("RTNETLINK answers: Transport endpoint is not connected")
             };
             if let Some(word) = next {
                 let refusal = unknown_word(
@@ -419,11 +420,14 @@ fn kind_value(
                     "mtu" if words.peek().is_none() => {
                         refusal.with_system_message(super::words::INCOMPLETE)
                     }
-                    _ if word.bytes().all(|b| b.is_ascii_digit()) => {
-                        refusal.with_system_message(format!(
-                            "Error: either \"dev\" is duplicate, or \"{word}\" is a garbage."
-                        ))
-                    }
+                    // After `name P` it is the peer's `dev`, another name.
+                    _ if word.bytes().all(|b| b.is_ascii_digit()) && named => refusal
+                        .with_system_message(
+                            "both \"name\" and \"dev\" cannot be used when creating devices.",
+                        ),
+                    _ if word.bytes().all(|b| b.is_ascii_digit()) => refusal.with_system_message(
+                        format!("Error: either \"dev\" is duplicate, or \"{word}\" is a garbage."),
+                    ),
                     _ => refusal,
                 });
             }

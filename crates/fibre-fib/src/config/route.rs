@@ -163,6 +163,8 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     let mut unmodelled_words: Vec<&str> = Vec::new();
     let mut unmodelled_type: Option<&str> = None;
     let mut nhid: Option<u32> = None;
+    // The last table past 255, sent as RTA_TABLE.
+    let mut table_attribute: Option<TableId> = None;
 
     while let Some(word) = words.next() {
         match route_keyword(word).unwrap_or(word) {
@@ -204,8 +206,12 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "table" => {
                 let id = words.table(word)?;
                 if id >= 256 {
-                    // Only a table past 255 needs RTA_TABLE.
+                    // Only a table past 255 needs RTA_TABLE, which
+                    // rtm_to_fib_config and rtm_to_fib6_config read
+                    // over rtm_table: it stays the request's table
+                    // whatever `table` comes later.
                     request.attribute(4);
+                    table_attribute = Some(id);
                 }
                 table = Some(id);
             }
@@ -322,6 +328,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         }
     }
 
+    table = table_attribute.or(table);
     let Some(dst) = dst else {
         return Err(
             ParseError::new("route", "a destination prefix or \"default\"", None)

@@ -253,6 +253,9 @@ impl Fib {
                 Ok(())
             }
             (op, Family::V6) => {
+                // ip6_route_info_create makes the table (fib6_new_table)
+                // before it checks the paths, so a refused add leaves it too.
+                self.create_table(spec.table, Family::V6);
                 let route = self.build_route_v6(&spec)?;
                 self.route_insert_v6(op, route)
             }
@@ -711,18 +714,30 @@ impl Fib {
             // must have IPv6) and `onlink`'s checks come before
             // fib6_is_reject hangs the route off the loopback device, the
             // device ip6_route_info_create then checks the source against.
-            let (nh, dev) = &requested[0];
-            if dev.is_some_and(|d| !self.ipv6_enabled(d)) {
-                return Err(KernelError::new(Errno::NoDev));
+            // ip6_route_multipath_add takes each path so; every one is lo
+            // without a gateway, so a second one repeats the first
+            // (ip6_route_info_append: "File exists", kernel-checked).
+            for (index, (nh, dev)) in requested.iter().enumerate() {
+                if dev.is_some_and(|d| !self.ipv6_enabled(d)) {
+                    return Err(KernelError::new(Errno::NoDev));
+                }
+                if nh.onlink {
+                    self.up_nexthop_link(
+                        *dev,
+                        || {
+                            KernelError::with_extack(
+                                Errno::Inval,
+                                "Nexthop device required for onlink",
+                            )
+                        },
+                        "Nexthop device is not up",
+                    )?;
+                }
+                self.check_prefsrc_v6(route.prefsrc, LOOPBACK_INDEX)?;
+                if index > 0 {
+                    return Err(KernelError::new(Errno::Exist));
+                }
             }
-            if nh.onlink {
-                self.up_nexthop_link(
-                    *dev,
-                    || KernelError::with_extack(Errno::Inval, "Nexthop device required for onlink"),
-                    "Nexthop device is not up",
-                )?;
-            }
-            self.check_prefsrc_v6(route.prefsrc, LOOPBACK_INDEX)?;
             route.nexthops.push(Nexthop {
                 gateway: None,
                 dev: Some(LOOPBACK_INDEX),
@@ -770,7 +785,10 @@ impl Fib {
             return Ok(());
         };
         let IpAddr::V6(src6) = src else {
-            return Err(KernelError::with_extack(Errno::Inval, "Invalid source address"));
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid source address",
+            ));
         };
         let scoped = src6.is_loopback() || (src6.segments()[0] & 0xffc0) == 0xfe80;
         let found = if scoped {
@@ -781,7 +799,10 @@ impl Fib {
         if found {
             Ok(())
         } else {
-            Err(KernelError::with_extack(Errno::Inval, "Invalid source address"))
+            Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid source address",
+            ))
         }
     }
 
@@ -1068,6 +1089,19 @@ impl Fib {
         dev: Option<LinkIndex>,
     ) -> Result<(), KernelError> {
         let srch = KernelError::new(Errno::Srch);
+        // ip6_route_del: fib6_get_table first; main and local always exist
+        // (fib6_tables_init), the others once a route was asked for there.
+        let table_exists = matches!(spec.table, TABLE_MAIN | TABLE_LOCAL)
+            || self
+                .tables
+                .get(&spec.table)
+                .is_some_and(|t| t.exists(Family::V6));
+        if !table_exists {
+            return Err(KernelError::with_extack(
+                Errno::Srch,
+                "FIB table does not exist",
+            ));
+        }
         let has_routes = self
             .tables
             .get(&spec.table)
@@ -1082,7 +1116,8 @@ impl Fib {
             let null_entry_matches = spec.metric.is_none_or(|m| m == 0 || m == u32::MAX)
                 && (spec.protocol == Protocol::UNSPEC || spec.protocol == Protocol::KERNEL)
                 && dev.is_none_or(|d| Some(d) == loopback)
-                && gw.is_none();
+                // Its gateway is :: (kernel-checked: `via ::` matches it).
+                && gw.is_none_or(|g| g.is_unspecified());
             return Err(if null_entry_matches {
                 KernelError::new(Errno::NoEnt)
             } else {

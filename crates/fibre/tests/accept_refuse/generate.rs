@@ -636,9 +636,22 @@ fn link_add(b: &mut LineBuilder<'_>) {
 fn gre_remote(rng: &mut Rng, v6: bool) -> &'static str {
     if rng.chance(90) {
         *rng.pick(if v6 {
-            &["2001:db8:1::1", "2001:db8:1::9", "2001:db8:2::9", "fe80::1", "::1"][..]
+            &[
+                "2001:db8:1::1",
+                "2001:db8:1::9",
+                "2001:db8:2::9",
+                "fe80::1",
+                "::1",
+            ][..]
         } else {
-            &["10.1.0.1", "10.1.0.9", "10.2.0.1", "10.4.0.1", "192.0.2.1", "127.0.0.1"][..]
+            &[
+                "10.1.0.1",
+                "10.1.0.9",
+                "10.2.0.1",
+                "10.4.0.1",
+                "192.0.2.1",
+                "127.0.0.1",
+            ][..]
         })
     } else {
         *rng.pick(&["10.1.0.300", "2001:db8:1::5", "10.1.0.5", "1.2.3", "x"])
@@ -881,13 +894,29 @@ fn route_line(rng: &mut Rng) -> String {
         _ => verb_word(b.rng, "del", &["d", "de", "delete"]),
     };
     b.word(&verb);
-    if b.rng.chance(15) {
-        let t = *b.rng.pick(ROUTE_TYPES);
-        b.word(t);
-    } else if b.rng.chance(6) {
-        b.word("to");
-    }
+    let kind = if b.rng.chance(15) {
+        Some(*b.rng.pick(ROUTE_TYPES))
+    } else {
+        None
+    };
+    let to = kind.is_none() && b.rng.chance(6);
     let dst = prefix(b.rng, v6);
+    match kind {
+        // Not an IPv6 nat or xresolve route but in a delete: the kernel
+        // keeps that type (`nat P ... table local` in `route show`),
+        // fibre's routes have no such type, and fibre refuses them once
+        // the kernel would take the rest of the line, so ip accepting
+        // one is always a difference. IPv4's, which the kernel refuses,
+        // are kept.
+        Some("nat" | "xresolve")
+            if !deleting && (dst.contains(':') || (v6 && !dst.contains('.'))) =>
+        {
+            b.word("unicast")
+        }
+        Some(t) => b.word(t),
+        None if to => b.word("to"),
+        None => {}
+    }
     b.word(dst);
     let options = if deleting {
         b.rng.range(0, 2)
