@@ -338,3 +338,54 @@ fn ipv6_reject_routes_with_several_paths_repeat_the_first() {
         "RTNETLINK answers: File exists",
     );
 }
+
+#[test]
+fn ipv6_adds_without_an_ipv6_gateway_where_one_is_needed() {
+    // rtm_to_fib6_config and rtm_to_fib6_multipath_config, before any
+    // path is looked at (fd2 is down).
+    refused_with(
+        "route add ::ffff:10.20.0.0/112 nexthop dev fd2 nexthop via 2001:db8:2::9",
+        "Error: Device only routes can not be added for IPv6 using the multipath API.",
+    );
+    refused_with(
+        "route add 2001:db8:22::/48 nexthop via inet 192.0.2.1 dev fd0",
+        "Error: Device only routes can not be added for IPv6 using the multipath API.",
+    );
+    refused_with(
+        "route add 2001:db8:21::/48 proto 0x10\tvia inet 192.0.2.1 table 100 metric 1024",
+        "Error: IPv6 does not support RTA_VIA attribute.",
+    );
+    // The request's own gateway counts for a path without one.
+    let fib = accepted(
+        "route add 2001:db8:23::/48 via 2001:db8:1::9 nexthop dev fd0 nexthop via 2001:db8:1::8 dev fd0",
+    );
+    assert_eq!(routes_to(&fib, Family::V6, "2001:db8:23::/48").len(), 1);
+}
+
+#[test]
+fn every_label_and_a_default_peer_as_the_kernel_reads_them() {
+    refused_with(
+        "-4 addr add 10.1.0.2/0    remote 10.2.0.9 label fd0:abcdefghijklmn label fdv0:x dev fdv0",
+        "Error: Attribute failed policy validation.",
+    );
+    let fib = accepted("addr ad 2001:db8:2::7/48 peer default dev fd2");
+    let added = fib
+        .addresses(Some(Family::V6))
+        .into_iter()
+        .find(|a| a.local == ip("2001:db8:2::7"))
+        .expect("2001:db8:2::7 added");
+    assert_eq!((added.prefix_len, added.peer), (48, None));
+    refused_with(
+        "addr add 2001:db8:2::7/48 peer default peer 2001:db8:2::8 dev fd2",
+        "duplicate",
+    );
+    refused_with(
+        "addr add 10.1.0.255 remote default dev a:b",
+        "Cannot find device \"a:b\"",
+    );
+    // A veth's peer whose name is taken, before the peer is opened.
+    refused_with(
+        "link add fd6 type veth peer name fdv0 up",
+        "RTNETLINK answers: File exists",
+    );
+}

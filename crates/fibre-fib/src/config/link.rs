@@ -403,6 +403,8 @@ fn kind_value(
                     return invalid;
                 }
                 words.refuse_existing(name, "RTNETLINK answers: File exists");
+                // veth_newlink registers the peer before it opens it.
+                words.refuse_existing(peer, "RTNETLINK answers: File exists");
                 refusal
                     .with_system_message("RTNETLINK answers: Transport endpoint is not connected")
             };

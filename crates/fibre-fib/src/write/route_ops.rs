@@ -153,6 +153,32 @@ fn requested_paths(
     }
 }
 
+/// `rtm_to_fib6_config`'s refusals of an IPv6 add, before any table or
+/// path is looked at: a gateway of another family (iproute2 sends it as
+/// RTA_VIA) and, in `rtm_to_fib6_multipath_config`, a path without an
+/// IPv6 gateway (RTA_GATEWAY; RTA_VIA is none).
+fn check_request_v6(spec: &RouteSpec) -> Result<(), KernelError> {
+    let v6_gateway = |nh: &NexthopSpec| matches!(nh.gateway, Some(IpAddr::V6(_)));
+    if spec.multipath {
+        if !spec.nexthops.iter().all(v6_gateway) {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Device only routes can not be added for IPv6 using the multipath API",
+            ));
+        }
+    } else if spec
+        .nexthops
+        .iter()
+        .any(|nh| nh.gateway.is_some() && !v6_gateway(nh))
+    {
+        return Err(KernelError::with_extack(
+            Errno::Inval,
+            "IPv6 does not support RTA_VIA attribute",
+        ));
+    }
+    Ok(())
+}
+
 /// Where a new route goes among the routes of its prefix.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -253,6 +279,7 @@ impl Fib {
                 Ok(())
             }
             (op, Family::V6) => {
+                check_request_v6(&spec)?;
                 // ip6_route_info_create makes the table (fib6_new_table)
                 // before it checks the paths, so a refused add leaves it too.
                 self.create_table(spec.table, Family::V6);
@@ -685,6 +712,7 @@ impl Fib {
 
     /// `ip6_route_info_create` + `fib6_nh_init`: validates an IPv6 request.
     fn build_route_v6(&self, spec: &RouteSpec) -> Result<Route, KernelError> {
+        check_request_v6(spec)?;
         let devs = self.resolve_nexthop_devs(spec)?;
         let metric = match spec.metric {
             None | Some(0) => IPV6_DEFAULT_METRIC,
@@ -755,13 +783,6 @@ impl Fib {
             let nexthop = self.check_nexthop_v6(nh, *dev, spec)?;
             if index == 0 {
                 self.check_prefsrc_v6(route.prefsrc, nexthop.dev.unwrap_or(LOOPBACK_INDEX))?;
-            }
-            if spec.multipath && nexthop.gateway.is_none() {
-                // ip6_route_multipath_add: !rt6_qualify_for_ecmp(rt).
-                return Err(KernelError::with_extack(
-                    Errno::Inval,
-                    "Device only routes can not be added for IPv6 using the multipath API",
-                ));
             }
             let repeats = route
                 .nexthops
