@@ -389,3 +389,25 @@ fn every_label_and_a_default_peer_as_the_kernel_reads_them() {
         "RTNETLINK answers: File exists",
     );
 }
+
+#[test]
+fn lo_keeps_its_inet6_dev_below_1280_and_via_colons_is_no_gateway() {
+    let fib = accepted("link set lo mtu 1000\naddr add 2001:db8:7::1/64 dev lo");
+    assert!(fib
+        .addresses(Some(Family::V6))
+        .iter()
+        .any(|a| a.local == ip("2001:db8:7::1")));
+    refused_with(
+        "link set fd0 mtu 1000\naddr add 2001:db8:7::1/64 dev fd0",
+        "RTNETLINK answers: Invalid argument",
+    );
+    // ip6_route_del: `via ::` is the gateway of a path without one.
+    let fib = accepted("route del broadcast ff00::/8 dev fd0    via ::");
+    assert!(show(&fib, Family::V6, TABLE_LOCAL)
+        .iter()
+        .all(|r| !(r.contains("ff00::/8") && r.contains("dev fd0"))));
+    refused_with(
+        "route del ff00::/8 dev fd0 via 2001:db8:1::9 table local",
+        "RTNETLINK answers: No such process",
+    );
+}

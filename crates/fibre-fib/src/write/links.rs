@@ -373,6 +373,18 @@ impl Fib {
     }
 
     /// IPv6 runs on a link whose MTU is at least 1280 (IPV6_MIN_MTU), lo too.
+    /// Whether the link has an `inet6_dev`, which addresses and routes
+    /// need: while IPv6 is on, and on lo always, whose own the kernel keeps
+    /// below 1280 (`addrconf_ifdown(dev, dev != net->loopback_dev)`;
+    /// kernel-checked: lo at MTU 1000 takes 2001:db8:1::1/64).
+    pub(crate) fn has_inet6_dev(&self, index: LinkIndex) -> bool {
+        self.ipv6_enabled(index)
+            || self
+                .links
+                .get(&index)
+                .is_some_and(|l| matches!(l.kind, LinkKind::Loopback))
+    }
+
     pub(crate) fn ipv6_enabled(&self, index: LinkIndex) -> bool {
         self.links
             .get(&index)

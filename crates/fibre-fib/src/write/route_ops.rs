@@ -746,7 +746,7 @@ impl Fib {
             // without a gateway, so a second one repeats the first
             // (ip6_route_info_append: "File exists", kernel-checked).
             for (index, (nh, dev)) in requested.iter().enumerate() {
-                if dev.is_some_and(|d| !self.ipv6_enabled(d)) {
+                if dev.is_some_and(|d| !self.has_inet6_dev(d)) {
                     return Err(KernelError::new(Errno::NoDev));
                 }
                 if nh.onlink {
@@ -837,7 +837,7 @@ impl Fib {
         if nh.weight == 0 || nh.weight > 256 {
             return Err(KernelError::new(Errno::Inval));
         }
-        if dev.is_some_and(|d| !self.ipv6_enabled(d)) {
+        if dev.is_some_and(|d| !self.has_inet6_dev(d)) {
             // fib6_nh_init: no inet6_dev on a link without IPv6.
             return Err(KernelError::new(Errno::NoDev));
         }
@@ -1164,8 +1164,12 @@ impl Fib {
                 if dev.is_some_and(|d| n.dev != Some(d)) {
                     continue;
                 }
-                if gw.is_some() && n.gateway != gw {
-                    continue;
+                // ip6_route_del compares the gateway given with the path's
+                // fib_nh_gw6, which is :: on a path without one.
+                if let Some(g) = gw {
+                    if n.gateway.unwrap_or(Family::V6.unspecified()) != g {
+                        continue;
+                    }
                 }
                 hit = Some((ri, ni));
                 break 'outer;
