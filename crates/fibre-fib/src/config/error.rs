@@ -23,7 +23,9 @@ pub struct ParseError {
     /// The keyword (or command word) whose argument was wrong.
     pub keyword: String,
     /// What would have been accepted there.
-    pub expected: String,
+    /// (Boxed: a [`ParseError`] travels in every `Result` of the parser,
+    /// which clippy's `result_large_err` wants under 128 bytes.)
+    pub expected: Box<str>,
     /// The token found instead; `None` when the line ended.
     pub got: Option<String>,
     /// iproute2's or the kernel's message for the same mistake.
@@ -59,7 +61,7 @@ impl ParseError {
     pub fn new(keyword: &str, expected: &str, got: Option<&str>) -> Self {
         Self {
             keyword: keyword.to_string(),
-            expected: expected.to_string(),
+            expected: expected.into(),
             got: got.map(str::to_string),
             system_message: None,
             device_checks: Vec::new(),
