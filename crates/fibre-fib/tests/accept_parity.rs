@@ -380,3 +380,11 @@ fn lo_keeps_its_inet6_dev_below_1280_and_via_colons_is_no_gateway() {
         "RTNETLINK answers: No such process",
     );
 }
+
+#[test]
+fn a_requests_dev_beside_paths_with_their_own_is_still_looked_up() {
+    refused_with(
+        "route prepend    broadcast 2001:db8:5::/48 dev \t fd6 nexthop via ff02::1 dev lo onlink",
+        "Cannot find device \"fd6\"",
+    );
+}

@@ -340,7 +340,15 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         words.look_up(dev, format!("Cannot find device \"{dev}\""));
     }
     let family = words.final_family();
-    if let (true, Some(paths), Family::V6) = (path_given, &mut multipath, family) {
+    // A request's `dev` that no path takes is still looked up by iproute2
+    // (above), and a RouteSpec has no place to carry it to that lookup:
+    // such a line is refused below, with that lookup first.
+    let dev_unused = path.dev.is_some()
+        && multipath
+            .as_ref()
+            .is_some_and(|paths| paths.iter().all(|p| p.dev.is_some() && p.dev != path.dev));
+    if let (true, Some(paths), Family::V6, false) = (path_given, &mut multipath, family, dev_unused)
+    {
         // ip6_route_multipath_add and _del start each path from the
         // request's own fields (`memcpy(&r_cfg, cfg, ...)`): a path's
         // gateway and device win, the request's `via` and `dev` fill in
@@ -361,6 +369,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "either via/dev/onlink or nexthop clauses, not both",
             Some("nexthop"),
         );
+        if family == Family::V6 {
+            // Only where every path has its own device (see dev_unused).
+            return Err(refusal);
+        }
         // fib_get_nhs: a device or gateway beside the nexthops must be the
         // first nexthop's (and the route's `onlink` is not the paths').
         let first = &paths[0];
