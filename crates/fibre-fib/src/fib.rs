@@ -182,9 +182,9 @@ impl Fib {
     pub fn new() -> Fib {
         let mut links = BTreeMap::new();
         links.insert(
-            1,
+            LOOPBACK_INDEX,
             Link {
-                index: 1,
+                index: LOOPBACK_INDEX,
                 name: "lo".into(),
                 kind: LinkKind::Loopback,
                 mtu: 65536,
@@ -195,9 +195,9 @@ impl Fib {
         Fib {
             ipv4_off: Default::default(),
             links,
-            link_names: HashMap::from([("lo".to_string(), 1)]),
+            link_names: HashMap::from([("lo".to_string(), LOOPBACK_INDEX)]),
             been_up: HashSet::new(),
-            last_ifindex: 1,
+            last_ifindex: LOOPBACK_INDEX,
             addrs_v4: BTreeMap::new(),
             addrs_v6: BTreeMap::new(),
             local_addrs: Default::default(),

@@ -398,6 +398,16 @@ impl Protocol {
 /// Interface index (`ifindex`); `lo` is 1.
 pub type LinkIndex = u32;
 
+/// The index of the loopback device `lo`, the first link of every
+/// namespace (`loopback_net_init` registers it first).
+pub const LOOPBACK_INDEX: LinkIndex = 1;
+
+/// The smallest MTU of an Ethernet-like link (`ETH_MIN_MTU`, the
+/// minimum IPv4 datagram of RFC 791).
+pub(crate) const ETH_MIN_MTU: u32 = 68;
+/// The largest MTU of an Ethernet-like link (`ETH_MAX_MTU`).
+pub(crate) const ETH_MAX_MTU: u32 = 65535;
+
 /// The kind of a link.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LinkKind {

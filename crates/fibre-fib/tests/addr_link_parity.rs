@@ -3,50 +3,13 @@
 //! verdict, the message, and the state after.
 
 mod common;
+#[path = "common/ip_namespace.rs"]
+mod ip_namespace;
 
 use common::*;
 use fibre_fib::config::{apply_str, parse_words, tokenize};
 use fibre_fib::*;
-
-/// The namespace: lo up, `fd0` and `fdv0` up with 10.1.0.1/24,
-/// 2001:db8:1::1/64 on fd0 and 2001:db8:2::1/64 on fdv0, `fd2` down.
-fn fib() -> Fib {
-    let mut fib = router(&["fd0", "fdv0"]);
-    addr(&mut fib, "fd0", "10.1.0.1/24").unwrap();
-    addr(&mut fib, "fd0", "2001:db8:1::1/64").unwrap();
-    addr(&mut fib, "fdv0", "2001:db8:2::1/64").unwrap();
-    fib.apply(&Command::LinkAdd {
-        name: "fd2".into(),
-        kind: LinkKind::Ifb,
-        mtu: None,
-    })
-    .unwrap();
-    fib
-}
-
-/// Applies `text` to [`fib`] with `--force`: the router and the refusals.
-fn forced(text: &str) -> (Fib, Vec<String>) {
-    let (fib, refusals) = apply_str(&fib(), "t.conf", text, true).unwrap();
-    (fib, refusals.iter().map(|d| d.to_string()).collect())
-}
-
-fn accepted(text: &str) -> Fib {
-    match apply_str(&fib(), "t.conf", text, false) {
-        Ok((fib, _)) => fib,
-        Err(e) => panic!("{text:?} was refused: {e}"),
-    }
-}
-
-/// The refusal of `text`, which must contain ip's own message.
-fn refused_with(text: &str, ip_says: &str) {
-    match apply_str(&fib(), "t.conf", text, false) {
-        Ok(_) => panic!("{text:?} was accepted"),
-        Err(e) => {
-            let e = e.to_string();
-            assert!(e.contains(ip_says), "{text:?}: {e} lacks {ip_says:?}");
-        }
-    }
-}
+use ip_namespace::*;
 
 fn parsed(line: &str) -> Vec<Command> {
     parse_words(&tokenize(line).unwrap()).unwrap_or_else(|e| panic!("{line:?}: {e}"))

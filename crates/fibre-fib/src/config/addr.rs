@@ -133,13 +133,40 @@ fn parse_addr_warning(
     let mut preferred_lft = None;
     let mut anycast = false;
     let mut zero_local = false;
+    // `peer any|all`: get_prefix reads it as an address of no bytes,
+    // which ipaddr_modify still sends as IFA_ADDRESS.
+    let mut zero_peer: Option<&str> = None;
+    let mut long_label: Option<String> = None;
+    let mut default_peer = false;
     let mut mngtmpaddr = false;
     while let Some(word) = words.next() {
         match keyword_in(ADDR_KEYWORDS, word).unwrap_or(word) {
             "peer" => {
                 let token = words.value(word, "a peer address")?;
-                if peer.is_some() {
+                if peer.is_some() || default_peer {
                     return Err(duplicate_argument("peer", token));
+                }
+                if token == "default" {
+                    // get_addr_1: the zeros of the request's family (the
+                    // local address's if it came first, else -4/-6), of
+                    // length 0; with no family yet, no bytes.
+                    match local.map(|(a, _)| Family::of(&a)).or(words.family) {
+                        // inet6_addr_add takes a peer of :: as none
+                        // (kernel-checked: `2001:db8:2::7/48 peer default`
+                        // is 2001:db8:2::7/48), but a later peer is still
+                        // a duplicate to ipaddr_modify.
+                        Some(Family::V6) => default_peer = true,
+                        Some(family) => peer = Some((family.unspecified(), Some(0))),
+                        None => zero_peer = Some(token),
+                    }
+                    continue;
+                }
+                if matches!(token, "any" | "all") {
+                    // get_addr_1 gives these no bytes (`default` has the
+                    // family's): peer_len stays 0, so a later peer is no
+                    // duplicate to ipaddr_modify.
+                    zero_peer = Some(token);
+                    continue;
                 }
                 peer = Some(words.addr_len_from(word, token)?);
             }
@@ -168,6 +195,11 @@ fn parse_addr_warning(
             "dev" => dev = Some(words.value("dev", "a device name")?),
             "label" => {
                 let token = words.value("label", "a label")?;
+                // Each `label` is an IFA_LABEL of the request, and the
+                // policy checks every one, not only the last.
+                if token.len() > LABEL_MAX_BYTES && long_label.is_none() {
+                    long_label = Some(token.to_string());
+                }
                 label = Some(token.to_string());
             }
             "metric" => metric = Some(words.number(word, "metric")?),
@@ -311,6 +343,17 @@ fn parse_addr_warning(
             Some(_) => refusal.with_system_message("Error: Attribute failed policy validation."),
         });
     };
+    if let Some(token) = zero_peer {
+        // ifa_ipv4_policy (IFA_ADDRESS is a u32) and ifa_ipv6_policy (16
+        // bytes at least) refuse the empty IFA_ADDRESS before the request
+        // is read (validate_nla).
+        return Err(ParseError::new(
+            "peer",
+            "a peer address of the local one's family",
+            Some(token),
+        )
+        .with_system_message("Error: Attribute failed policy validation."));
+    }
     let bits = Family::of(&local_addr).bits();
     // ipaddr_modify: a peer sets the length (its own, or the full one),
     // and a length still 0 is the local address' (or the full one).
@@ -326,8 +369,8 @@ fn parse_addr_warning(
         Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
     };
     // The kernel's checks, after all of iproute2's.
-    if let Some(label) = &label {
-        if label.len() > LABEL_MAX_BYTES && family == Family::V4 {
+    if let Some(label) = &long_label {
+        if family == Family::V4 {
             // IPv6 has no IFA_LABEL in its policy and ignores it.
             return Err(ParseError::new(
                 "label",

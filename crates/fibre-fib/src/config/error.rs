@@ -4,6 +4,9 @@
 
 use std::fmt;
 
+use crate::command::Command;
+use crate::fib::Fib;
+
 /// Why one line (or one `route get` query) was refused.
 ///
 /// It names the offending token, the keyword it belongs to and what was
@@ -20,7 +23,9 @@ pub struct ParseError {
     /// The keyword (or command word) whose argument was wrong.
     pub keyword: String,
     /// What would have been accepted there.
-    pub expected: String,
+    /// (Boxed: a [`ParseError`] travels in every `Result` of the parser,
+    /// which clippy's `result_large_err` wants under 128 bytes.)
+    pub expected: Box<str>,
     /// The token found instead; `None` when the line ended.
     pub got: Option<String>,
     /// iproute2's or the kernel's message for the same mistake.
@@ -30,6 +35,11 @@ pub struct ParseError {
     /// cannot tell whether they exist, so whoever applies the line checks
     /// them first ([`ParseError::refusal_with`]).
     pub device_checks: Vec<DeviceCheck>,
+    /// The request the line makes but for what fibre refuses in it (a
+    /// keyword or route type the kernel takes and fibre does not model):
+    /// the kernel's own checks of that request come first, so whoever
+    /// applies the line tries it on the FIB ([`ParseError::refusal_on`]).
+    pub kernel_first: Option<Box<Command>>,
 }
 
 /// A device iproute2 looks up while it reads a line (or the kernel checks
@@ -51,10 +61,36 @@ impl ParseError {
     pub fn new(keyword: &str, expected: &str, got: Option<&str>) -> Self {
         Self {
             keyword: keyword.to_string(),
-            expected: expected.to_string(),
+            expected: expected.into(),
             got: got.map(str::to_string),
             system_message: None,
             device_checks: Vec::new(),
+            kernel_first: None,
+        }
+    }
+
+    /// The same refusal, given only once the kernel would take `command`,
+    /// the line's request without what fibre does not model.
+    pub(crate) fn after_kernel_checks(mut self, command: Command) -> Self {
+        self.kernel_first = Some(Box::new(command));
+        self
+    }
+
+    /// The line's refusal on `fib`: a failed device lookup
+    /// ([`Self::refusal_with`]), else the kernel's refusal of
+    /// [`Self::kernel_first`] tried on a copy of `fib` (which is left
+    /// as it was), else this refusal.
+    pub fn refusal_on(&self, fib: &Fib) -> String {
+        let devices_found = self
+            .device_checks
+            .iter()
+            .all(|check| fib.link_by_name(&check.name).is_some() == check.exists);
+        match &self.kernel_first {
+            Some(command) if devices_found => match fib.clone().apply(command) {
+                Err(kernel) => kernel.to_string(),
+                Ok(()) => self.to_string(),
+            },
+            _ => self.refusal_with(|name| fib.link_by_name(name).is_some()),
         }
     }
 

@@ -130,6 +130,12 @@ fn resolve(kind: GreKind, word: &str) -> Result<Resolved<'_>, ParseError> {
         // link_gre6.c has no [no]pmtudisc: `p` cannot resolve to it there.
         .filter(|(name, _)| !(six && name.ends_with("pmtudisc")))
         .find(|(name, _)| abbreviates(word, name));
+    // gre_parse_opt prints its usage for a word it does not know.
+    let usage = format!(
+        "Usage: ... {} [ remote ADDR ] [ local ADDR ] ... (ip link help {})",
+        kind.name(),
+        kind.name()
+    );
     match found {
         Some((_, Some(opt))) => Ok(Resolved::Modelled(*opt)),
         Some((name, None)) => Ok(Resolved::Unmodelled(name)),
@@ -139,14 +145,11 @@ fn resolve(kind: GreKind, word: &str) -> Result<Resolved<'_>, ParseError> {
             kind.name(),
             &format!("{OPTIONS_WANTED} (mtu, up and down go before \"type\")"),
             Some(word),
-        )),
-        None => Err(
-            ParseError::new(kind.name(), OPTIONS_WANTED, Some(word)).with_system_message(format!(
-                "Usage: ... {} [ remote ADDR ] [ local ADDR ] ... (ip link help {})",
-                kind.name(),
-                kind.name()
-            )),
-        ),
+        )
+        .with_system_message(usage)),
+        None => {
+            Err(ParseError::new(kind.name(), OPTIONS_WANTED, Some(word)).with_system_message(usage))
+        }
     }
 }
 

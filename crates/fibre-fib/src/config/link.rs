@@ -17,7 +17,7 @@ use super::words::{
     NameUse, Spelling, Words,
 };
 use crate::command::Command;
-use crate::types::LinkKind;
+use crate::types::{LinkKind, ETH_MAX_MTU, ETH_MIN_MTU};
 use crate::write::gre::GreKind;
 
 /// How `iplink_parse` takes one of its words.
@@ -304,7 +304,7 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
         // refuses an existing name (EEXIST) before the kind.
         words.refuse_existing(name, "RTNETLINK answers: File exists");
     }
-    let kind = kind_value(kind_word, words)?;
+    let kind = kind_value(kind_word, words, args.mtu, name)?;
     // The kernel's checks of the new name come after all of iproute2's.
     link_name(keyword, name, NameUse::Create)?;
     if args.master.is_some() {
@@ -339,8 +339,14 @@ const VETH_PEER_TEMPLATE: &str = "veth%d";
 const KINDS: &str = "dummy, ifb, veth, gre, ip6gre, gretap or ip6gretap";
 
 /// The kind `token` names and its options: `dummy`, `ifb`, `veth [peer
-/// [name] P]` or a GRE kind and its options.
-fn kind_value(token: &str, words: &mut Words<'_>) -> Result<LinkKind, ParseError> {
+/// [name] P]` or a GRE kind and its options; `mtu` and `name` are the
+/// new link's.
+fn kind_value(
+    token: &str,
+    words: &mut Words<'_>,
+    mtu: Option<u32>,
+    name: &str,
+) -> Result<LinkKind, ParseError> {
     if let Some(kind) = GreKind::from_name(token) {
         return Ok(LinkKind::Gre(parse_gre(kind, words)?));
     }
@@ -366,15 +372,20 @@ fn kind_value(token: &str, words: &mut Words<'_>) -> Result<LinkKind, ParseError
                         ));
                 }
                 None => {
+                    if let Some(refusal) = veth_mtu_refusal(mtu) {
+                        return Err(refusal);
+                    }
                     // veth_newlink: the kernel names the peer itself.
                     return Ok(LinkKind::Veth {
                         peer: VETH_PEER_TEMPLATE.to_string(),
                     });
                 }
             }
+            let mut named = false;
             let peer = match words.peek() {
                 Some("name") | Some("dev") => {
                     let keyword = words.next().unwrap_or("name");
+                    named = keyword == "name";
                     words.link_name(keyword, NameUse::Create)?
                 }
                 _ => words.link_name("peer", NameUse::Create)?,
@@ -382,25 +393,54 @@ fn kind_value(token: &str, words: &mut Words<'_>) -> Result<LinkKind, ParseError
             // veth_parse_opt reads the rest as the peer's own iplink_parse
             // words, which fibre does not model; `up` there asks the kernel
             // to open the peer before the pair exists.
-            if let Some(word) = words.next() {
+            let next = words.next();
+            // The kernel's refusals, once iproute2 sends the request:
+            // veth_validate's bare EINVAL for an MTU out of
+            // ETH_MIN_MTU..=ETH_MAX_MTU, before __rtnl_newlink finds the
+            // name taken (NLM_F_EXCL) and, for `up`, before the peer.
+            let kernel_refusal = |refusal: ParseError, words: &mut Words<'_>| {
+                if let Some(invalid) = veth_mtu_refusal(mtu) {
+                    return invalid;
+                }
+                words.refuse_existing(name, "RTNETLINK answers: File exists");
+                // veth_newlink registers the peer before it opens it.
+                words.refuse_existing(peer, "RTNETLINK answers: File exists");
+                refusal
+                    .with_system_message("RTNETLINK answers: Transport endpoint is not connected")
+            };
+            if let Some(word) = next {
                 let refusal = unknown_word(
                     "peer",
                     "the end of the line (fibre does not model the peer's own options)",
                     word,
                 );
-                return Err(if word == "up" {
-                    refusal.with_system_message(
-                        "RTNETLINK answers: Transport endpoint is not connected",
-                    )
-                } else {
-                    refusal
+                return Err(match word {
+                    "up" => kernel_refusal(refusal, words),
+                    // The peer's iplink_parse: `mtu` wants its value
+                    // (NEXT_ARG), and a number is no keyword, so a second
+                    // device name (kernel-checked).
+                    "mtu" if words.peek().is_none() => {
+                        refusal.with_system_message(super::words::INCOMPLETE)
+                    }
+                    // After `name P` it is the peer's `dev`, another name.
+                    _ if word.bytes().all(|b| b.is_ascii_digit()) && named => refusal
+                        .with_system_message(
+                            "both \"name\" and \"dev\" cannot be used when creating devices.",
+                        ),
+                    _ if word.bytes().all(|b| b.is_ascii_digit()) => refusal.with_system_message(
+                        format!("Error: either \"dev\" is duplicate, or \"{word}\" is a garbage."),
+                    ),
+                    _ => refusal,
                 });
+            }
+            if let Some(refusal) = veth_mtu_refusal(mtu) {
+                return Err(refusal);
             }
             Ok(LinkKind::Veth {
                 peer: peer.to_string(),
             })
         }
-        "vxlan" => Err(vxlan(words)),
+        "vxlan" => Err(vxlan(words, mtu)),
         other => {
             let expected = format!("a device type: {KINDS}");
             let refusal = ParseError::new("type", &expected, Some(other));
@@ -413,6 +453,22 @@ fn kind_value(token: &str, words: &mut Words<'_>) -> Result<LinkKind, ParseError
             })
         }
     }
+}
+
+/// veth_validate: a bare EINVAL for an MTU out of
+/// ETH_MIN_MTU..=ETH_MAX_MTU (`is_valid_veth_mtu`), which the kernel
+/// checks before it looks at the name.
+fn veth_mtu_refusal(mtu: Option<u32>) -> Option<ParseError> {
+    let mtu = mtu.filter(|m| !(ETH_MIN_MTU..=ETH_MAX_MTU).contains(m))?;
+    Some(
+        ParseError::new(
+            "mtu",
+            &format!("an MTU from {ETH_MIN_MTU} to {ETH_MAX_MTU} for a veth pair"),
+            // iplink_parse reads it as an int.
+            Some(&(mtu as i32).to_string()),
+        )
+        .with_system_message("RTNETLINK answers: Invalid argument"),
+    )
 }
 
 /// `vxlan_parse_opt`'s first keywords, in its order, each abbreviated
@@ -467,7 +523,7 @@ const VXLAN_WORDS: &[&str] = &[
 /// the kernel says where that does not depend on the options' values:
 /// without options the kernel's `vxlan_validate` wants an id; an option
 /// `vxlan_parse_opt` does not know it calls an unknown command.
-fn vxlan(words: &mut Words<'_>) -> ParseError {
+fn vxlan(words: &mut Words<'_>, mtu: Option<u32>) -> ParseError {
     let refusal = |got: Option<&str>| {
         ParseError::new(
             "vxlan",
@@ -476,6 +532,13 @@ fn vxlan(words: &mut Words<'_>) -> ParseError {
         )
     };
     match words.next() {
+        // vxlan_validate checks IFLA_MTU before it finds no options
+        // (iproute2 6.1 sends even `mtu -1`: kernel-checked).
+        None if mtu.is_some_and(|m| !(ETH_MIN_MTU..=ETH_MAX_MTU).contains(&m)) => {
+            refusal(Some("vxlan")).with_system_message(format!(
+                "Error: MTU must be between {ETH_MIN_MTU} and {ETH_MAX_MTU}."
+            ))
+        }
         None => refusal(Some("vxlan")).with_system_message(
             "Error: Required attributes not provided to perform the operation.",
         ),

@@ -346,7 +346,9 @@ fn stream(
                 // iproute2 looks devices up as it reads, so a missing one
                 // may be the line's refusal rather than what the parser,
                 // which does not know the devices, found.
-                let message = err.refusal_with(|name| streamed.next.link_by_name(name).is_some());
+                // So may the kernel's refusal of a request fibre refuses
+                // for what it does not model.
+                let message = err.refusal_on(&streamed.next);
                 let refusal = diagnostic(number, message);
                 if !force {
                     return Err(ConfigError::Rejected {

@@ -17,7 +17,7 @@ use super::words::{
     abbreviates, invalid_argument, keyword_in, unknown_word, PrefixWord, Spelling, Words,
     INCOMPLETE,
 };
-use crate::command::{NexthopSpec, RouteOp, RouteSpec};
+use crate::command::{Command, NexthopSpec, RouteOp, RouteSpec};
 use crate::types::*;
 
 /// Keywords iproute2 knows whose arguments fibre does not read (an
@@ -163,6 +163,8 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     let mut unmodelled_words: Vec<&str> = Vec::new();
     let mut unmodelled_type: Option<&str> = None;
     let mut nhid: Option<u32> = None;
+    // The last table past 255, sent as RTA_TABLE.
+    let mut table_attribute: Option<TableId> = None;
 
     while let Some(word) = words.next() {
         match route_keyword(word).unwrap_or(word) {
@@ -204,8 +206,12 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "table" => {
                 let id = words.table(word)?;
                 if id >= 256 {
-                    // Only a table past 255 needs RTA_TABLE.
+                    // Only a table past 255 needs RTA_TABLE, which
+                    // rtm_to_fib_config and rtm_to_fib6_config read
+                    // over rtm_table: it stays the request's table
+                    // whatever `table` comes later.
                     request.attribute(4);
+                    table_attribute = Some(id);
                 }
                 table = Some(id);
             }
@@ -322,6 +328,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         }
     }
 
+    table = table_attribute.or(table);
     let Some(dst) = dst else {
         return Err(
             ParseError::new("route", "a destination prefix or \"default\"", None)
@@ -333,6 +340,29 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         words.look_up(dev, format!("Cannot find device \"{dev}\""));
     }
     let family = words.final_family();
+    // A request's `dev` that no path takes is still looked up by iproute2
+    // (above), and a RouteSpec has no place to carry it to that lookup:
+    // such a line is refused below, with that lookup first.
+    let dev_unused = path.dev.is_some()
+        && multipath
+            .as_ref()
+            .is_some_and(|paths| paths.iter().all(|p| p.dev.is_some() && p.dev != path.dev));
+    if let (true, Some(paths), Family::V6, false) = (path_given, &mut multipath, family, dev_unused)
+    {
+        // ip6_route_multipath_add and _del start each path from the
+        // request's own fields (`memcpy(&r_cfg, cfg, ...)`): a path's
+        // gateway and device win, the request's `via` and `dev` fill in
+        // where a path has none, and its `onlink` (rtm_flags) is every
+        // path's.
+        for nexthop in paths.iter_mut() {
+            nexthop.gateway = nexthop.gateway.or(path.gateway);
+            if nexthop.dev.is_none() {
+                nexthop.dev.clone_from(&path.dev);
+            }
+            nexthop.onlink |= path.onlink;
+        }
+        path_given = false;
+    }
     if let (true, Some(paths)) = (path_given, &multipath) {
         let refusal = ParseError::new(
             "nexthop",
@@ -340,6 +370,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             Some("nexthop"),
         );
         if family == Family::V6 {
+            // Only where every path has its own device (see dev_unused).
             return Err(refusal);
         }
         // fib_get_nhs: a device or gateway beside the nexthops must be the
@@ -379,23 +410,40 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         .with_system_message("Error: Invalid dsfield (tos): ECN bits must be 0."));
     }
 
-    if let Some(refusal) = unmodelled.iter().find(|u| {
-        !(if family == Family::V4 {
-            u.ignored_v4
-        } else {
-            u.ignored_v6
+    // fib_nh_match compares an IPv4 delete's realms (RTA_FLOW) with a
+    // route's only when the delete names a device or gateway.
+    let realms_compared = !(deleting && path.gateway.is_none() && path.dev.is_none());
+    // What fibre refuses in a request the kernel would judge first: it is
+    // refused once the kernel would take the rest (see `after_kernel_checks`).
+    let mut unmodelled_refusal = unmodelled
+        .iter()
+        .find(|u| {
+            let word = route_keyword(unmodelled_words[u.word_index]);
+            !(if family == Family::V4 {
+                u.ignored_v4 || (word == Some("realms") && !realms_compared)
+            } else {
+                u.ignored_v6
+            })
         })
-    }) {
-        let word = unmodelled_words[refusal.word_index];
-        return Err(unknown_word(
-            "route",
-            &format!(
-                "a keyword fibre supports (it does not model \"{}\")",
-                route_keyword(word).unwrap_or(word)
-            ),
-            word,
-        ));
-    }
+        .map(|refusal| {
+            let word = unmodelled_words[refusal.word_index];
+            let keyword = route_keyword(word).unwrap_or(word);
+            if deleting && keyword == "realms" {
+                // fibre's routes have no realms, so no route has these:
+                // once the kernel finds the table, it matches none.
+                return ParseError::new(
+                    word,
+                    "no realms on a delete (no route of fibre's has realms)",
+                    None,
+                )
+                .with_system_message("RTNETLINK answers: No such process");
+            }
+            unknown_word(
+                "route",
+                &format!("a keyword fibre supports (it does not model \"{keyword}\")"),
+                word,
+            )
+        });
     if let Some(id) = nhid {
         return Err(nexthop_id_refusal(
             id,
@@ -404,17 +452,20 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         ));
     }
     if let Some(word) = unmodelled_type {
-        if family == Family::V6 && deleting {
-            // ip6_route_del compares no type (kernel-checked: `route del
-            // xresolve P dev D` deletes P); iproute2 looks for nat in
-            // table local.
+        if family == Family::V6 {
+            // rtm_to_fib6_config sets no flag for nat or xresolve: the
+            // kernel builds the route as a unicast one and keeps the type
+            // (`ip -6 route` shows `nat P ... table local`), which fibre's
+            // routes have not; ip6_route_del compares no type
+            // (kernel-checked: `route del xresolve P dev D` deletes P).
+            // iproute2 puts nat in table local.
             if word == "nat" && table.is_none() {
                 table = Some(TABLE_LOCAL);
             }
-        } else if family == Family::V6 {
-            // The kernel keeps the type (`ip -6 route` shows `nat P ...
-            // table local`); fibre's routes have no such type.
-            return Err(unknown_word("route", "a route type fibre supports", word));
+            if !deleting && unmodelled_refusal.is_none() {
+                unmodelled_refusal =
+                    Some(unknown_word("route", "a route type fibre supports", word));
+            }
         } else {
             return Err(unmodelled_type_refusal(
                 word,
@@ -448,7 +499,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         None if path_given => vec![path],
         None => Vec::new(),
     };
-    Ok(RouteSpec {
+    let spec = RouteSpec {
         table,
         dst,
         tos,
@@ -462,7 +513,11 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         metrics: RouteMetrics::from_entries(&metric_entries, metric_locks),
         nexthops,
         multipath: multipath_given,
-    })
+    };
+    match unmodelled_refusal {
+        Some(refusal) => Err(refusal.after_kernel_checks(Command::Route { op, spec })),
+        None => Ok(spec),
+    }
 }
 
 /// The value of an [`Unmodelled`] keyword, read as `iproute_modify` reads

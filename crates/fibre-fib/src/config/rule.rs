@@ -67,6 +67,8 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
     let mut goto_target = None;
     let mut table = TABLE_UNSPEC;
     let mut table_ok = false;
+    // The last table past 255, sent as FRA_TABLE.
+    let mut table_attribute = None;
     while let Some(word) = words.next() {
         if word == "not" {
             spec.invert = true;
@@ -108,6 +110,12 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
             let token = words.value(word, expected)?;
             table = values::table_id(token)
                 .ok_or_else(|| invalid_argument(word, expected, token, "invalid table ID"))?;
+            if table >= 256 {
+                // iprule_modify sends a table past 255 as FRA_TABLE, which
+                // frh_get_table reads over frh.table: a later `table` below
+                // 256 does not change it.
+                table_attribute = Some(table);
+            }
             table_ok = true;
         } else if abbreviates(word, "suppress_prefixlength") || word == "sup_pl" {
             spec.suppress_prefixlength = Some(suppress_prefixlength(words, word)?);
@@ -184,6 +192,9 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
             }
             table_ok = true;
         }
+    }
+    if let Some(id) = table_attribute {
+        table = id;
     }
     if spec.l3mdev && table != TABLE_UNSPEC {
         return Err(ParseError::new(

@@ -144,7 +144,7 @@ impl Fib {
                         "ipv6: Cannot assign loopback address on this device",
                     ));
                 }
-                if !self.ipv6_enabled(index) {
+                if !self.has_inet6_dev(index) {
                     // No inet6_dev on a link whose MTU is under 1280.
                     return Err(KernelError::new(Errno::Inval));
                 }

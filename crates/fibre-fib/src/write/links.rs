@@ -94,7 +94,7 @@ fn check_mtu(kind: &LinkKind, mtu: u32) -> Result<(), KernelError> {
     let (min, max) = match kind {
         LinkKind::Loopback | LinkKind::Dummy | LinkKind::Ifb => (0, i32::MAX as u32),
         LinkKind::Gre(spec) => (GreSpec::MIN_MTU, spec.max_mtu()),
-        _ => (68, 65535),
+        _ => (ETH_MIN_MTU, ETH_MAX_MTU),
     };
     if mtu < min || mtu > i32::MAX as u32 {
         return Err(KernelError::with_extack(
@@ -373,6 +373,18 @@ impl Fib {
     }
 
     /// IPv6 runs on a link whose MTU is at least 1280 (IPV6_MIN_MTU), lo too.
+    /// Whether the link has an `inet6_dev`, which addresses and routes
+    /// need: while IPv6 is on, and on lo always, whose own the kernel keeps
+    /// below 1280 (`addrconf_ifdown(dev, dev != net->loopback_dev)`;
+    /// kernel-checked: lo at MTU 1000 takes 2001:db8:1::1/64).
+    pub(crate) fn has_inet6_dev(&self, index: LinkIndex) -> bool {
+        self.ipv6_enabled(index)
+            || self
+                .links
+                .get(&index)
+                .is_some_and(|l| matches!(l.kind, LinkKind::Loopback))
+    }
+
     pub(crate) fn ipv6_enabled(&self, index: LinkIndex) -> bool {
         self.links
             .get(&index)

@@ -153,6 +153,32 @@ fn requested_paths(
     }
 }
 
+/// `rtm_to_fib6_config`'s refusals of an IPv6 add, before any table or
+/// path is looked at: a gateway of another family (iproute2 sends it as
+/// RTA_VIA) and, in `rtm_to_fib6_multipath_config`, a path without an
+/// IPv6 gateway (RTA_GATEWAY; RTA_VIA is none).
+fn check_request_v6(spec: &RouteSpec) -> Result<(), KernelError> {
+    let v6_gateway = |nh: &NexthopSpec| matches!(nh.gateway, Some(IpAddr::V6(_)));
+    if spec.multipath {
+        if !spec.nexthops.iter().all(v6_gateway) {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Device only routes can not be added for IPv6 using the multipath API",
+            ));
+        }
+    } else if spec
+        .nexthops
+        .iter()
+        .any(|nh| nh.gateway.is_some() && !v6_gateway(nh))
+    {
+        return Err(KernelError::with_extack(
+            Errno::Inval,
+            "IPv6 does not support RTA_VIA attribute",
+        ));
+    }
+    Ok(())
+}
+
 /// Where a new route goes among the routes of its prefix.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -253,6 +279,10 @@ impl Fib {
                 Ok(())
             }
             (op, Family::V6) => {
+                check_request_v6(&spec)?;
+                // ip6_route_info_create makes the table (fib6_new_table)
+                // before it checks the paths, so a refused add leaves it too.
+                self.create_table(spec.table, Family::V6);
                 let route = self.build_route_v6(&spec)?;
                 self.route_insert_v6(op, route)
             }
@@ -682,6 +712,7 @@ impl Fib {
 
     /// `ip6_route_info_create` + `fib6_nh_init`: validates an IPv6 request.
     fn build_route_v6(&self, spec: &RouteSpec) -> Result<Route, KernelError> {
+        check_request_v6(spec)?;
         let devs = self.resolve_nexthop_devs(spec)?;
         let metric = match spec.metric {
             None | Some(0) => IPV6_DEFAULT_METRIC,
@@ -705,17 +736,44 @@ impl Fib {
             nexthops: Vec::new(),
             cache_class: 0,
         };
+        let requested = requested_paths(spec, devs);
         if is_reject_type(spec.kind) {
-            // Reject routes hang off the loopback device.
+            // fib6_nh_init runs for reject routes too: the device (which
+            // must have IPv6) and `onlink`'s checks come before
+            // fib6_is_reject hangs the route off the loopback device, the
+            // device ip6_route_info_create then checks the source against.
+            // ip6_route_multipath_add takes each path so; every one is lo
+            // without a gateway, so a second one repeats the first
+            // (ip6_route_info_append: "File exists", kernel-checked).
+            for (index, (nh, dev)) in requested.iter().enumerate() {
+                if dev.is_some_and(|d| !self.has_inet6_dev(d)) {
+                    return Err(KernelError::new(Errno::NoDev));
+                }
+                if nh.onlink {
+                    self.up_nexthop_link(
+                        *dev,
+                        || {
+                            KernelError::with_extack(
+                                Errno::Inval,
+                                "Nexthop device required for onlink",
+                            )
+                        },
+                        "Nexthop device is not up",
+                    )?;
+                }
+                self.check_prefsrc_v6(route.prefsrc, LOOPBACK_INDEX)?;
+                if index > 0 {
+                    return Err(KernelError::new(Errno::Exist));
+                }
+            }
             route.nexthops.push(Nexthop {
                 gateway: None,
-                dev: Some(1),
+                dev: Some(LOOPBACK_INDEX),
                 weight: 1,
                 flags: NexthopFlags::default(),
             });
             return Ok(route);
         }
-        let requested = requested_paths(spec, devs);
         // ip6_route_multipath_add takes the paths one at a time: each is
         // validated (ip6_route_info_create: the path, then the source), then
         // compared with the paths before it (ip6_route_info_append). The
@@ -724,14 +782,7 @@ impl Fib {
         for (index, (nh, dev)) in requested.iter().enumerate() {
             let nexthop = self.check_nexthop_v6(nh, *dev, spec)?;
             if index == 0 {
-                self.check_prefsrc_v6(route.prefsrc)?;
-            }
-            if spec.multipath && nexthop.gateway.is_none() {
-                // ip6_route_multipath_add: !rt6_qualify_for_ecmp(rt).
-                return Err(KernelError::with_extack(
-                    Errno::Inval,
-                    "Device only routes can not be added for IPv6 using the multipath API",
-                ));
+                self.check_prefsrc_v6(route.prefsrc, nexthop.dev.unwrap_or(LOOPBACK_INDEX))?;
             }
             let repeats = route
                 .nexthops
@@ -745,13 +796,34 @@ impl Fib {
         Ok(route)
     }
 
-    /// `ip6_route_info_create`: a preferred source must be one of ours.
-    fn check_prefsrc_v6(&self, prefsrc: Option<IpAddr>) -> Result<(), KernelError> {
-        match prefsrc {
-            Some(src) if !matches!(src, IpAddr::V6(_)) || !self.is_local_address(&src) => Err(
-                KernelError::with_extack(Errno::Inval, "Invalid source address"),
-            ),
-            _ => Ok(()),
+    /// `ip6_route_info_create`: a preferred source must be one of ours, as
+    /// `ipv6_chk_addr(net, src, dev, 0)` finds it: on any link, but for a
+    /// host- or link-scoped address (`::1`, `fe80::/10`, whose scope
+    /// `ipv6_addr_scope` gives by the address alone) only on `dev`, the
+    /// path's device.
+    fn check_prefsrc_v6(&self, prefsrc: Option<IpAddr>, dev: LinkIndex) -> Result<(), KernelError> {
+        let Some(src) = prefsrc else {
+            return Ok(());
+        };
+        let IpAddr::V6(src6) = src else {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid source address",
+            ));
+        };
+        let scoped = src6.is_loopback() || (src6.segments()[0] & 0xffc0) == 0xfe80;
+        let found = if scoped {
+            self.addrs_of_v6(dev).iter().any(|a| a.local == src)
+        } else {
+            self.is_local_address(&src)
+        };
+        if found {
+            Ok(())
+        } else {
+            Err(KernelError::with_extack(
+                Errno::Inval,
+                "Invalid source address",
+            ))
         }
     }
 
@@ -765,7 +837,7 @@ impl Fib {
         if nh.weight == 0 || nh.weight > 256 {
             return Err(KernelError::new(Errno::Inval));
         }
-        if dev.is_some_and(|d| !self.ipv6_enabled(d)) {
+        if dev.is_some_and(|d| !self.has_inet6_dev(d)) {
             // fib6_nh_init: no inet6_dev on a link without IPv6.
             return Err(KernelError::new(Errno::NoDev));
         }
@@ -1038,6 +1110,19 @@ impl Fib {
         dev: Option<LinkIndex>,
     ) -> Result<(), KernelError> {
         let srch = KernelError::new(Errno::Srch);
+        // ip6_route_del: fib6_get_table first; main and local always exist
+        // (fib6_tables_init), the others once a route was asked for there.
+        let table_exists = matches!(spec.table, TABLE_MAIN | TABLE_LOCAL)
+            || self
+                .tables
+                .get(&spec.table)
+                .is_some_and(|t| t.exists(Family::V6));
+        if !table_exists {
+            return Err(KernelError::with_extack(
+                Errno::Srch,
+                "FIB table does not exist",
+            ));
+        }
         let has_routes = self
             .tables
             .get(&spec.table)
@@ -1052,7 +1137,8 @@ impl Fib {
             let null_entry_matches = spec.metric.is_none_or(|m| m == 0 || m == u32::MAX)
                 && (spec.protocol == Protocol::UNSPEC || spec.protocol == Protocol::KERNEL)
                 && dev.is_none_or(|d| Some(d) == loopback)
-                && gw.is_none();
+                // Its gateway is :: (kernel-checked: `via ::` matches it).
+                && gw.is_none_or(|g| g.is_unspecified());
             return Err(if null_entry_matches {
                 KernelError::new(Errno::NoEnt)
             } else {
@@ -1078,8 +1164,12 @@ impl Fib {
                 if dev.is_some_and(|d| n.dev != Some(d)) {
                     continue;
                 }
-                if gw.is_some() && n.gateway != gw {
-                    continue;
+                // ip6_route_del compares the gateway given with the path's
+                // fib_nh_gw6, which is :: on a path without one.
+                if let Some(g) = gw {
+                    if n.gateway.unwrap_or(Family::V6.unspecified()) != g {
+                        continue;
+                    }
                 }
                 hit = Some((ri, ni));
                 break 'outer;

@@ -623,16 +623,60 @@ fn link_add(b: &mut LineBuilder<'_>) {
     }
 }
 
+/// Remotes of GRE tunnels: unicast hosts of the tunnel's family, misspelt
+/// ones, and the other family's.
+///
+/// Not `any`, `0.0.0.0`, `::`, multicast or broadcast remotes: iproute2
+/// takes them (a point-to-multipoint or multicast tunnel), and fibre,
+/// whose forwarding worker encapsulates towards the one remote a tunnel
+/// has (`GreSpec::remote`), refuses them; which nexthop's address the
+/// kernel would send such a tunnel's packets to (`ipgre_header`, the NBMA
+/// path of `ip_tunnel_xmit`) is not modelled, so the two would only ever
+/// differ. `remote 224.0.0.1` without `local`, which both refuse, is kept.
+fn gre_remote(rng: &mut Rng, v6: bool) -> &'static str {
+    if rng.chance(90) {
+        *rng.pick(if v6 {
+            &[
+                "2001:db8:1::1",
+                "2001:db8:1::9",
+                "2001:db8:2::9",
+                "fe80::1",
+                "::1",
+            ][..]
+        } else {
+            &[
+                "10.1.0.1",
+                "10.1.0.9",
+                "10.2.0.1",
+                "10.4.0.1",
+                "192.0.2.1",
+                "127.0.0.1",
+            ][..]
+        })
+    } else {
+        *rng.pick(&["10.1.0.300", "2001:db8:1::5", "10.1.0.5", "1.2.3", "x"])
+    }
+}
+
+/// The options of a GRE `link add`, in random order, always with a
+/// unicast `remote` as their last word when none came before: see
+/// [`gre_remote`] for why no tunnel without one is made.
+///
+/// The options iproute2 takes and fibre does not model (`external`,
+/// `nopmtudisc`, `fwmark N`, `dev D` of a device that exists) are not
+/// made either: each changes what the kernel puts on the wire (metadata
+/// mode, DF, the outer lookup's mark and device), fibre's forwarding
+/// worker has none of it, and fibre refuses them while ip takes them.
+/// Their refusals that both share are kept: `fwmark` with a value that is
+/// no number, `dev` of a device no one has.
 fn gre_options(b: &mut LineBuilder<'_>, v6: bool) {
     let options = b.rng.range(0, 5);
-    let mut remote_given = false;
     for _ in 0..options {
         match b.rng.below(12) {
             0..=2 => {
                 b.keyword("remote");
-                let a = host(b.rng, v6);
+                let a = gre_remote(b.rng, v6);
                 b.word(a);
-                remote_given = true;
             }
             3 => {
                 b.keyword("local");
@@ -665,25 +709,27 @@ fn gre_options(b: &mut LineBuilder<'_>, v6: bool) {
                 b.word(n);
             }
             8 => {
-                let w = *b
-                    .rng
-                    .pick(&["pmtudisc", "nopmtudisc", "fwmark", "external", "dev"]);
+                let (w, v) = *b.rng.pick(&[
+                    ("pmtudisc", None),
+                    ("fwmark", Some("bogus")),
+                    ("fwmark", Some("0x1g")),
+                    ("dev", Some("nodev0")),
+                ]);
                 b.word(w);
-                if w == "fwmark" || w == "dev" {
-                    b.word("fd0");
+                if let Some(v) = v {
+                    b.word(v);
                 }
             }
             _ => {
+                // No comment: one would hide the `remote` after it.
                 let g = *b.rng.pick(GARBAGE);
-                b.word(g);
+                b.word(if g.starts_with('#') { "bogus" } else { g });
             }
         }
     }
-    if !remote_given && b.rng.chance(70) {
-        b.word("remote");
-        let a = host(b.rng, v6);
-        b.word(a);
-    }
+    b.word("remote");
+    let a = gre_remote(b.rng, v6);
+    b.word(a);
 }
 
 fn addr_line(rng: &mut Rng) -> String {
@@ -848,13 +894,29 @@ fn route_line(rng: &mut Rng) -> String {
         _ => verb_word(b.rng, "del", &["d", "de", "delete"]),
     };
     b.word(&verb);
-    if b.rng.chance(15) {
-        let t = *b.rng.pick(ROUTE_TYPES);
-        b.word(t);
-    } else if b.rng.chance(6) {
-        b.word("to");
-    }
+    let kind = if b.rng.chance(15) {
+        Some(*b.rng.pick(ROUTE_TYPES))
+    } else {
+        None
+    };
+    let to = kind.is_none() && b.rng.chance(6);
     let dst = prefix(b.rng, v6);
+    match kind {
+        // Not an IPv6 nat or xresolve route but in a delete: the kernel
+        // keeps that type (`nat P ... table local` in `route show`),
+        // fibre's routes have no such type, and fibre refuses them once
+        // the kernel would take the rest of the line, so ip accepting
+        // one is always a difference. IPv4's, which the kernel refuses,
+        // are kept.
+        Some("nat" | "xresolve")
+            if !deleting && (dst.contains(':') || (v6 && !dst.contains('.'))) =>
+        {
+            b.word("unicast")
+        }
+        Some(t) => b.word(t),
+        None if to => b.word("to"),
+        None => {}
+    }
     b.word(dst);
     let options = if deleting {
         b.rng.range(0, 2)
@@ -956,7 +1018,26 @@ fn route_line(rng: &mut Rng) -> String {
                     .rng
                     .pick(&["realm", "advmss", "from", "expires", "weight", "pref"]);
                 b.word(w);
-                b.word("5");
+                // Not `realm 5` on IPv4 nor `expires 5` on IPv6 (but in a
+                // delete, which compares neither without dev or via):
+                // the kernel keeps them (`realm 5` in `route show`,
+                // `expires 4sec` counting down), fibre's routes have
+                // neither, and fibre refuses them once the kernel would
+                // take the rest of the line (crates/fibre-fib/tests/
+                // accept_parity.rs), so ip accepting one is always a
+                // difference. Their refusals both give are kept.
+                let unmodelled = match w {
+                    "realm" => !v6,
+                    "expires" => v6,
+                    _ => false,
+                };
+                let value = match (unmodelled && !deleting, w) {
+                    // `expires 0` is an expiry too (addrconf_finite_timeout).
+                    (true, "expires") => *b.rng.pick(&["x", "4294967296"]),
+                    (true, _) => *b.rng.pick(&["0", "x", "4294967296"]),
+                    (false, _) => "5",
+                };
+                b.word(value);
             }
             _ => {
                 let g = *b.rng.pick(GARBAGE);

@@ -1,0 +1,390 @@
+//! Lines the accept/refuse differential (`crates/fibre/tests/accept_refuse.rs`)
+//! found fibre judging unlike iproute2 6.1 and the kernel, each with what
+//! `ip -force -batch` in a namespace set up like [`fib`] said of it: the
+//! verdict, the message, and the routes after.
+
+mod common;
+#[path = "common/ip_namespace.rs"]
+mod ip_namespace;
+
+use common::*;
+use fibre_fib::config::apply_str;
+use fibre_fib::*;
+use ip_namespace::*;
+
+/// The routes to `dst` in table main, as [`show`] lists them.
+fn routes_to(fib: &Fib, family: Family, dst: &str) -> Vec<String> {
+    show(fib, family, TABLE_MAIN)
+        .into_iter()
+        .filter(|r| r.split(' ').nth(1) == Some(dst))
+        .collect()
+}
+
+#[test]
+fn ipv6_via_and_dev_beside_nexthops_fill_in_each_path() {
+    // ip accepted it (ip6_route_multipath_add copies the request's fields
+    // into each path): the path's own gateway wins.
+    let fib = accepted(
+        "-6 route add 2001:db8:5::/48 via 2001:db8:1::9 metric 0    nexthop via 2001:db8:1::5 dev fd0 weight 256",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:5::/48"),
+        ["unicast 2001:db8:5::/48 via 2001:db8:1::5 dev fd0 proto boot scope global metric 1024"]
+    );
+    // A path without a gateway takes the request's, a path without a
+    // device the request's device.
+    let fib = accepted("route add 2001:db8:6::/48 via 2001:db8:1::9 nexthop dev fd0");
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:6::/48"),
+        ["unicast 2001:db8:6::/48 via 2001:db8:1::9 dev fd0 proto boot scope global metric 1024"]
+    );
+    let fib = accepted(
+        "route add 2001:db8:7::/48 dev fd0 nexthop via 2001:db8:1::5 nexthop via 2001:db8:1::6",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:7::/48"),
+        ["unicast 2001:db8:7::/48 via 2001:db8:1::5 dev fd0 via 2001:db8:1::6 dev fd0 proto boot scope global metric 1024"]
+    );
+    // Without a gateway anywhere the paths are still device-only ones.
+    refused_with(
+        "route add 2001:db8:8::/48 dev fd0 nexthop dev fd0",
+        "Device only routes can not be added for IPv6 using the multipath API",
+    );
+    // IPv4 still wants the request's fields to be the first path's.
+    refused_with(
+        "route add 10.21.0.0/16 via 10.1.0.5 nexthop dev fd0",
+        "Nexthop gateway does not match RTA_GATEWAY or RTA_VIA",
+    );
+}
+
+#[test]
+fn ipv6_reject_routes_check_onlink_and_the_source_as_fib6_nh_init_does() {
+    refused_with(
+        "route prepend unreachable 2001:db8:20:1::1/128 proto zebra mtu lock 1400 onlink",
+        "Nexthop device required for onlink",
+    );
+    refused_with(
+        "route add unreachable 2001:db8:20:1::1/128 onlink dev fd2",
+        "Nexthop device is not up",
+    );
+    // The reject route hangs off lo: ::1 is a source there, a global
+    // address of any link is one everywhere, an unknown one nowhere.
+    accepted("route add unreachable 2001:db8:20::/48 src ::1 dev fd0");
+    accepted("route add blackhole 2001:db8:20::/48 src 2001:db8:2::1");
+    refused_with(
+        "route add prohibit 2001:db8:20::/48 src 2001:db8:9::1",
+        "Invalid source address",
+    );
+}
+
+#[test]
+fn ipv6_host_and_link_scoped_sources_count_on_their_own_device_only() {
+    // ipv6_chk_addr(net, src, dev, 0): ::1 is lo's alone.
+    refused_with(
+        "route a broadcast 2001:db8:20::/48 src ::1 dev fdv0",
+        "Invalid source address",
+    );
+    refused_with(
+        "route add 2001:db8:20::/48 src ::1 dev fdv0",
+        "Invalid source address",
+    );
+    // A global address is a source on any link.
+    let fib = accepted("route add 2001:db8:20::/48 src 2001:db8:1::1 dev fdv0");
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:20::/48"),
+        ["unicast 2001:db8:20::/48 dev fdv0 proto boot scope global metric 1024 src 2001:db8:1::1"]
+    );
+}
+
+#[test]
+fn an_address_with_an_empty_peer_fails_the_kernels_policy() {
+    // get_addr_1 reads any/all as no bytes (default as the family's
+    // zeros); IFA_ADDRESS of none fails ifa_ipv4_policy and
+    // ifa_ipv6_policy.
+    for line in [
+        "addr rep 127.0.0.1/32 remote all dev fd0",
+        "addr add 10.1.0.7/24 peer any dev fd0",
+        "addr add 2001:db8:1::7/64 peer all dev fd0",
+        "addr add 10.1.0.7/24 peer any peer 10.1.0.9 dev fd0",
+    ] {
+        refused_with(line, "Error: Attribute failed policy validation.");
+    }
+    // A real peer and then an empty one is a duplicate to ipaddr_modify.
+    refused_with(
+        "addr add 10.1.0.7/24 peer 10.1.0.9 peer any dev fd0",
+        "duplicate",
+    );
+    // iproute2's own refusals come first.
+    refused_with(
+        "addr add 10.1.0.7/24 peer any dev nosuch0",
+        "Cannot find device \"nosuch0\"",
+    );
+}
+
+#[test]
+fn the_kernels_refusals_come_before_fibres_of_what_it_does_not_model() {
+    for (line, ip_says) in [
+        (
+            "route append 198.51.100.0/24 dev fd2 realm 5",
+            "Error: Device for nexthop is not up.",
+        ),
+        (
+            "route append 198.51.100.0/24 src 10.1.0.5 dev fd0 prio 0 realm 5",
+            "Error: Invalid prefsrc address.",
+        ),
+        (
+            "route append  2001:db8:21::/48 expires    5",
+            "RTNETLINK answers: No such device",
+        ),
+        (
+            "rou change nat ff00::/8 onlink via 2001:db8:1::9",
+            "Error: Nexthop device required for onlink.",
+        ),
+    ] {
+        refused_with(line, ip_says);
+    }
+    // What the kernel would take is still refused, by fibre, saying why.
+    refused_with(
+        "route add 198.51.100.0/24 dev fd0 realm 5",
+        "does not model \"realms\"",
+    );
+    refused_with(
+        "route add nat 2001:db8:30::/48 dev fd0",
+        "a route type fibre supports",
+    );
+}
+
+#[test]
+fn an_ipv4_delete_compares_realms_only_beside_a_device_or_gateway() {
+    // fib_nh_match: without dev or via the realms are not looked at.
+    let fib = accepted("route add 10.20.0.0/16 dev fd0\nroute del 10.20.0.0/16 realm 5");
+    assert!(routes_to(&fib, Family::V4, "10.20.0.0/16").is_empty());
+    refused_with(
+        "route add 10.20.0.0/16 dev fd0\nroute del 10.20.0.0/16 realm 5 mtu 1280",
+        "RTNETLINK answers: No such process",
+    );
+    // Beside a device they are, and no route of fibre's has realms.
+    refused_with(
+        "route add 10.20.0.0/16 dev fd0\nroute del 10.20.0.0/16 realm 5 dev fd0",
+        "RTNETLINK answers: No such process",
+    );
+    refused_with(
+        "route add 10.20.0.0/16 dev fd0\nroute del 10.20.0.0/16 realm 5 dev fd0 table 77",
+        "Error: FIB table does not exist.",
+    );
+}
+
+#[test]
+fn link_refusals_iproute2_and_the_kernel_give_first() {
+    for (line, ip_says) in [
+        // vxlan_validate: IFLA_MTU before the missing options.
+        (
+            "link a fdv5 \t mtu +5 type vxlan",
+            "Error: MTU must be between 68 and 65535.",
+        ),
+        (
+            "link add fdv5 mtu 70000 type vxlan",
+            "Error: MTU must be between 68 and 65535.",
+        ),
+        (
+            "link add fdv5 mtu 1500 type vxlan",
+            "Error: Required attributes not provided to perform the operation.",
+        ),
+        // The peer's own iplink_parse.
+        (
+            "link add fd1 ty veth peer fdv5 mtu",
+            "Command line is not complete. Try option \"help\"",
+        ),
+        (
+            "link add fd1 type veth peer fdv5 1500",
+            "Error: either \"dev\" is duplicate, or \"1500\" is a garbage.",
+        ),
+        (
+            "link add fd0  up type veth peer name fdv6 1500",
+            "both \"name\" and \"dev\" cannot be used when creating devices.",
+        ),
+        // veth_validate, before the name is found taken.
+        (
+            "link add g1 mtu -1 type veth",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        (
+            "link add fd0 mtu 5 type veth",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        (
+            "link add g1 mtu 65536 type veth peer fdv6",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        (
+            "link add fd0 mtu 5 type veth peer name fdv6 up",
+            "RTNETLINK answers: Invalid argument",
+        ),
+        // __rtnl_newlink's EEXIST before the peer is opened.
+        (
+            "li add fd0 down type veth peer name fdv6 up",
+            "RTNETLINK answers: File exists",
+        ),
+        (
+            "link add g1 type veth peer name fdv6 up",
+            "RTNETLINK answers: Transport endpoint is not connected",
+        ),
+        // gre_parse_opt's usage for what it does not know.
+        (
+            "link add name fdv5 type gre remote 1.2.3 up",
+            "Usage: ... gre",
+        ),
+    ] {
+        refused_with(line, ip_says);
+    }
+}
+
+#[test]
+fn a_table_past_255_stays_the_requests_whatever_table_follows() {
+    // RTA_TABLE and FRA_TABLE are read over rtm_table and frh.table.
+    let fib = accepted(
+        "route add 10.9.0.0/16 dev fd0 table 300 table 100\n\
+         route add 10.8.0.0/16 dev fd0 table 100 table 300\n\
+         route add 10.7.0.0/16 dev fd0 table 300 table 400",
+    );
+    assert_eq!(show(&fib, Family::V4, 300).len(), 2);
+    assert_eq!(show(&fib, Family::V4, 400).len(), 1);
+    assert!(show(&fib, Family::V4, 100).is_empty());
+    let fib = accepted("-6 rule ad table 4294967295 suppress_prefixlength 32 table 100");
+    let rule = &fib.rules(Family::V6)[1];
+    assert_eq!(rule.action, RuleAction::Lookup(4_294_967_295));
+}
+
+#[test]
+fn ipv6_deletes_find_the_table_and_the_null_entry_first() {
+    // ip6_route_del: fib6_get_table; IPv4's table 250 is not IPv6's.
+    refused_with(
+        "route add 10.6.0.0/16 dev fd0 table 250\n-6 route del 2001:db8:10::/48 table 250",
+        "Error: FIB table does not exist.",
+    );
+    refused_with(
+        "route del to 2001:db8:10::/48\ttable 200",
+        "Error: FIB table does not exist.",
+    );
+    // A refused add made it (fib6_new_table before the paths' checks).
+    let (_, refusals) = apply_str(
+        &fib(),
+        "t.conf",
+        "-6 route add 2001:db8:10::/48 via 2001:db8:9::1 table 250\n\
+         -6 route del 2001:db8:10::/48 table 250",
+        true,
+    )
+    .unwrap();
+    let refusals: Vec<String> = refusals.iter().map(|d| d.to_string()).collect();
+    assert_eq!(
+        refusals,
+        [
+            "t.conf:1: RTNETLINK answers: No route to host",
+            "t.conf:2: RTNETLINK answers: No such process"
+        ]
+    );
+    // fib6_null_entry's gateway is ::.
+    refused_with(
+        "route del local ::/0 \t via \t ::",
+        "RTNETLINK answers: No such file or directory",
+    );
+    refused_with(
+        "route del ::/0 via ::1",
+        "RTNETLINK answers: No such process",
+    );
+}
+
+#[test]
+fn ipv6_reject_routes_with_several_paths_repeat_the_first() {
+    let fib = accepted("route add prohibit 2001:db8:44::/48 nexthop via 2001:db8:1::9 dev fd0");
+    assert_eq!(routes_to(&fib, Family::V6, "2001:db8:44::/48").len(), 1);
+    refused_with(
+        "route add prohibit 2001:db8:45::/48 nexthop via 2001:db8:1::9 dev fd0 nexthop via 2001:db8:1::8 dev fd0",
+        "RTNETLINK answers: File exists",
+    );
+    refused_with(
+        "route change prohibit  ff00::/8 nexthop\tvia 2001:db8:1::1 dev fdv0 nexthop via 2001:db8:2::9 weight 7",
+        "RTNETLINK answers: File exists",
+    );
+}
+
+#[test]
+fn ipv6_adds_without_an_ipv6_gateway_where_one_is_needed() {
+    // rtm_to_fib6_config and rtm_to_fib6_multipath_config, before any
+    // path is looked at (fd2 is down).
+    refused_with(
+        "route add ::ffff:10.20.0.0/112 nexthop dev fd2 nexthop via 2001:db8:2::9",
+        "Error: Device only routes can not be added for IPv6 using the multipath API.",
+    );
+    refused_with(
+        "route add 2001:db8:22::/48 nexthop via inet 192.0.2.1 dev fd0",
+        "Error: Device only routes can not be added for IPv6 using the multipath API.",
+    );
+    refused_with(
+        "route add 2001:db8:21::/48 proto 0x10\tvia inet 192.0.2.1 table 100 metric 1024",
+        "Error: IPv6 does not support RTA_VIA attribute.",
+    );
+    // The request's own gateway counts for a path without one.
+    let fib = accepted(
+        "route add 2001:db8:23::/48 via 2001:db8:1::9 nexthop dev fd0 nexthop via 2001:db8:1::8 dev fd0",
+    );
+    assert_eq!(routes_to(&fib, Family::V6, "2001:db8:23::/48").len(), 1);
+}
+
+#[test]
+fn every_label_and_a_default_peer_as_the_kernel_reads_them() {
+    refused_with(
+        "-4 addr add 10.1.0.2/0    remote 10.2.0.9 label fd0:abcdefghijklmn label fdv0:x dev fdv0",
+        "Error: Attribute failed policy validation.",
+    );
+    let fib = accepted("addr ad 2001:db8:2::7/48 peer default dev fd2");
+    let added = fib
+        .addresses(Some(Family::V6))
+        .into_iter()
+        .find(|a| a.local == ip("2001:db8:2::7"))
+        .expect("2001:db8:2::7 added");
+    assert_eq!((added.prefix_len, added.peer), (48, None));
+    refused_with(
+        "addr add 2001:db8:2::7/48 peer default peer 2001:db8:2::8 dev fd2",
+        "duplicate",
+    );
+    refused_with(
+        "addr add 10.1.0.255 remote default dev a:b",
+        "Cannot find device \"a:b\"",
+    );
+    // A veth's peer whose name is taken, before the peer is opened.
+    refused_with(
+        "link add fd6 type veth peer name fdv0 up",
+        "RTNETLINK answers: File exists",
+    );
+}
+
+#[test]
+fn lo_keeps_its_inet6_dev_below_1280_and_via_colons_is_no_gateway() {
+    let fib = accepted("link set lo mtu 1000\naddr add 2001:db8:7::1/64 dev lo");
+    assert!(fib
+        .addresses(Some(Family::V6))
+        .iter()
+        .any(|a| a.local == ip("2001:db8:7::1")));
+    refused_with(
+        "link set fd0 mtu 1000\naddr add 2001:db8:7::1/64 dev fd0",
+        "RTNETLINK answers: Invalid argument",
+    );
+    // ip6_route_del: `via ::` is the gateway of a path without one.
+    let fib = accepted("route del broadcast ff00::/8 dev fd0    via ::");
+    assert!(show(&fib, Family::V6, TABLE_LOCAL)
+        .iter()
+        .all(|r| !(r.contains("ff00::/8") && r.contains("dev fd0"))));
+    refused_with(
+        "route del ff00::/8 dev fd0 via 2001:db8:1::9 table local",
+        "RTNETLINK answers: No such process",
+    );
+}
+
+#[test]
+fn a_requests_dev_beside_paths_with_their_own_is_still_looked_up() {
+    refused_with(
+        "route prepend    broadcast 2001:db8:5::/48 dev \t fd6 nexthop via ff02::1 dev lo onlink",
+        "Cannot find device \"fd6\"",
+    );
+}
