@@ -66,10 +66,11 @@ impl<'a> Fragmenter<'a> {
         self.header[8] = ttl;
     }
 
-    /// Pads the options with end-of-list from header offset `from` on
-    /// (what `ip_options_compile` did to the received header).
-    pub(crate) fn end_options_at(&mut self, from: usize) {
-        self.header[from..self.header_len].fill(0);
+    /// Gives every fragment the options `options` (the packet's as the
+    /// input path and `ip_forward_options` changed them), in place of the
+    /// received ones; as long as those.
+    pub(crate) fn set_options(&mut self, options: &[u8]) {
+        self.header[20..self.header_len].copy_from_slice(options);
     }
 
     /// How many fragments the packet makes.

@@ -39,10 +39,11 @@
 //!
 //! # Not modelled
 //!
-//! Of the IPv4 options the kernel echoes in its replies, record route is
-//! (see [`record_route_on_input`] for the input path's part); timestamps,
-//! source routes and CIPSO are refused with [`Unsent::OptionsNotModelled`]
-//! rather than answered differently.
+//! Of the IPv4 options the kernel echoes in its replies, record route,
+//! timestamps and CIPSO are (see [`record_route_on_input`] for the input
+//! path's part); source routes, and prespecified timestamps that took the
+//! time, are refused with [`Unsent::OptionsNotModelled`] rather than
+//! answered differently.
 //! IPv6 redirects are neighbour discovery messages (`ndisc_send_redirect`)
 //! and are not written here.
 
@@ -64,6 +65,7 @@ pub use v4::{
     write_echo_reply_v4, write_error_v4, write_error_v4_mtu, MAX_ERROR_LEN as MAX_ERROR_LEN_V4,
     REPLY_TTL,
 };
+pub(crate) use v4::{write_echo_reply_v4_recorded, write_error_v4_recorded};
 pub use v6::{
     write_echo_reply_v6, write_echo_reply_v6_from, write_error_v6,
     MAX_ERROR_LEN as MAX_ERROR_LEN_V6, REPLY_HOP_LIMIT,

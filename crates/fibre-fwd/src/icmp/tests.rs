@@ -263,14 +263,10 @@ fn icmp_send_sends_nothing_where_the_kernel_does_not() {
     // ICMP without a type byte.
     let v = packet_v4(SENDER4, FAR4, 1, &[], &[]);
     assert_eq!(error_v4(&v, te), Err(Unsent::IcmpError));
-    // Timestamps, source routes and malformed options are refused.
+    // Source routes are refused (the reply would follow them back).
     for options in [
-        &[68u8, 8, 5, 0, 0, 0, 0, 0][..],
-        &[131, 7, 4, 10, 0, 0, 9, 0],
+        &[131u8, 7, 4, 10, 0, 0, 9, 0][..],
         &[137, 7, 4, 10, 0, 0, 9, 0],
-        &[7, 7, 3, 0, 0, 0, 0, 0],
-        &[7, 9, 4, 0, 0, 0, 0, 0],
-        &[7, 3, 4, 7, 3, 4, 0, 0],
     ] {
         let v = packet_v4(SENDER4, FAR4, 17, options, &[0; 8]);
         assert_eq!(
@@ -278,6 +274,19 @@ fn icmp_send_sends_nothing_where_the_kernel_does_not() {
             Err(Unsent::OptionsNotModelled),
             "{options:?}"
         );
+    }
+    // Malformed options: what `ip_options_compile` recorded before the
+    // error is echoed (a parameter problem's options), here nothing, then
+    // the first of two record routes.
+    for (options, echoed) in [
+        (&[7u8, 7, 3, 0, 0, 0, 0, 0][..], &[][..]),
+        (&[7, 9, 4, 0, 0, 0, 0, 0], &[]),
+        (&[7, 3, 4, 7, 3, 4, 0, 0], &[7, 3, 4, 0]),
+    ] {
+        let v = packet_v4(SENDER4, FAR4, 17, options, &[0; 8]);
+        let out = error_v4(&v, Icmp4Error::ParameterProblem { pointer: 20 }).unwrap();
+        let header_len = usize::from(out[0] & 0x0f) * 4;
+        assert_eq!(&out[20..header_len], echoed, "{options:?}");
     }
     let alert = [148, 4, 0, 0];
     let v = packet_v4(SENDER4, FAR4, 17, &alert, &[0; 8]);
@@ -522,10 +531,30 @@ fn a_thousand_time_exceeded_to_one_destination_in_11_ms_send_six() {
     let later = (0..10)
         .filter(|_| limiter.allow_error_v4(secs(20.0), dst, &Icmp4Error::TimeExceeded))
         .count();
-    assert_eq!(
-        later, 5,
-        "six periods of tokens less the one a message must exceed"
-    );
+    assert_eq!(later, 6, "six periods of tokens, one period a message");
+}
+
+/// `inet_peer_xrlim_allow` sends while the bucket holds at least one
+/// period (`token >= timeout`): with `icmp_ratelimit` 0 every message
+/// passes, as the kernel router of the forwarding oracle shows.
+#[test]
+fn a_zero_period_limits_nothing() {
+    let settings = RateLimitSettings {
+        icmp_ratelimit_ms: 0,
+        icmpv6_ratelimit_ms: 0,
+        icmp_msgs_per_sec: 100_000_000,
+        icmp_msgs_burst: 100_000_000,
+        ..RateLimitSettings::default()
+    };
+    let mut limiter = RateLimiter::new(settings);
+    let now = secs(2.0);
+    let v4 = (0..200)
+        .filter(|_| limiter.allow_error_v4(now, SENDER4, &Icmp4Error::TimeExceeded))
+        .count();
+    let v6 = (0..200)
+        .filter(|_| limiter.allow_error_v6(now, SENDER6, &Icmp6Error::TimeExceeded, 64))
+        .count();
+    assert_eq!((v4, v6), (200, 200));
 }
 
 #[test]
@@ -545,7 +574,7 @@ fn unlimited_types_pass_and_limited_ones_stop() {
     let port = (0..100)
         .filter(|_| limiter.allow_v4(now, SENDER4, 3, 3))
         .count();
-    assert_eq!(port, 5);
+    assert_eq!(port, 6);
 }
 
 #[test]
@@ -580,8 +609,8 @@ fn redirects_back_off_and_stop_after_nine() {
 
 /// Checks that, under `settings`, a time exceeded to one IPv6
 /// destination behind a route of each prefix length has the period (in
-/// jiffies of 4 ms) paired with it: a burst of 5, a sixth a jiffy later
-/// (the bucket tops up past one period), then one a period after.
+/// jiffies of 4 ms) paired with it: a burst of 6 (the full bucket), then
+/// one a period after.
 fn assert_ipv6_periods(settings: RateLimitSettings, periods: [(u8, u64); 3]) {
     for (plen, period_jiffies) in periods {
         let mut limiter = RateLimiter::new(settings);
@@ -589,11 +618,9 @@ fn assert_ipv6_periods(settings: RateLimitSettings, periods: [(u8, u64); 3]) {
         let burst = (0..100)
             .filter(|_| limiter.allow_v6(now, SENDER6, 3, plen))
             .count();
-        assert_eq!(burst, 5, "/{plen}");
+        assert_eq!(burst, 6, "/{plen}");
         let jiffy = 4_000_000;
-        let sixth = now + jiffy;
-        assert!(limiter.allow_v6(sixth, SENDER6, 3, plen), "/{plen}");
-        let last = sixth + period_jiffies * jiffy;
+        let last = now + period_jiffies * jiffy;
         assert!(!limiter.allow_v6(last - jiffy, SENDER6, 3, plen), "/{plen}");
         assert!(limiter.allow_v6(last, SENDER6, 3, plen), "/{plen}");
     }
@@ -660,7 +687,7 @@ fn the_destination_table_stays_within_its_capacity() {
     let burst = (0..10)
         .filter(|_| limiter.allow_v4(now, Ipv4Addr::new(10, 0, 0, 1), 11, 0))
         .count();
-    assert_eq!(burst, 5);
+    assert_eq!(burst, 6);
 }
 
 proptest! {

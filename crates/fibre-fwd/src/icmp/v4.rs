@@ -9,7 +9,8 @@ use fibre_net::ip::Protocol;
 use fibre_net::ipv4;
 
 use super::kinds::{Icmp4Error, Unsent};
-use super::options::reply_options;
+use super::options::{echo, recorded};
+use crate::options::Compiled;
 
 /// The TTL of the kernel's ICMP replies: its ICMP socket leaves `uc_ttl`
 /// at -1, so `ip_select_ttl` takes the route's `hoplimit` metric or else
@@ -154,8 +155,27 @@ pub fn write_error_v4(
 
 /// [`write_error_v4`] for a reply route of MTU `reply_mtu` (`icmp_send`'s
 /// `room = dst_mtu(&rt->dst)`, capped at 576).
+///
+/// The options echoed are those the input path's `ip_options_compile`
+/// recorded, found by compiling the held packet's options again (see
+/// [`record_route_on_input`](super::record_route_on_input)).
 pub fn write_error_v4_mtu(
     offending: &[u8],
+    error: Icmp4Error,
+    source: Ipv4Addr,
+    reply_mtu: usize,
+    out: &mut [u8],
+) -> Result<usize, Unsent> {
+    let off = offending_v4(offending)?;
+    let options = recorded(offending, off.header_len);
+    write_error_v4_recorded(offending, &options, error, source, reply_mtu, out)
+}
+
+/// [`write_error_v4_mtu`] for a packet whose options the input path
+/// compiled into `options` (`IPCB(skb)->opt`, what `icmp_send` echoes).
+pub(crate) fn write_error_v4_recorded(
+    offending: &[u8],
+    options: &Compiled,
     error: Icmp4Error,
     source: Ipv4Addr,
     reply_mtu: usize,
@@ -180,8 +200,7 @@ pub fn write_error_v4_mtu(
     if is_martian_source(src) {
         return Err(Unsent::NonUnicastSource);
     }
-    let options =
-        reply_options(&offending[ipv4::MIN_HEADER_LEN..off.header_len])?.with_source(source);
+    let options = echo(offending, options)?.with_source(source);
     let options = options.bytes();
     // `room` as `icmp_send` counts it, echoed options included.
     let room = reply_mtu.min(MAX_ERROR_LEN) as isize
@@ -215,13 +234,27 @@ pub fn write_error_v4_mtu(
 /// not an echo request with a valid checksum (`icmp_rcv` drops bad
 /// checksums), a fragment (the kernel reassembles first: `ip_defrag`),
 /// to a multicast or broadcast address (`icmp_echo_ignore_broadcasts`
-/// defaults to 1), or with options the kernel would echo
-/// (`ip_options_echo`).
+/// defaults to 1), or with options fibre does not echo (a source route,
+/// see `ip_options_echo`).
 ///
 /// A reply longer than the route's MTU is written whole; the kernel
 /// sends it in fragments (`ip_append_data`, DF clear): the caller
 /// fragments it.
 pub fn write_echo_reply_v4(request: &[u8], out: &mut [u8]) -> Result<usize, Unsent> {
+    let req = offending_v4(request)?;
+    let options = recorded(request, req.header_len);
+    write_echo_reply_v4_recorded(request, &request[..req.header_len], &options, out)
+}
+
+/// [`write_echo_reply_v4`] for a request whose options the input path
+/// compiled into `options`, changing its header into `held_header` (the
+/// options the reply echoes are read there).
+pub(crate) fn write_echo_reply_v4_recorded(
+    request: &[u8],
+    held_header: &[u8],
+    options: &Compiled,
+    out: &mut [u8],
+) -> Result<usize, Unsent> {
     let req = offending_v4(request)?;
     if request[9] != u8::from(Protocol::Icmp) {
         return Err(Unsent::NotEchoRequest);
@@ -244,7 +277,7 @@ pub fn write_echo_reply_v4(request: &[u8], out: &mut [u8]) -> Result<usize, Unse
     {
         return Err(Unsent::NotEchoRequest);
     }
-    let options = reply_options(&request[ipv4::MIN_HEADER_LEN..req.header_len])?.with_source(dst);
+    let options = echo(held_header, options)?.with_source(dst);
     let options = options.bytes();
     let header_len = ipv4::MIN_HEADER_LEN + options.len();
     let total = header_len + icmp_in.len();
