@@ -366,7 +366,7 @@ mod tests {
         assert_eq!(options, [1, 7, 11, 8, 10, 0, 1, 1, 0, 0, 0, 0]);
         // Full: left as it is.
         let (result, options) = run(&[7, 7, 8, 1, 2, 3, 4, 0]);
-        assert_eq!(result.unwrap().rr_needaddr, false);
+        assert!(!result.unwrap().rr_needaddr);
         assert_eq!(options, [7, 7, 8, 1, 2, 3, 4, 0]);
     }
 

@@ -32,9 +32,10 @@ const NR_ICMP_TYPES: u8 = 18;
 
 /// `icmp_pointers[type].error`: the ICMP types that are errors
 /// (destination unreachable, source quench, redirect, time exceeded,
-/// parameter problem).
+/// parameter problem), and types 1, 2, 6, 7, 9 and 10, which the kernel
+/// does not handle (`icmp_discard`) and its table marks as errors too.
 fn is_error_type(icmp_type: u8) -> bool {
-    matches!(icmp_type, 3 | 4 | 5 | 11 | 12) || icmp_type > NR_ICMP_TYPES
+    matches!(icmp_type, 1..=7 | 9..=12) || icmp_type > NR_ICMP_TYPES
 }
 
 /// The IPv4 header of `packet`: its length, total length (bounded by the
