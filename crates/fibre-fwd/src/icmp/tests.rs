@@ -346,6 +346,38 @@ fn record_route_is_echoed_with_the_replys_source() {
     assert!(!record_route_on_input(&mut full, ROUTER4));
 }
 
+/// A timestamp with room is echoed with its pointer moved on by the
+/// reply's own entry (`__ip_options_echo`), the time of day written there
+/// (`ip_options_build`); one with an address first takes the reply's
+/// source. CIPSO is copied as it is.
+#[test]
+fn timestamps_and_cipso_are_echoed() {
+    // As held: the input path took one time already (pointer 9).
+    let ts = [68, 12, 9, 0, 0, 0, 0, 1, 0, 0, 0, 0];
+    let v = packet_v4(SENDER4, FAR4, 17, &ts, &[0; 8]);
+    let out = error_v4(&v, Icmp4Error::TimeExceeded).unwrap();
+    assert_eq!(out[0], 0x48);
+    assert_eq!(&out[20..28], &[68, 12, 13, 0, 0, 0, 0, 1]);
+    let time = u32::from_be_bytes([out[28], out[29], out[30], out[31]]);
+    assert!(time < 86_400_000, "milliseconds since midnight: {time}");
+    // Address and timestamp, room for one more pair.
+    let ts = [
+        68, 20, 13, 1, 10, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    let v = packet_v4(SENDER4, FAR4, 17, &ts, &[0; 8]);
+    let out = error_v4(&v, Icmp4Error::TimeExceeded).unwrap();
+    assert_eq!(
+        &out[20..36],
+        &[68, 20, 21, 1, 10, 0, 1, 1, 0, 0, 0, 1, 10, 0, 1, 1]
+    );
+    // CIPSO (refused on input without a domain of interpretation: only a
+    // parameter problem quotes it).
+    let cipso = [134, 8, 0, 0, 0, 1, 0, 0];
+    let v = packet_v4(SENDER4, FAR4, 17, &cipso, &[0; 8]);
+    let out = error_v4(&v, Icmp4Error::ParameterProblem { pointer: 22 }).unwrap();
+    assert_eq!(&out[20..28], &cipso);
+}
+
 #[test]
 fn echo_reply_v4_is_the_request_turned_round() {
     let mut icmp = vec![8, 0, 0, 0, 0x12, 0x34, 0, 7];
