@@ -42,7 +42,7 @@ impl Core {
         // looks at the options; an error route, or none, gets a route
         // whose input is `ip_error`, and the options are compiled first.
         if let Err(errno) = answer {
-            if !is_error_route(out.fib, key, errno) {
+            if !is_error_route(out.fib, key, errno, h.header_len > 20) {
                 return Err(route_drop(errno));
             }
         }
@@ -226,11 +226,9 @@ impl Core {
         let header_len = h.header_len;
         let mut header = held.header;
         let changed = header_len > 20
-            && options::forward_options(
-                &mut header[..header_len],
-                &held.options,
-                outgoing_source(out, h),
-            );
+            && options::forward_options(&mut header[..header_len], &held.options, || {
+                outgoing_source(out, h)
+            });
         let packet = held.packet;
         if h.total_len <= mtu {
             self.put(dest, ETHERTYPE_IPV4, |slot| {
@@ -524,11 +522,12 @@ fn outgoing_source(out: &Out<'_>, h: &Ipv4Header) -> Ipv4Addr {
 /// compiled) rather than from its own checks (martians, EINVAL) or the
 /// reverse path filter (EXDEV), which drop the packet there. A
 /// blackhole's EINVAL is told from a martian's by the route itself: the
-/// output lookup of the same flow meets the blackhole too.
-fn is_error_route(fib: &Fib, key: &FlowKeyV4, errno: Errno) -> bool {
+/// output lookup of the same flow meets the blackhole too. Only a packet
+/// `with_options` needs telling: without, both end silently alike.
+fn is_error_route(fib: &Fib, key: &FlowKeyV4, errno: Errno, with_options: bool) -> bool {
     match errno {
         Errno::HostUnreach | Errno::NetUnreach | Errno::Acces => true,
-        Errno::Inval => fib.lookup_output_v4(key) == Err(Errno::Inval),
+        Errno::Inval => with_options && fib.lookup_output_v4(key) == Err(Errno::Inval),
         _ => false,
     }
 }

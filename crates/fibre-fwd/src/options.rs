@@ -269,12 +269,21 @@ pub(crate) fn current_timestamp() -> u32 {
 }
 
 /// `ip_forward_options` for a packet leaving by a route whose source for
-/// it is `source` (`ip_rt_get_source`): that address replaces the one
-/// recorded on input in a record route and in an address-and-timestamp
-/// option. Returns whether the header changed since it arrived, and so
-/// needs its checksum made again (`is_changed`, then `ip_send_check`).
-pub(crate) fn forward_options(header: &mut [u8], opt: &Compiled, source: Ipv4Addr) -> bool {
+/// it is `source()` (`ip_rt_get_source`, asked only if needed): that
+/// address replaces the one recorded on input in a record route and in an
+/// address-and-timestamp option. Returns whether the header changed since
+/// it arrived, and so needs its checksum made again (`is_changed`, then
+/// `ip_send_check`).
+pub(crate) fn forward_options(
+    header: &mut [u8],
+    opt: &Compiled,
+    source: impl FnOnce() -> Ipv4Addr,
+) -> bool {
     let mut changed = opt.is_changed;
+    if !(opt.rr_needaddr || opt.ts_needaddr) {
+        return changed;
+    }
+    let source = source();
     if opt.rr_needaddr {
         let slot = opt.rr + usize::from(header[opt.rr + 2]) - 5;
         header[slot..slot + 4].copy_from_slice(&source.octets());
@@ -403,7 +412,7 @@ mod tests {
         let mut h = header(&[7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
         let len = h.len();
         let opt = compile(&mut h, len, &Here).unwrap();
-        assert!(forward_options(&mut h, &opt, Ipv4Addr::new(10, 0, 3, 1)));
+        assert!(forward_options(&mut h, &opt, || Ipv4Addr::new(10, 0, 3, 1)));
         assert_eq!(&h[20..], &[7, 11, 8, 10, 0, 3, 1, 0, 0, 0, 0, 0]);
     }
 }
