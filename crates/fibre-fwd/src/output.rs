@@ -222,7 +222,10 @@ impl Core {
         if kind != PacketType::Host {
             return;
         }
-        let Some(route) = icmp::error_route_v4(out.fib, offending) else {
+        let Some(to) = icmp::error_destination_v4(offending, options) else {
+            return;
+        };
+        let Some(route) = icmp::error_route_v4_to(out.fib, offending, to) else {
             self.counters.icmp_unsent += 1;
             return;
         };
@@ -236,8 +239,7 @@ impl Core {
             &mut buf,
         );
         if let Ok(len) = written {
-            let sender = Ipv4Addr::new(offending[12], offending[13], offending[14], offending[15]);
-            if !self.limiter.allow_error_v4(out.now_ns, sender, &error) {
+            if !self.limiter.allow_error_v4(out.now_ns, to, &error) {
                 self.counters.icmp_rate_limited += 1;
             } else if self.send_own_v4(out, &buf[..len]).is_ok() {
                 self.counters.icmp_errors += 1;

@@ -57,15 +57,16 @@ mod v6;
 pub use kinds::{Icmp4Error, Icmp6Error, Unsent};
 pub use options::record_route_on_input;
 pub use ratelimit::{RateLimitSettings, RateLimiter, WAYS};
+pub(crate) use source::error_route_v4_to;
 pub use source::{
     error_route_v4, error_route_v6, error_source_v4, error_source_v6, ErrorRoute, ErrorRoute6,
     INADDR_DUMMY,
 };
+pub(crate) use v4::{error_destination_v4, write_echo_reply_v4_recorded, write_error_v4_recorded};
 pub use v4::{
     write_echo_reply_v4, write_error_v4, write_error_v4_mtu, MAX_ERROR_LEN as MAX_ERROR_LEN_V4,
     REPLY_TTL,
 };
-pub(crate) use v4::{write_echo_reply_v4_recorded, write_error_v4_recorded};
 pub use v6::{
     write_echo_reply_v6, write_echo_reply_v6_from, write_error_v6,
     MAX_ERROR_LEN as MAX_ERROR_LEN_V6, REPLY_HOP_LIMIT,

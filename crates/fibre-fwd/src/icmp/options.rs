@@ -2,10 +2,10 @@
 //! reply's options from what the input path's `ip_options_compile`
 //! recorded of the offending packet's ([`Compiled`]), `ip_options_build`
 //! fills in the reply's own address and time (net/ipv4/ip_options.c).
-//! Record route, timestamp and CIPSO are echoed; a source route (which
-//! makes the reply follow the reversed route, `faddr`) is refused with
-//! [`Unsent::OptionsNotModelled`]. A source-routed packet reaches an
-//! error only through a parameter problem about a later option: the
+//! Record route, timestamp, source routes and CIPSO are echoed. A source
+//! route is echoed reversed, and the reply goes to the route's last hop
+//! (`faddr`) rather than the sender; a source-routed packet reaches an
+//! error only through a parameter problem about a later option, as the
 //! router refuses it otherwise (`accept_source_route` 0).
 //!
 //! The offending packet is the one the router holds, after the input
@@ -26,14 +26,24 @@ pub(super) struct ReplyOptions {
     /// Record route's and address-and-timestamp's slots for the source.
     source_slots: [Option<usize>; 2],
     time_slot: Option<usize>,
+    /// The reversed source route's last slot, which takes the sender.
+    sender_slot: Option<usize>,
+    /// Where the reply goes instead of the sender: the first hop of the
+    /// reversed source route (`dopt->faddr`).
+    pub(super) first_hop: Option<Ipv4Addr>,
 }
 
 impl ReplyOptions {
     /// The options with `source` recorded (`ip_rt_get_source` on the
-    /// reply's output route: its source) and the time taken.
-    pub(super) fn with_source(mut self, source: Ipv4Addr) -> ReplyOptions {
+    /// reply's output route: its source), the time taken, and `sender`
+    /// (the offending packet's source, `ipc.addr`) at the end of a
+    /// reversed source route.
+    pub(super) fn with_addresses(mut self, source: Ipv4Addr, sender: Ipv4Addr) -> ReplyOptions {
         for at in self.source_slots.into_iter().flatten() {
             self.bytes[at..at + 4].copy_from_slice(&source.octets());
+        }
+        if let Some(at) = self.sender_slot {
+            self.bytes[at..at + 4].copy_from_slice(&sender.octets());
         }
         if let Some(at) = self.time_slot {
             self.bytes[at..at + 4].copy_from_slice(&options::current_timestamp().to_be_bytes());
@@ -50,17 +60,17 @@ impl ReplyOptions {
 /// `__ip_options_echo` for the options `recorded` of `held` (the IPv4
 /// packet as the router holds it, from its header). `Err` where the
 /// kernel refuses (`EINVAL`: a pointer with no room for a whole address
-/// or time) or fibre does not model the options (a source route).
+/// or time) or fibre does not model the options (a prespecified
+/// timestamp that took the time).
 pub(super) fn echo(held: &[u8], recorded: &Compiled) -> Result<ReplyOptions, Unsent> {
     let mut reply = ReplyOptions {
         bytes: [IPOPT_END; 40],
         len: 0,
         source_slots: [None; 2],
         time_slot: None,
+        sender_slot: None,
+        first_hop: None,
     };
-    if recorded.srr != 0 {
-        return Err(Unsent::OptionsNotModelled);
-    }
     let copy = |reply: &mut ReplyOptions, at: usize| -> Result<usize, Unsent> {
         let len = usize::from(*held.get(at + 1).ok_or(Unsent::Truncated)?);
         let src = held.get(at..at + len).ok_or(Unsent::Truncated)?;
@@ -116,6 +126,9 @@ pub(super) fn echo(held: &[u8], recorded: &Compiled) -> Result<ReplyOptions, Uns
             reply.bytes[start + 2] = pointer as u8;
         }
     }
+    if recorded.srr != 0 {
+        echo_source_route(&mut reply, held, recorded.srr)?;
+    }
     if recorded.cipso != 0 {
         copy(&mut reply, recorded.cipso)?;
     }
@@ -124,6 +137,60 @@ pub(super) fn echo(held: &[u8], recorded: &Compiled) -> Result<ReplyOptions, Uns
         return Err(Unsent::OptionsNotModelled);
     }
     Ok(reply)
+}
+
+/// `__ip_options_echo` for the source route at `at` of `held`: the hops
+/// already visited (those before its pointer), in reverse order, the last
+/// of them the reply's first hop; the sender itself dropped from the list
+/// where it named itself first ("RFC1812 requires to fix illegal source
+/// routes"), and the sender's slot at the end. Nothing is echoed where no
+/// hop was visited.
+fn echo_source_route(reply: &mut ReplyOptions, held: &[u8], at: usize) -> Result<(), Unsent> {
+    let start = held.get(at..at + 3).ok_or(Unsent::Truncated)?;
+    let (kind, len) = (start[0], usize::from(start[1]));
+    let option = held.get(at..at + len).ok_or(Unsent::Truncated)?;
+    let addr = |i: usize| Ipv4Addr::new(option[i], option[i + 1], option[i + 2], option[i + 3]);
+    let mut soffset = usize::from(start[2]).min(len + 1);
+    let mut doffset = 0;
+    let base = reply.len;
+    let mut first_hop = None;
+    // soffset > 3 after the kernel's `soffset -= 4`.
+    if soffset > 7 {
+        soffset -= 4;
+        first_hop = Some(addr(soffset - 1));
+        soffset -= 4;
+        doffset = 4;
+        while soffset > 3 {
+            let slot = base + doffset - 1;
+            reply
+                .bytes
+                .get_mut(slot..slot + 4)
+                .ok_or(Unsent::OptionsNotModelled)?
+                .copy_from_slice(&option[soffset - 1..soffset + 3]);
+            soffset -= 4;
+            doffset += 4;
+        }
+        let sender = Ipv4Addr::new(held[12], held[13], held[14], held[15]);
+        if addr(soffset + 3) == sender {
+            doffset -= 4;
+        }
+    }
+    if doffset > 3 {
+        let echoed = doffset + 3;
+        if base + echoed > reply.bytes.len() {
+            return Err(Unsent::OptionsNotModelled);
+        }
+        // What the loop wrote past the kept hops goes (the sender's slot
+        // is written last, `ip_options_build`).
+        reply.bytes[base + echoed..].fill(IPOPT_END);
+        reply.bytes[base] = kind;
+        reply.bytes[base + 1] = echoed as u8;
+        reply.bytes[base + 2] = 4;
+        reply.sender_slot = Some(base + echoed - 4);
+        reply.first_hop = first_hop;
+        reply.len += echoed;
+    }
+    Ok(())
 }
 
 /// What the input path's `ip_options_compile` recorded of the options

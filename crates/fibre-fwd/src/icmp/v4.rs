@@ -122,7 +122,9 @@ fn finish_v4(
 /// with the TTL as it arrived, for a redirect after `ip_decrease_ttl`, as
 /// `ip_forward` calls them), from `source` (see
 /// [`error_source_v4`](super::error_source_v4)) to the offending packet's
-/// source. Returns its length, or why the kernel sends nothing.
+/// source (or, for a packet with a source route, the first hop of the
+/// route reversed, which the source must then be chosen for). Returns its
+/// length, or why the kernel sends nothing.
 ///
 /// The reply route's MTU is taken as at least 576 (any Ethernet); see
 /// [`write_error_v4_mtu`] for a smaller one. The caller has already
@@ -201,7 +203,10 @@ pub(crate) fn write_error_v4_recorded(
     if is_martian_source(src) {
         return Err(Unsent::NonUnicastSource);
     }
-    let options = echo(offending, options)?.with_source(source);
+    let options = echo(offending, options)?;
+    // `icmp_route_lookup`: to the reversed source route's first hop, if any.
+    let to = options.first_hop.unwrap_or(src);
+    let options = options.with_addresses(source, src);
     let options = options.bytes();
     // `room` as `icmp_send` counts it, echoed options included.
     let room = reply_mtu.min(MAX_ERROR_LEN) as isize
@@ -224,7 +229,20 @@ pub(crate) fn write_error_v4_recorded(
     icmp[4..8].copy_from_slice(&rest);
     icmp[8..].copy_from_slice(&offending[..quote]);
     let tos = (offending[1] & TOS_MASK) | PREC_INTERNETCONTROL;
-    finish_v4(out, options, icmp_len, tos, source, src)
+    finish_v4(out, options, icmp_len, tos, source, to)
+}
+
+/// Where `icmp_send` sends its error about `offending` (the packet as the
+/// router holds it, its options compiled into `options`): the first hop
+/// of the reversed source route it echoes (`icmp_route_lookup`'s
+/// `faddr`), else the packet's source. The route back, its source address
+/// and the rate limit are those of this destination.
+pub(crate) fn error_destination_v4(offending: &[u8], options: &Compiled) -> Option<Ipv4Addr> {
+    let src = addr_at(offending.get(..20)?, 12);
+    if options.srr == 0 {
+        return Some(src);
+    }
+    Some(echo(offending, options).ok()?.first_hop.unwrap_or(src))
 }
 
 /// Writes into `out` the echo reply `icmp_echo` / `icmp_reply` send for
@@ -278,7 +296,10 @@ pub(crate) fn write_echo_reply_v4_recorded(
     {
         return Err(Unsent::NotEchoRequest);
     }
-    let options = echo(held_header, options)?.with_source(dst);
+    let options = echo(held_header, options)?;
+    // `icmp_reply`: to the reversed source route's first hop, if any.
+    let to = options.first_hop.unwrap_or(src);
+    let options = options.with_addresses(dst, src);
     let options = options.bytes();
     let header_len = ipv4::MIN_HEADER_LEN + options.len();
     let total = header_len + icmp_in.len();
@@ -291,5 +312,5 @@ pub(crate) fn write_echo_reply_v4_recorded(
     let icmp = &mut out[header_len..total];
     icmp.copy_from_slice(icmp_in);
     icmp[0] = fibre_net::icmpv4::msg_type::ECHO_REPLY;
-    finish_v4(out, options, icmp_in.len(), request[1], dst, src)
+    finish_v4(out, options, icmp_in.len(), request[1], dst, to)
 }
