@@ -210,9 +210,9 @@ pub enum Unsent {
     /// MTU this small.
     NoRoom,
     /// IPv4: the offending packet carries options the kernel echoes in
-    /// its reply that fibre does not build (a source route, a
-    /// prespecified timestamp that took the time: `__ip_options_echo`;
-    /// record route, timestamps and CIPSO are echoed), or whose echo the
+    /// its reply that fibre does not build (a prespecified timestamp
+    /// that took the time: `__ip_options_echo`; record route, other
+    /// timestamps, source routes and CIPSO are echoed), or whose echo the
     /// kernel refuses (`EINVAL`: no room left for the reply's address);
     /// fibre says so rather than send a different reply.
     OptionsNotModelled,

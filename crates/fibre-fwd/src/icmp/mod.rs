@@ -40,10 +40,10 @@
 //! # Not modelled
 //!
 //! Of the IPv4 options the kernel echoes in its replies, record route,
-//! timestamps and CIPSO are (see [`record_route_on_input`] for the input
-//! path's part); source routes, and prespecified timestamps that took the
-//! time, are refused with [`Unsent::OptionsNotModelled`] rather than
-//! answered differently.
+//! timestamps, source routes (reversed, the reply sent to their first
+//! hop) and CIPSO are (see [`record_route_on_input`] for the input path's
+//! part); a prespecified timestamp that took the time is refused with
+//! [`Unsent::OptionsNotModelled`] rather than answered differently.
 //! IPv6 redirects are neighbour discovery messages (`ndisc_send_redirect`)
 //! and are not written here.
 

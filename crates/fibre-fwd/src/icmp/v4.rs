@@ -253,8 +253,8 @@ pub(crate) fn error_destination_v4(offending: &[u8], options: &Compiled) -> Opti
 /// not an echo request with a valid checksum (`icmp_rcv` drops bad
 /// checksums), a fragment (the kernel reassembles first: `ip_defrag`),
 /// to a multicast or broadcast address (`icmp_echo_ignore_broadcasts`
-/// defaults to 1), or with options fibre does not echo (a source route,
-/// see `ip_options_echo`).
+/// defaults to 1), or with options fibre does not echo (a prespecified
+/// timestamp that took the time, see `ip_options_echo`).
 ///
 /// A reply longer than the route's MTU is written whole; the kernel
 /// sends it in fragments (`ip_append_data`, DF clear): the caller
