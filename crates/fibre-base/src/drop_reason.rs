@@ -136,10 +136,10 @@ crate::dense_enum! {
         /// The output port's transmit queue is full
         /// (`SKB_DROP_REASON_QDISC_DROP`).
         TxQueueFull,
-        /// An IPv4 packet with an option the worker does not process (record
-        /// route, timestamp, source routes, CIPSO: `ip_rcv_options`,
-        /// `ip_forward_options` change the packet or its route for them):
-        /// dropped rather than forwarded without that processing.
+        /// An IPv4 packet with a loose or strict source route option, which
+        /// `ip_rcv_options` drops unless `accept_source_route` is on for "all"
+        /// and the device (`IN_DEV_SOURCE_ROUTE`; "all" is off by default and
+        /// the worker has no such setting).
         OptionsUnsupported,
     }
 }

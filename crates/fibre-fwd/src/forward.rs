@@ -7,11 +7,11 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use fibre_base::DropReason;
-use fibre_fib::{Errno, FlowKeyV4, Forward, Forward6, RouteType, RpFilter};
+use fibre_fib::{Errno, Fib, FlowKeyV4, Forward, Forward6, RouteType, RpFilter};
 
 use crate::config::PortConfig;
 use crate::icmp::{self, Icmp4Error, Icmp6Error};
-use crate::options::{self, Options};
+use crate::options::{self, Compiled};
 use crate::output::{copy, Destination, Out, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPV6_MIN_MTU};
 use crate::punt::PuntKind;
 use crate::receive::{Ipv4Header, Ipv6Header, PacketType, ETH_HLEN};
@@ -37,39 +37,71 @@ impl Core {
         answer: Result<Forward, Errno>,
     ) -> Result<(), DropReason> {
         let packet = &frame[ETH_HLEN..];
-        let answer = match answer {
-            Ok(answer) => answer,
-            Err(errno) => return self.route_error_v4(out, packet, kind, errno),
-        };
+        // `ip_route_input_slow` refuses martians (EINVAL) before anything
+        // looks at the options; an error route, or none, gets a route
+        // whose input is `ip_error`, and the options are compiled first.
+        if let Err(errno) = answer {
+            if !is_error_route(out.fib, key, errno, h.header_len > 20) {
+                return Err(route_drop(errno));
+            }
+        }
         // `fib_validate_source` again where the lookup's own check (with
         // rp_filter 0, and without the redirect mark) does not settle it.
-        let back_out = answer.kind == RouteType::Unicast && answer.dev == config.link;
         let mut redirect = false;
-        if config.rp_filter != RpFilter::Off || (back_out && config.send_redirects) {
-            match out
-                .fib
-                .input_source_check_v4(config.link, key, &answer, config.rp_filter)
-            {
-                Ok(direct) => redirect = back_out && direct && config.send_redirects,
-                Err(Errno::XDev) => return Err(DropReason::RpFilter),
-                Err(_) => return Err(DropReason::InvalidRoute),
+        if let Ok(answer) = &answer {
+            let back_out = answer.kind == RouteType::Unicast && answer.dev == config.link;
+            if config.rp_filter != RpFilter::Off || (back_out && config.send_redirects) {
+                match out
+                    .fib
+                    .input_source_check_v4(config.link, key, answer, config.rp_filter)
+                {
+                    Ok(direct) => redirect = back_out && direct && config.send_redirects,
+                    Err(Errno::XDev) => return Err(DropReason::RpFilter),
+                    Err(_) => return Err(DropReason::InvalidRoute),
+                }
             }
         }
         // `ip_rcv_finish_core` compiles the options after the route.
-        let mut pad_from = None;
+        let mut held = Held::new(packet, h.header_len);
         if h.header_len > 20 {
-            match options::check(packet, h.header_len) {
-                Options::Pass { pad_from: from } => pad_from = from,
-                Options::Malformed { pointer } => {
-                    let error = Icmp4Error::ParameterProblem { pointer };
-                    self.send_error_v4(out, packet, kind, error);
+            let router = InputRouter {
+                fib: out.fib,
+                h,
+                local: matches!(answer, Ok(a) if a.kind == RouteType::Local),
+            };
+            match options::compile(&mut held.header, h.header_len, &router) {
+                Ok(compiled) => held.options = compiled,
+                Err(malformed) => {
+                    held.options = malformed.recorded;
+                    // `icmp_send` answers nothing to a broadcast or
+                    // multicast input route.
+                    let group = matches!(
+                        answer,
+                        Ok(a) if matches!(a.kind, RouteType::Broadcast | RouteType::Multicast)
+                    );
+                    if !group {
+                        let error = Icmp4Error::ParameterProblem {
+                            pointer: malformed.pointer,
+                        };
+                        self.send_error_held_v4(out, &held, kind, error);
+                    }
                     return Err(DropReason::BadIpHeader);
                 }
-                Options::Unsupported => return Err(DropReason::OptionsUnsupported),
+            }
+            // `ip_rcv_options`: a source route is followed only with
+            // `accept_source_route` on for "all" and the device
+            // (`IN_DEV_SOURCE_ROUTE`); "all" is 0 by default, the worker
+            // has no such setting: dropped.
+            if held.options.srr != 0 {
+                return Err(DropReason::OptionsUnsupported);
             }
         }
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(errno) => return self.route_error_v4(out, &held, kind, errno),
+        };
         match answer.kind {
-            RouteType::Local => self.local_v4(out, config, frame, h),
+            RouteType::Local => self.local_v4(out, config, frame, h, &held),
             RouteType::Broadcast | RouteType::Multicast => {
                 self.punt(PuntKind::Local, out.in_port, config.link, frame)
             }
@@ -77,27 +109,39 @@ impl Core {
                 let forward = Forwarding {
                     answer: &answer,
                     redirect,
-                    pad_from,
                 };
-                self.forward_v4(out, packet, h, kind, forward)
+                self.forward_v4(out, &held, h, kind, forward)
             }
             _ => Err(DropReason::InvalidRoute),
         }
     }
 
     /// `ip_error`: the lookup's errno chooses the ICMP error (none for a
-    /// blackhole or a martian's EINVAL) and the drop reason.
+    /// blackhole's EINVAL) and the drop reason.
     fn route_error_v4(
         &mut self,
         out: &mut Out<'_>,
-        packet: &[u8],
+        held: &Held<'_>,
         kind: PacketType,
         errno: Errno,
     ) -> Result<(), DropReason> {
         if let Some(error) = Icmp4Error::for_route_error(errno) {
-            self.send_error_v4(out, packet, kind, error);
+            self.send_error_held_v4(out, held, kind, error);
         }
         Err(route_drop(errno))
+    }
+
+    /// `icmp_send` about the packet `held`, as the router holds it.
+    fn send_error_held_v4(
+        &mut self,
+        out: &mut Out<'_>,
+        held: &Held<'_>,
+        kind: PacketType,
+        error: Icmp4Error,
+    ) {
+        let mut quote = [0u8; icmp::MAX_ERROR_LEN_V4];
+        let offending = held.offending(&mut quote);
+        self.send_error_v4(out, offending, &held.options, kind, error);
     }
 
     /// `ip_local_deliver` for a packet to one of our addresses: an echo
@@ -109,6 +153,7 @@ impl Core {
         config: &PortConfig,
         frame: &[u8],
         h: &Ipv4Header,
+        held: &Held<'_>,
     ) -> Result<(), DropReason> {
         let packet = &frame[ETH_HLEN..];
         let echo = h.protocol == IPPROTO_ICMP
@@ -116,7 +161,13 @@ impl Core {
             && packet.get(h.header_len) == Some(&ICMP_ECHO);
         if echo {
             let mut buf = std::mem::take(&mut self.scratch);
-            let answered = match icmp::write_echo_reply_v4(packet, &mut buf) {
+            let written = icmp::write_echo_reply_v4_recorded(
+                packet,
+                &held.header[..h.header_len],
+                &held.options,
+                &mut buf,
+            );
+            let answered = match written {
                 Ok(len) => Some(self.send_own_v4(out, &buf[..len])),
                 Err(_) => None,
             };
@@ -141,73 +192,79 @@ impl Core {
     fn forward_v4(
         &mut self,
         out: &mut Out<'_>,
-        packet: &[u8],
+        held: &Held<'_>,
         h: &Ipv4Header,
         kind: PacketType,
         forward: Forwarding<'_>,
     ) -> Result<(), DropReason> {
-        let Forwarding {
-            answer,
-            redirect,
-            pad_from,
-        } = forward;
+        let Forwarding { answer, redirect } = forward;
+        // A router alert goes to the sockets that asked for it
+        // (`ip_call_ra_chain`); the worker has none, so it is forwarded.
         if kind != PacketType::Host {
             return Err(DropReason::NotUnicastFrame);
         }
         if h.ttl <= 1 {
-            self.send_error_v4(out, packet, kind, Icmp4Error::TimeExceeded);
+            self.send_error_held_v4(out, held, kind, Icmp4Error::TimeExceeded);
             return Err(DropReason::TtlExceeded);
         }
         let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
         let mtu = self.route_mtu(out.fib, answer.cache_class, answer.dev);
         if h.total_len > mtu && h.dont_fragment {
             let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
-            self.send_error_v4(out, packet, kind, Icmp4Error::FragmentationNeeded { mtu });
+            let error = Icmp4Error::FragmentationNeeded { mtu };
+            self.send_error_held_v4(out, held, kind, error);
             return Err(DropReason::TooBig);
         }
         let next_hop = answer.gateway_addr().unwrap_or(h.dst);
         if redirect {
-            self.send_redirect_v4(out, packet, next_hop);
+            self.send_redirect_v4(out, held, next_hop);
         }
         let dest = self.destination(out, port, IpAddr::V4(next_hop));
+        // `ip_forward_options`: the outgoing route's source in place of
+        // the address the input path recorded.
+        let header_len = h.header_len;
+        let mut header = held.header;
+        let changed = header_len > 20
+            && options::forward_options(&mut header[..header_len], &held.options, || {
+                outgoing_source(out, h)
+            });
+        let packet = held.packet;
         if h.total_len <= mtu {
             self.put(dest, ETHERTYPE_IPV4, |slot| {
                 let len = copy(slot, packet);
-                match pad_from {
-                    None => decrease_ttl(slot),
-                    // `ip_forward_options` makes the checksum again over
-                    // the padded options.
-                    Some(from) => {
-                        slot[from..h.header_len].fill(0);
-                        slot[8] -= 1;
-                        refill_checksum(&mut slot[..h.header_len]);
-                    }
+                if changed {
+                    // `ip_decrease_ttl`, then `ip_send_check` over the
+                    // changed header.
+                    slot[..header_len].copy_from_slice(&header[..header_len]);
+                    slot[8] -= 1;
+                    refill_checksum(&mut slot[..header_len]);
+                } else {
+                    decrease_ttl(slot);
                 }
                 len
             })?;
         } else {
-            let fragments = self.put_fragments(dest, packet, mtu, h.ttl - 1, pad_from)?;
+            let options = changed.then_some(&header[20..header_len]);
+            let fragments = self.put_fragments(dest, packet, mtu, h.ttl - 1, options)?;
             self.counters.fragments += fragments as u64;
         }
         self.count_left(dest);
         Ok(())
     }
 
-    /// `ip_rt_send_redirect`: a host redirect to `gateway` for `packet`,
+    /// `ip_rt_send_redirect`: a host redirect to `gateway` for `held`,
     /// sent once `ip_forward` has decremented the TTL (the quote carries
     /// the new one) and before the packet leaves; within the redirect's
     /// own rate limit ([`icmp::RateLimiter::allow_error_v4`]).
-    fn send_redirect_v4(&mut self, out: &mut Out<'_>, packet: &[u8], gateway: Ipv4Addr) {
+    fn send_redirect_v4(&mut self, out: &mut Out<'_>, held: &Held<'_>, gateway: Ipv4Addr) {
         // The error quotes at most its first 548 bytes: a copy of those.
         let mut quote = [0u8; icmp::MAX_ERROR_LEN_V4];
-        let len = copy(
-            &mut quote,
-            &packet[..packet.len().min(icmp::MAX_ERROR_LEN_V4)],
-        );
+        let len = held.copy_quote(&mut quote);
         decrease_ttl(&mut quote);
         self.send_error_v4(
             out,
             &quote[..len],
+            &held.options,
             PacketType::Host,
             Icmp4Error::Redirect { gateway },
         );
@@ -377,8 +434,126 @@ struct Forwarding<'a> {
     answer: &'a Forward,
     /// `RTCF_DOREDIRECT`: send the sender a redirect.
     redirect: bool,
-    /// Options to pad with end-of-list from this header offset.
-    pad_from: Option<usize>,
+}
+
+/// A received IPv4 packet as the input path holds it: its header as
+/// `ip_options_compile` changed it (a copy; the frame is not written) and
+/// what that recorded.
+struct Held<'p> {
+    packet: &'p [u8],
+    header: [u8; 60],
+    options: Compiled,
+}
+
+impl<'p> Held<'p> {
+    fn new(packet: &'p [u8], header_len: usize) -> Held<'p> {
+        let mut header = [0u8; 60];
+        header[..header_len].copy_from_slice(&packet[..header_len]);
+        Held {
+            packet,
+            header,
+            options: Compiled::default(),
+        }
+    }
+
+    /// The packet as held, as far as an ICMP error quotes it: the packet
+    /// itself where its header did not change, else its first bytes
+    /// copied into `quote` with the changed header.
+    fn offending<'a>(&'a self, quote: &'a mut [u8; icmp::MAX_ERROR_LEN_V4]) -> &'a [u8] {
+        if !self.options.is_changed {
+            return self.packet;
+        }
+        let len = self.copy_quote(quote);
+        &quote[..len]
+    }
+
+    /// Copies the first bytes of the packet as held into `quote`; returns
+    /// how many.
+    fn copy_quote(&self, quote: &mut [u8; icmp::MAX_ERROR_LEN_V4]) -> usize {
+        let len = self.packet.len().min(quote.len());
+        copy(quote, &self.packet[..len]);
+        if self.options.is_changed {
+            let header_len = usize::from(self.header[0] & 0x0f) * 4;
+            quote[..header_len].copy_from_slice(&self.header[..header_len]);
+        }
+        len
+    }
+}
+
+/// What the options of a received packet ask of the router.
+struct InputRouter<'a> {
+    fib: &'a Fib,
+    h: &'a Ipv4Header,
+    /// The input route is local (`RTCF_LOCAL` without broadcast or
+    /// multicast).
+    local: bool,
+}
+
+impl options::Router for InputRouter<'_> {
+    /// `fib_compute_spec_dst`: the destination itself when the route is
+    /// local, else the `prefsrc` of the route back to the sender (its
+    /// `nh_saddr` without one); 0.0.0.0 where there is no route back
+    /// (the kernel then takes the input device's primary address, which
+    /// the FIB does not answer without allocating).
+    fn spec_dst(&self) -> Ipv4Addr {
+        if self.local {
+            return self.h.dst;
+        }
+        self.fib
+            .output_source_v4(self.h.src, self.h.tos)
+            .ok()
+            .flatten()
+            .unwrap_or(Ipv4Addr::UNSPECIFIED)
+    }
+
+    /// `inet_addr_type(addr) == RTN_UNICAST`: not 0.0.0.0/8 nor the
+    /// limited broadcast (`RTN_BROADCAST`), not multicast, and not a
+    /// local or broadcast route of the local table.
+    fn is_unicast(&self, addr: Ipv4Addr) -> bool {
+        if addr.octets()[0] == 0 || addr.is_broadcast() || addr.is_multicast() {
+            return false;
+        }
+        let key = FlowKeyV4 {
+            dst: u32::from(addr),
+            ..FlowKeyV4::default()
+        };
+        !matches!(
+            self.fib.lookup_output_v4(&key),
+            Ok(f) if matches!(f.kind, RouteType::Local | RouteType::Broadcast)
+        )
+    }
+
+    fn timestamp(&self) -> u32 {
+        options::current_timestamp()
+    }
+}
+
+/// `ip_rt_get_source` for a forwarded packet: the source the route to
+/// its destination picks (`fib_result_prefsrc`); 0.0.0.0 where none
+/// (the kernel then takes the output device's address, see
+/// [`InputRouter::spec_dst`]).
+fn outgoing_source(out: &Out<'_>, h: &Ipv4Header) -> Ipv4Addr {
+    out.fib
+        .output_source_v4(h.dst, h.tos)
+        .ok()
+        .flatten()
+        .unwrap_or(Ipv4Addr::UNSPECIFIED)
+}
+
+/// Whether an input route's `errno` came from `fib_lookup` (an
+/// unreachable, prohibit or blackhole route, or none: `ip_route_input_slow`
+/// goes to `no_route` and the packet to `ip_error`, after its options are
+/// compiled) rather than from its own checks (martians, EINVAL) or the
+/// reverse path filter (EXDEV), which drop the packet there. A
+/// blackhole's EINVAL is told from a martian's by the route itself: the
+/// output lookup of the same flow meets the blackhole too. Only a packet
+/// `with_options` needs telling: without, both end silently alike.
+fn is_error_route(fib: &Fib, key: &FlowKeyV4, errno: Errno, with_options: bool) -> bool {
+    match errno {
+        Errno::HostUnreach | Errno::NetUnreach | Errno::Acces => true,
+        Errno::Inval => with_options && fib.lookup_output_v4(key) == Err(Errno::Inval),
+        _ => false,
+    }
 }
 
 /// Writes the IPv4 header checksum of `header` anew (`ip_send_check`).

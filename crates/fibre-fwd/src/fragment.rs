@@ -5,7 +5,9 @@
 //! over, its own total length and checksum. Options: the first fragment
 //! keeps them all, the others only those with the copied flag, the rest
 //! overwritten with NOOP so that every header keeps its length
-//! (`ip_options_fragment`).
+//! (`ip_options_fragment`); a packet that is itself a later fragment keeps
+//! them all in every piece (`ip_frag_next` strips only a datagram's
+//! start).
 //!
 //! Each fragment is written straight into the caller's buffer (a transmit
 //! slot): nothing is allocated. fibre-dev's GRE transmit has its own
@@ -66,10 +68,11 @@ impl<'a> Fragmenter<'a> {
         self.header[8] = ttl;
     }
 
-    /// Pads the options with end-of-list from header offset `from` on
-    /// (what `ip_options_compile` did to the received header).
-    pub(crate) fn end_options_at(&mut self, from: usize) {
-        self.header[from..self.header_len].fill(0);
+    /// Gives every fragment the options `options` (the packet's as the
+    /// input path and `ip_forward_options` changed them), in place of the
+    /// received ones; as long as those.
+    pub(crate) fn set_options(&mut self, options: &[u8]) {
+        self.header[20..self.header_len].copy_from_slice(options);
     }
 
     /// How many fragments the packet makes.
@@ -99,7 +102,10 @@ impl<'a> Fragmenter<'a> {
         out[10..12].fill(0);
         let sum = checksum::checksum(&out[..hl]);
         out[10..12].copy_from_slice(&sum.to_be_bytes());
-        if self.at == 0 {
+        // `ip_frag_next`: "Upgrade options only if the segment to be
+        // fragmented was THE FIRST (otherwise, options are already
+        // fixed)": a later fragment cut again keeps all of its options.
+        if self.at == 0 && self.first_offset == 0 {
             self.strip_uncopied_options();
         }
         self.at += len;
@@ -205,6 +211,20 @@ mod tests {
             assert_eq!(&f[20..32], &[1, 1, 1, 1, 1, 1, 1, 0x82, 4, 1, 2, 0]);
         }
         assert_eq!(reassemble(&frags).2, p[32..]);
+    }
+
+    /// The forwarding oracle's kernel, seed 38 frame 3320: a fragment at
+    /// offset 8 with a record route, cut in two, keeps the option in both.
+    #[test]
+    fn a_later_fragment_cut_again_keeps_its_options() {
+        let options = [7, 7, 4, 0, 0, 0, 0, 0];
+        let p = packet(100, &options, 1, true);
+        let frags = cut(&p, 28 + 40);
+        assert!(frags.len() > 1);
+        for f in &frags {
+            assert_eq!(&f[20..28], &options);
+        }
+        assert_eq!(reassemble(&frags), (8, true, p[28..].to_vec()));
     }
 
     #[test]

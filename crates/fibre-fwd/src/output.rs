@@ -8,11 +8,12 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use fibre_base::DropReason;
-use fibre_fib::{Fib, FlowKeyV4, FlowKeyV6, LinkIndex};
+use fibre_fib::{Fib, FlowKeyV4, FlowKeyV6, LinkIndex, RouteType};
 
 use crate::fragment::Fragmenter;
 use crate::icmp::{self, Icmp4Error, Icmp6Error};
 use crate::neighbours::Neighbours;
+use crate::options::Compiled;
 use crate::receive::{PacketType, ETH_HLEN};
 use crate::worker::Core;
 
@@ -93,20 +94,20 @@ impl Core {
     }
 
     /// Queues the fragments of IPv4 `packet` (DF clear, larger than `mtu`)
-    /// towards `dest`, each with TTL `ttl` and its options padded with
-    /// end-of-list from header offset `pad_from`; returns how many.
+    /// towards `dest`, each with TTL `ttl` and, if given, the options
+    /// `options` instead of the packet's; returns how many.
     pub(crate) fn put_fragments(
         &mut self,
         dest: Destination,
         packet: &[u8],
         mtu: usize,
         ttl: u8,
-        pad_from: Option<usize>,
+        options: Option<&[u8]>,
     ) -> Result<usize, DropReason> {
         let mut fragments = Fragmenter::new(packet, mtu).ok_or(DropReason::TooBig)?;
         fragments.set_ttl(ttl);
-        if let Some(from) = pad_from {
-            fragments.end_options_at(from);
+        if let Some(options) = options {
+            fragments.set_options(options);
         }
         let count = fragments.count();
         for _ in 0..count {
@@ -156,7 +157,17 @@ impl Core {
             .map_err(|_| DropReason::NoRoute)?;
         let port = self.port_of(route.dev).ok_or(DropReason::NoOutputPort)?;
         let next_hop = route.gateway_addr().unwrap_or(dst);
-        let dest = self.destination(out, port, IpAddr::V4(next_hop));
+        // To a broadcast address of the link (an error about a packet from
+        // a subnet's broadcast address): `arp_constructor` makes its
+        // neighbour NUD_NOARP with the device's broadcast address.
+        let dest = if route.kind == RouteType::Broadcast {
+            Destination::Port {
+                port,
+                mac: fibre_net::ethernet::Address::BROADCAST.0,
+            }
+        } else {
+            self.destination(out, port, IpAddr::V4(next_hop))
+        };
         let mtu = self.link_mtu(out.fib, route.dev);
         if packet.len() <= mtu {
             self.put(dest, ETHERTYPE_IPV4, |slot| copy(slot, packet))
@@ -268,7 +279,8 @@ impl Core {
         Ok(count)
     }
 
-    /// `icmp_send(offending, error)` for a packet received in a frame of
+    /// `icmp_send(offending, error)` for a packet (as the router holds it,
+    /// its options compiled into `options`) received in a frame of
     /// `kind`: nothing for a frame to a group or broadcast MAC (`__icmp_send`:
     /// "no replies to physical multicast/broadcast"), nor where the kernel
     /// sends none (see [`icmp::write_error_v4`]), nor beyond the rate
@@ -277,21 +289,31 @@ impl Core {
         &mut self,
         out: &Out<'_>,
         offending: &[u8],
+        options: &Compiled,
         kind: PacketType,
         error: Icmp4Error,
     ) {
         if kind != PacketType::Host {
             return;
         }
-        let Some(route) = icmp::error_route_v4(out.fib, offending) else {
+        let Some(to) = icmp::error_destination_v4(offending, options) else {
+            return;
+        };
+        let Some(route) = icmp::error_route_v4_to(out.fib, offending, to) else {
             self.counters.icmp_unsent += 1;
             return;
         };
         let mut buf = std::mem::take(&mut self.scratch);
-        let written = icmp::write_error_v4_mtu(offending, error, route.source, route.mtu, &mut buf);
+        let written = icmp::write_error_v4_recorded(
+            offending,
+            options,
+            error,
+            route.source,
+            route.mtu,
+            &mut buf,
+        );
         if let Ok(len) = written {
-            let sender = Ipv4Addr::new(offending[12], offending[13], offending[14], offending[15]);
-            if !self.limiter.allow_error_v4(out.now_ns, sender, &error) {
+            if !self.limiter.allow_error_v4(out.now_ns, to, &error) {
                 self.counters.icmp_rate_limited += 1;
             } else if self.send_own_v4(out, &buf[..len]).is_ok() {
                 self.counters.icmp_errors += 1;

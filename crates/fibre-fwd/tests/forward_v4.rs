@@ -523,11 +523,10 @@ fn harmless_options_are_forwarded() {
 
 /// A malformed option drops the packet before any forwarding decision
 /// (TTL 1 too: no time exceeded), with a parameter problem pointing at it
-/// where the ICMP writer sends one (`ip_options_compile`'s `pp_ptr`; the
-/// kernel sends it; `icmp::write_error_v4` declines packets whose options
-/// it cannot parse, so today none leaves). Kernel-checked (`nstat`): a
-/// bad option length with TTL 1, and a 2-byte router alert, each add one
-/// `IpInHdrErrors` and one `IcmpOutParmProbs`, no time exceeded.
+/// (`ip_options_compile`'s `pp_ptr`, sent by `ip_options_compile`
+/// itself). Kernel-checked (`nstat`): a bad option length with TTL 1, and
+/// a 2-byte router alert, each add one `IpInHdrErrors` and one
+/// `IcmpOutParmProbs`, no time exceeded.
 #[test]
 fn a_malformed_option_drops_the_packet() {
     let plain = udp4(SENDER, HOST, 1, false, 20);
@@ -546,23 +545,135 @@ fn a_malformed_option_drops_the_packet() {
             "{options:?}"
         );
         assert_eq!(w.counters().drops(DropReason::TtlExceeded), 0);
-        for f in sent(&mut w, P0) {
-            let (kind, code, rest, _) = icmp4(&f);
-            assert_eq!((kind, code, rest[0]), (12, 0, pointer));
-        }
+        let back = sent(&mut w, P0);
+        assert_eq!(back.len(), 1, "{options:?}");
+        let (kind, code, rest, _) = icmp4(&back[0]);
+        assert_eq!((kind, code, rest[0]), (12, 0, pointer));
+        // Nothing recorded before the error: the reply has no options.
+        assert_eq!(back[0][14], 0x45);
     }
 }
 
-/// Options whose processing changes the packet or its route are not
-/// forwarded half-processed: dropped, counted.
+/// The options are compiled once the input route is known, whatever it
+/// is: an unreachable, prohibit or blackhole route (`ip_error`), or none,
+/// still meets `ip_rcv_options` first, and a malformed option earns a
+/// parameter problem instead of the route's error (the forwarding
+/// oracle's kernel, seed 1: a blackhole, no route, a throw route).
 #[test]
-fn record_route_is_not_forwarded_unprocessed() {
+fn a_malformed_option_is_answered_before_the_routes_error() {
+    // The oracle's record route of 7 bytes in 4 bytes of options.
+    let options = [7u8, 7, 4, 0];
+    for dst in ["198.51.100.1", "203.0.113.1", "198.18.0.1", "8.8.8.8"] {
+        let mut w = worker();
+        let packet = with_options(&udp4(SENDER, dst.parse().unwrap(), 64, false, 20), &options);
+        receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+        let back = sent(&mut w, P0);
+        assert_eq!(back.len(), 1, "{dst}");
+        let (kind, code, rest, quote) = icmp4(&back[0]);
+        assert_eq!((kind, code, rest[0]), (12, 0, 20), "{dst}");
+        assert_eq!(quote, packet, "{dst}");
+        assert_eq!(w.counters().drops(DropReason::BadIpHeader), 1, "{dst}");
+    }
+    // A martian (here a loopback destination) is refused by the route
+    // lookup itself, before any option is looked at.
     let mut w = worker();
-    let packet = with_options(
-        &udp4(SENDER, HOST, 64, false, 20),
-        &[7, 7, 4, 0, 0, 0, 0, 0],
+    let martian = with_options(
+        &udp4(SENDER, Ipv4Addr::new(127, 0, 0, 9), 64, false, 20),
+        &options,
     );
+    receive(&mut w, P0, &frame4(&martian), 1_000_000_000);
+    assert!(sent(&mut w, P0).is_empty());
+    assert_eq!(w.counters().drops(DropReason::InvalidRoute), 1);
+}
+
+/// An empty record route of two slots, as the forwarding oracle sends it.
+const RECORD_ROUTE: [u8; 12] = [7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+
+/// Record route on a forwarded packet: `ip_options_compile` records the
+/// router's address for the sender (`fib_compute_spec_dst`) and moves the
+/// pointer on, then `ip_forward_options` writes the outgoing route's
+/// source there instead (`ip_rt_get_source`) and makes the checksum
+/// again. The forwarding oracle's kernel, seed 1 frame 67: the pointer 8
+/// and the output link's address in the first slot.
+#[test]
+fn record_route_records_the_outgoing_address() {
+    let mut w = worker();
+    let packet = with_options(&udp4(SENDER, HOST, 64, false, 20), &RECORD_ROUTE);
     receive(&mut w, P0, &frame4(&packet), 0);
-    assert!(sent(&mut w, P1).is_empty());
-    assert_eq!(w.counters().drops(DropReason::OptionsUnsupported), 1);
+    let out = sent(&mut w, P1);
+    assert_eq!(out.len(), 1, "{:?}", w.counters());
+    let ip = &out[0][14..];
+    assert_eq!(&ip[20..32], &[7, 11, 8, 10, 1, 0, 1, 0, 0, 0, 0, 0]);
+    assert_eq!((ip[8], checksum::checksum(&ip[..32])), (63, 0));
+    assert_eq!(&ip[32..], &packet[32..]);
+}
+
+/// An error about a packet with a record route quotes it as the router
+/// holds it, the address recorded on input and the checksum stale (the
+/// kernel remakes it only on output), and echoes the option with the
+/// error's source in the next slot (`__ip_options_echo`,
+/// `ip_options_build`). The forwarding oracle's kernel, seed 1 frame
+/// 1253 (a prohibit route): reply options `07 0b 0c` and the router's
+/// address twice, quote `07 0b 08` and that address once.
+#[test]
+fn an_error_about_a_record_route_quotes_and_echoes_it() {
+    for (dst, ttl, kind) in [("203.0.113.1", 64, 3), ("10.1.0.7", 1, 11)] {
+        let mut w = worker();
+        let packet = with_options(
+            &udp4(SENDER, dst.parse().unwrap(), ttl, false, 20),
+            &RECORD_ROUTE,
+        );
+        receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+        let back = sent(&mut w, P0);
+        assert_eq!(back.len(), 1, "{dst}: {:?}", w.counters());
+        let ip = &back[0][14..];
+        assert_eq!(ip[0], 0x48, "{dst}");
+        assert_eq!(&ip[20..32], &[7, 11, 12, 10, 0, 0, 1, 10, 0, 0, 1, 0]);
+        let (got, _, _, quote) = icmp4(&back[0]);
+        assert_eq!(got, kind);
+        assert_eq!(&quote[20..32], &[7, 11, 8, 10, 0, 0, 1, 0, 0, 0, 0, 0]);
+        assert_eq!(&quote[..10], &packet[..10]);
+        assert_eq!(&quote[10..12], &packet[10..12], "the checksum as it came");
+        assert_ne!(checksum::checksum(&quote[..32]), 0);
+    }
+}
+
+/// `ip_rcv_options`: a source-routed packet is dropped unless
+/// `accept_source_route` is on for "all" and the device, and "all" is 0
+/// by default; the route error is not sent either.
+#[test]
+fn a_source_route_is_dropped() {
+    for dst in [HOST, Ipv4Addr::new(198, 51, 100, 1)] {
+        let mut w = worker();
+        let packet = with_options(
+            &udp4(SENDER, dst, 64, false, 20),
+            &[131, 7, 4, 10, 1, 0, 7, 0],
+        );
+        receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+        assert!(sent(&mut w, P1).is_empty());
+        assert!(sent(&mut w, P0).is_empty());
+        assert_eq!(w.counters().drops(DropReason::OptionsUnsupported), 1);
+    }
+}
+
+/// An error to a subnet's broadcast address (a packet claiming to come
+/// from 10.0.0.255) leaves in a broadcast frame: the route back is a
+/// broadcast route, whose neighbour `arp_constructor` makes NUD_NOARP
+/// with the device's broadcast address. The forwarding oracle's kernel,
+/// seed 1 frames 667 and 951.
+#[test]
+fn an_error_to_a_subnet_broadcast_source_is_broadcast() {
+    let mut w = worker();
+    let packet = udp4(
+        Ipv4Addr::new(10, 0, 0, 255),
+        "198.51.100.1".parse().unwrap(),
+        64,
+        false,
+        20,
+    );
+    receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+    let back = sent(&mut w, P0);
+    assert_eq!(back.len(), 1, "{:?}", w.counters());
+    assert_eq!(&back[0][..6], &[0xff; 6]);
+    assert_eq!(icmp4(&back[0]).0, 3);
 }

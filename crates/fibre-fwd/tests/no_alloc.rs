@@ -85,3 +85,70 @@ fn icmp_errors_and_echo_replies_allocate_nothing() {
         frames.len()
     );
 }
+
+/// `packet` with IPv4 `options` (a multiple of 4 bytes) after its header.
+fn with_options(packet: &[u8], options: &[u8]) -> Vec<u8> {
+    let header_len = 20 + options.len();
+    let mut p = packet[..20].to_vec();
+    p.extend_from_slice(options);
+    p.extend_from_slice(&packet[20..]);
+    p[0] = 0x40 | (header_len / 4) as u8;
+    let total = p.len() as u16;
+    p[2..4].copy_from_slice(&total.to_be_bytes());
+    p[10..12].fill(0);
+    let sum = fibre_net::checksum::checksum(&p[..header_len]);
+    p[10..12].copy_from_slice(&sum.to_be_bytes());
+    p
+}
+
+#[test]
+fn ipv4_options_allocate_nothing() {
+    let mut w = worker();
+    let record_route = [7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let timestamp = [68, 12, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+    let host = "10.1.0.7".parse().unwrap();
+    let frames = vec![
+        // Forwarded, fragmented, expired, refused by its route, malformed,
+        // timestamped, and pinged, each with options to compile and echo.
+        frame4(&with_options(
+            &udp4(SENDER, host, 64, false, 100),
+            &record_route,
+        )),
+        frame4(&with_options(
+            &udp4(SENDER, host, 64, false, 3000),
+            &record_route,
+        )),
+        frame4(&with_options(
+            &udp4(SENDER, host, 1, false, 100),
+            &record_route,
+        )),
+        frame4(&with_options(
+            &udp4(SENDER, "198.51.100.1".parse().unwrap(), 64, false, 100),
+            &record_route,
+        )),
+        frame4(&with_options(
+            &udp4(SENDER, host, 64, false, 100),
+            &[7, 7, 4, 0],
+        )),
+        frame4(&with_options(
+            &udp4(SENDER, host, 1, false, 100),
+            &timestamp,
+        )),
+        frame4(&with_options(
+            &ping4(SENDER, "10.0.0.1".parse().unwrap(), 64),
+            &record_route,
+        )),
+    ];
+    let allocations = allocations_over_bursts(&mut w, &frames);
+    assert!(
+        w.counters().icmp_errors > 20 && w.counters().fragments > 20,
+        "{:?}",
+        w.counters()
+    );
+    assert_eq!(
+        allocations,
+        0,
+        "allocations over 20 bursts of {} frames",
+        frames.len()
+    );
+}

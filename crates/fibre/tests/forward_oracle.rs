@@ -483,7 +483,6 @@ fn pending_corpus_cases_agree_with_the_kernel() {
 /// time exceeded each. fibre's worker, given the same settings (no
 /// stand-in masks), must send as many.
 #[test]
-#[ignore = "fibre's limiter refuses every message when the period is 0"]
 fn a_zero_icmp_ratelimit_limits_nothing() {
     if !available("forward_oracle") {
         return;

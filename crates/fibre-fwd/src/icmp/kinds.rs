@@ -210,10 +210,11 @@ pub enum Unsent {
     /// MTU this small.
     NoRoom,
     /// IPv4: the offending packet carries options the kernel echoes in
-    /// its reply that fibre does not build (timestamp, source route,
-    /// CIPSO: `__ip_options_echo`; record route is echoed), or options the
-    /// input path refuses (`ip_options_compile`); fibre says so rather
-    /// than send a different reply.
+    /// its reply that fibre does not build (a prespecified timestamp
+    /// that took the time: `__ip_options_echo`; record route, other
+    /// timestamps, source routes and CIPSO are echoed), or whose echo the
+    /// kernel refuses (`EINVAL`: no room left for the reply's address);
+    /// fibre says so rather than send a different reply.
     OptionsNotModelled,
     /// The request is not an echo request this writer answers (wrong
     /// protocol or type, bad checksum, too short, to a multicast or

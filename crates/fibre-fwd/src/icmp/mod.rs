@@ -39,10 +39,11 @@
 //!
 //! # Not modelled
 //!
-//! Of the IPv4 options the kernel echoes in its replies, record route is
-//! (see [`record_route_on_input`] for the input path's part); timestamps,
-//! source routes and CIPSO are refused with [`Unsent::OptionsNotModelled`]
-//! rather than answered differently.
+//! Of the IPv4 options the kernel echoes in its replies, record route,
+//! timestamps, source routes (reversed, the reply sent to their first
+//! hop) and CIPSO are (see [`record_route_on_input`] for the input path's
+//! part); a prespecified timestamp that took the time is refused with
+//! [`Unsent::OptionsNotModelled`] rather than answered differently.
 //! IPv6 redirects are neighbour discovery messages (`ndisc_send_redirect`)
 //! and are not written here.
 
@@ -56,10 +57,12 @@ mod v6;
 pub use kinds::{Icmp4Error, Icmp6Error, Unsent};
 pub use options::record_route_on_input;
 pub use ratelimit::{RateLimitSettings, RateLimiter, WAYS};
+pub(crate) use source::error_route_v4_to;
 pub use source::{
     echo_source_v6, error_route_v4, error_route_v6, error_source_v4, error_source_v6,
     needs_scope_v6, ErrorRoute, ErrorRoute6, INADDR_DUMMY,
 };
+pub(crate) use v4::{error_destination_v4, write_echo_reply_v4_recorded, write_error_v4_recorded};
 pub use v4::{
     write_echo_reply_v4, write_error_v4, write_error_v4_mtu, MAX_ERROR_LEN as MAX_ERROR_LEN_V4,
     REPLY_TTL,

@@ -389,7 +389,9 @@ impl RateLimiter {
 
 /// `inet_peer_xrlim_allow`: a token per jiffy since the last call, at
 /// most `XRLIM_BURST_FACTOR` (6) periods' worth; a message costs one
-/// period and needs more than that in the bucket.
+/// period and needs at least that in the bucket (`token >= timeout`), so
+/// a full bucket sends six at once and a zero period (`icmp_ratelimit`
+/// 0) limits nothing.
 fn xrlim_allow(peer: &mut Peer, now: u64, timeout: u64) -> bool {
     const XRLIM_BURST_FACTOR: u64 = 6;
     let delta = now.wrapping_sub(peer.rate_last);
@@ -397,7 +399,7 @@ fn xrlim_allow(peer: &mut Peer, now: u64, timeout: u64) -> bool {
         peer.rate_last = now;
         peer.rate_tokens = (peer.rate_tokens + delta).min(XRLIM_BURST_FACTOR * timeout);
     }
-    if peer.rate_tokens > timeout {
+    if peer.rate_tokens >= timeout {
         peer.rate_tokens -= timeout;
         true
     } else {

@@ -30,11 +30,17 @@ pub struct ErrorRoute {
 /// no route back: the kernel sends nothing.
 pub fn error_route_v4(fib: &Fib, offending: &[u8]) -> Option<ErrorRoute> {
     let header = offending.get(..20)?;
-    let addr =
-        |at: usize| Ipv4Addr::new(header[at], header[at + 1], header[at + 2], header[at + 3]);
-    let (src, dst) = (addr(12), addr(16));
+    let src = Ipv4Addr::new(header[12], header[13], header[14], header[15]);
+    error_route_v4_to(fib, offending, src)
+}
+
+/// [`error_route_v4`] for an error sent to `to` rather than to the
+/// offending packet's source (the first hop of a reversed source route).
+pub(crate) fn error_route_v4_to(fib: &Fib, offending: &[u8], to: Ipv4Addr) -> Option<ErrorRoute> {
+    let header = offending.get(..20)?;
+    let dst = Ipv4Addr::new(header[16], header[17], header[18], header[19]);
     let tos = (header[1] & 0x1e) | 0xc0;
-    let back = fib.reply_route_v4(src, tos).ok()?;
+    let back = fib.reply_route_v4(to, tos).ok()?;
     let to_dst = FlowKeyV4 {
         dst: u32::from(dst),
         ..FlowKeyV4::default()

@@ -9,7 +9,8 @@ use fibre_net::ip::Protocol;
 use fibre_net::ipv4;
 
 use super::kinds::{Icmp4Error, Unsent};
-use super::options::reply_options;
+use super::options::{echo, recorded};
+use crate::options::Compiled;
 
 /// The TTL of the kernel's ICMP replies: its ICMP socket leaves `uc_ttl`
 /// at -1, so `ip_select_ttl` takes the route's `hoplimit` metric or else
@@ -31,9 +32,10 @@ const NR_ICMP_TYPES: u8 = 18;
 
 /// `icmp_pointers[type].error`: the ICMP types that are errors
 /// (destination unreachable, source quench, redirect, time exceeded,
-/// parameter problem).
+/// parameter problem), and types 1, 2, 6, 7, 9 and 10, which the kernel
+/// does not handle (`icmp_discard`) and its table marks as errors too.
 fn is_error_type(icmp_type: u8) -> bool {
-    matches!(icmp_type, 3 | 4 | 5 | 11 | 12) || icmp_type > NR_ICMP_TYPES
+    matches!(icmp_type, 1..=7 | 9..=12) || icmp_type > NR_ICMP_TYPES
 }
 
 /// The IPv4 header of `packet`: its length, total length (bounded by the
@@ -120,7 +122,9 @@ fn finish_v4(
 /// with the TTL as it arrived, for a redirect after `ip_decrease_ttl`, as
 /// `ip_forward` calls them), from `source` (see
 /// [`error_source_v4`](super::error_source_v4)) to the offending packet's
-/// source. Returns its length, or why the kernel sends nothing.
+/// source (or, for a packet with a source route, the first hop of the
+/// route reversed, which the source must then be chosen for). Returns its
+/// length, or why the kernel sends nothing.
 ///
 /// The reply route's MTU is taken as at least 576 (any Ethernet); see
 /// [`write_error_v4_mtu`] for a smaller one. The caller has already
@@ -154,8 +158,27 @@ pub fn write_error_v4(
 
 /// [`write_error_v4`] for a reply route of MTU `reply_mtu` (`icmp_send`'s
 /// `room = dst_mtu(&rt->dst)`, capped at 576).
+///
+/// The options echoed are those the input path's `ip_options_compile`
+/// recorded, found by compiling the held packet's options again (see
+/// [`record_route_on_input`](super::record_route_on_input)).
 pub fn write_error_v4_mtu(
     offending: &[u8],
+    error: Icmp4Error,
+    source: Ipv4Addr,
+    reply_mtu: usize,
+    out: &mut [u8],
+) -> Result<usize, Unsent> {
+    let off = offending_v4(offending)?;
+    let options = recorded(offending, off.header_len);
+    write_error_v4_recorded(offending, &options, error, source, reply_mtu, out)
+}
+
+/// [`write_error_v4_mtu`] for a packet whose options the input path
+/// compiled into `options` (`IPCB(skb)->opt`, what `icmp_send` echoes).
+pub(crate) fn write_error_v4_recorded(
+    offending: &[u8],
+    options: &Compiled,
     error: Icmp4Error,
     source: Ipv4Addr,
     reply_mtu: usize,
@@ -180,8 +203,10 @@ pub fn write_error_v4_mtu(
     if is_martian_source(src) {
         return Err(Unsent::NonUnicastSource);
     }
-    let options =
-        reply_options(&offending[ipv4::MIN_HEADER_LEN..off.header_len])?.with_source(source);
+    let options = echo(offending, options)?;
+    // `icmp_route_lookup`: to the reversed source route's first hop, if any.
+    let to = options.first_hop.unwrap_or(src);
+    let options = options.with_addresses(source, src);
     let options = options.bytes();
     // `room` as `icmp_send` counts it, echoed options included.
     let room = reply_mtu.min(MAX_ERROR_LEN) as isize
@@ -204,7 +229,20 @@ pub fn write_error_v4_mtu(
     icmp[4..8].copy_from_slice(&rest);
     icmp[8..].copy_from_slice(&offending[..quote]);
     let tos = (offending[1] & TOS_MASK) | PREC_INTERNETCONTROL;
-    finish_v4(out, options, icmp_len, tos, source, src)
+    finish_v4(out, options, icmp_len, tos, source, to)
+}
+
+/// Where `icmp_send` sends its error about `offending` (the packet as the
+/// router holds it, its options compiled into `options`): the first hop
+/// of the reversed source route it echoes (`icmp_route_lookup`'s
+/// `faddr`), else the packet's source. The route back, its source address
+/// and the rate limit are those of this destination.
+pub(crate) fn error_destination_v4(offending: &[u8], options: &Compiled) -> Option<Ipv4Addr> {
+    let src = addr_at(offending.get(..20)?, 12);
+    if options.srr == 0 {
+        return Some(src);
+    }
+    Some(echo(offending, options).ok()?.first_hop.unwrap_or(src))
 }
 
 /// Writes into `out` the echo reply `icmp_echo` / `icmp_reply` send for
@@ -215,13 +253,27 @@ pub fn write_error_v4_mtu(
 /// not an echo request with a valid checksum (`icmp_rcv` drops bad
 /// checksums), a fragment (the kernel reassembles first: `ip_defrag`),
 /// to a multicast or broadcast address (`icmp_echo_ignore_broadcasts`
-/// defaults to 1), or with options the kernel would echo
-/// (`ip_options_echo`).
+/// defaults to 1), or with options fibre does not echo (a prespecified
+/// timestamp that took the time, see `ip_options_echo`).
 ///
 /// A reply longer than the route's MTU is written whole; the kernel
 /// sends it in fragments (`ip_append_data`, DF clear): the caller
 /// fragments it.
 pub fn write_echo_reply_v4(request: &[u8], out: &mut [u8]) -> Result<usize, Unsent> {
+    let req = offending_v4(request)?;
+    let options = recorded(request, req.header_len);
+    write_echo_reply_v4_recorded(request, &request[..req.header_len], &options, out)
+}
+
+/// [`write_echo_reply_v4`] for a request whose options the input path
+/// compiled into `options`, changing its header into `held_header` (the
+/// options the reply echoes are read there).
+pub(crate) fn write_echo_reply_v4_recorded(
+    request: &[u8],
+    held_header: &[u8],
+    options: &Compiled,
+    out: &mut [u8],
+) -> Result<usize, Unsent> {
     let req = offending_v4(request)?;
     if request[9] != u8::from(Protocol::Icmp) {
         return Err(Unsent::NotEchoRequest);
@@ -244,7 +296,10 @@ pub fn write_echo_reply_v4(request: &[u8], out: &mut [u8]) -> Result<usize, Unse
     {
         return Err(Unsent::NotEchoRequest);
     }
-    let options = reply_options(&request[ipv4::MIN_HEADER_LEN..req.header_len])?.with_source(dst);
+    let options = echo(held_header, options)?;
+    // `icmp_reply`: to the reversed source route's first hop, if any.
+    let to = options.first_hop.unwrap_or(src);
+    let options = options.with_addresses(dst, src);
     let options = options.bytes();
     let header_len = ipv4::MIN_HEADER_LEN + options.len();
     let total = header_len + icmp_in.len();
@@ -257,5 +312,5 @@ pub fn write_echo_reply_v4(request: &[u8], out: &mut [u8]) -> Result<usize, Unse
     let icmp = &mut out[header_len..total];
     icmp.copy_from_slice(icmp_in);
     icmp[0] = fibre_net::icmpv4::msg_type::ECHO_REPLY;
-    finish_v4(out, options, icmp_in.len(), request[1], dst, src)
+    finish_v4(out, options, icmp_in.len(), request[1], dst, to)
 }

@@ -119,10 +119,10 @@ fn neighbours(plan: &Plan, fib: &Fib) -> Result<StaticNeighbours, String> {
 ///
 /// The kernel router has `icmp_ratelimit` 0 and `icmp/ratelimit` 0,
 /// with which `inet_peer_xrlim_allow` lets every message through (a
-/// token count of at least a zero period); fibre's limiter, given a zero
-/// period, sends nothing (its test is "more than a period"), so here the
-/// same "nothing limited" is said with empty rate masks instead, which
-/// both implementations read alike. `ip_rt_error_cost` cannot be set in
+/// token count of at least a zero period); here the same "nothing
+/// limited" is also said with empty rate masks (what
+/// `a_zero_icmp_ratelimit_limits_nothing` checks is that the periods
+/// alone say it, as [`kernel_limits`] does). `ip_rt_error_cost` cannot be set in
 /// a namespace: the frames' sources keep the kernel's under its burst
 /// (see plan.rs), and here it costs nothing.
 fn worker_config() -> WorkerConfig {
