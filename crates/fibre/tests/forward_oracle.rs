@@ -27,11 +27,11 @@
 //! Tests: the oracle against itself (two kernel runs of the same frames
 //! give the same outputs, modulo the masked fields: what is masked is
 //! all that varies, and the capture loses nothing); the corpus of cases
-//! that once differed and now agree (`tests/forward_corpus/*.case`); and,
-//! on request (`-- --ignored`) while fibre's worker still differs, the
-//! kernel against the worker (`forward_oracle/fibre_side.rs`) on a
-//! random configuration, and the cases that still differ
-//! (`tests/forward_corpus/pending/`, where new ones are written). Each
+//! that once differed and now agree (`tests/forward_corpus/*.case`); the
+//! kernel against the worker (`forward_oracle/fibre_side.rs`) on a random
+//! configuration from a fresh seed every run, which must agree on every
+//! frame (a difference writes its case to `tests/forward_corpus/pending/`
+//! and fails); and, on request (`-- --ignored`), the pending cases. Each
 //! difference is reported with the frame, the field, both values and
 //! what the worker's counters say it did with the frame.
 //!
@@ -51,8 +51,9 @@
 //! - `FIBRE_FWD_ORACLE_SHOW` (8): differences shown in detail (the
 //!   first of each cause first).
 //!
-//! Runtime here: some 10 s for the tests that run by default (20,000
-//! frames through two kernel routers), some 35 s with `--ignored`.
+//! Runtime here: some 35 s for the tests that run by default (20,000
+//! frames through two kernel routers, 20,000 through a kernel router and
+//! the worker, the corpus).
 
 #[path = "forward_oracle/compare.rs"]
 mod compare;
@@ -370,11 +371,11 @@ fn save_cases(plan: &Plan, frames: &[Frame], judgement: &Judgement, limit: usize
 }
 
 /// The kernel against fibre's worker on a random configuration and
-/// [`Settings::frames`] frames per family. Run with `-- --ignored` while
-/// the worker still differs (every run does today: see the pending
-/// corpus); new causes are saved to `tests/forward_corpus/pending/`.
+/// [`Settings::frames`] frames per family, from a fresh seed each run
+/// (printed; `FIBRE_FWD_ORACLE_SEED` replays it): every frame's outputs
+/// must agree. The causes of a difference are saved to
+/// `tests/forward_corpus/pending/`.
 #[test]
-#[ignore = "fibre's worker still differs from the kernel: run on request"]
 fn the_worker_forwards_as_the_kernel_does() {
     if !available("forward_oracle") {
         return;
@@ -463,7 +464,7 @@ fn corpus_cases_agree_with_the_kernel() {
 /// The cases that still differ (`tests/forward_corpus/pending/`): run
 /// with `-- --ignored`; one that agrees is moved up to the corpus.
 #[test]
-#[ignore = "fibre's worker still differs from the kernel on these cases"]
+#[ignore = "the cases a failing random run wrote: run on request while fixing them"]
 fn pending_corpus_cases_agree_with_the_kernel() {
     if !available("forward_oracle") {
         return;
