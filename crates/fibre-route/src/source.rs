@@ -114,6 +114,33 @@ pub trait RouteSource: Send + Sync {
         key: &I::FlowKey,
         fwd: &I::Forward,
     ) -> Result<RouteDetails, Errno>;
+    /// [`RouteSource::lookup`] of each of `keys` into `out` (slices of one
+    /// length), in one read of the FIB; no allocation expected. By default
+    /// one key at a time.
+    fn lookup_burst<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        keys: &[I::FlowKey],
+        out: &mut [Result<I::Forward, Errno>],
+    ) {
+        for (key, answer) in keys.iter().zip(out) {
+            *answer = self.lookup::<I>(guard, key);
+        }
+    }
+    /// [`RouteSource::lookup_input`] of each of `keys` received on `iif`
+    /// into `out` (slices of one length); no allocation expected. By
+    /// default one key at a time.
+    fn lookup_input_burst<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        keys: &[I::FlowKey],
+        out: &mut [Result<I::Forward, Errno>],
+    ) {
+        for (key, answer) in keys.iter().zip(out) {
+            *answer = self.lookup_input::<I>(guard, iif, key);
+        }
+    }
 }
 
 /// A FIB the cache can read inside a read section: the one
@@ -198,6 +225,33 @@ impl<F: FibAccess> RouteSource for F {
         fwd: &I::Forward,
     ) -> Result<RouteDetails, Errno> {
         self.with_fib(guard, |fib| describe_received::<I>(fib, iif, key, fwd))?
+    }
+
+    /// The FIB's burst ([`fibre_fib::Fib::lookup_output_burst_v4`]) under
+    /// one read of the FIB.
+    fn lookup_burst<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        keys: &[I::FlowKey],
+        out: &mut [Result<I::Forward, Errno>],
+    ) {
+        if let Err(e) = self.with_fib(guard, |fib| I::lookup_output_burst(fib, keys, out)) {
+            out.fill(Err(e));
+        }
+    }
+
+    /// The FIB's input burst ([`fibre_fib::Fib::lookup_input_burst_v4`])
+    /// under one read of the FIB.
+    fn lookup_input_burst<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        keys: &[I::FlowKey],
+        out: &mut [Result<I::Forward, Errno>],
+    ) {
+        if let Err(e) = self.with_fib(guard, |fib| I::lookup_input_burst(fib, iif, keys, out)) {
+            out.fill(Err(e));
+        }
     }
 }
 
