@@ -126,31 +126,33 @@ fn keys_v6(n: usize) -> Vec<FlowKeyV6> {
         .collect()
 }
 
-/// The per-key answers for `keys` from `slot` (input slot: received on
-/// `iif`).
-fn per_key<'a, I: CacheFamily>(
-    cache: &'a RouteCache<Fib>,
-    guard: &'a ReadGuard<'_>,
-    slot: SlotKind,
-    iif: u32,
-    keys: &[I::FlowKey],
-) -> Vec<Result<(RouteData, bool), Errno>> {
-    keys.iter()
-        .map(|key| match slot {
-            SlotKind::Input => seen(&cache.input_flow::<I>(guard, iif, key)),
-            _ => seen(&cache.output::<I>(guard, slot, key)),
-        })
-        .collect()
+/// How [`answers`] asks the cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// `output` / `input_flow`, one key at a time.
+    PerKey,
+    /// `output_burst` / `input_burst`, all keys at once.
+    Burst,
 }
 
-/// The burst's answers for `keys`, as [`per_key`].
-fn burst<'a, I: CacheFamily>(
+/// The answers for `keys` from `slot` (the input slot: received on `iif`),
+/// asked as `asked` says.
+fn answers<'a, I: CacheFamily>(
     cache: &'a RouteCache<Fib>,
     guard: &'a ReadGuard<'_>,
-    slot: SlotKind,
-    iif: u32,
+    (slot, iif): (SlotKind, u32),
     keys: &[I::FlowKey],
+    asked: Asked,
 ) -> Vec<Result<(RouteData, bool), Errno>> {
+    if asked == Asked::PerKey {
+        return keys
+            .iter()
+            .map(|key| match slot {
+                SlotKind::Input => seen(&cache.input_flow::<I>(guard, iif, key)),
+                _ => seen(&cache.output::<I>(guard, slot, key)),
+            })
+            .collect();
+    }
     let mut out: Vec<Result<RouteHandle<'_>, Errno>> =
         (0..keys.len()).map(|_| Err(Errno::Srch)).collect();
     match slot {
@@ -189,13 +191,14 @@ fn same_answers<I: CacheFamily>(
             }
             _ => {}
         }
-        let expected = per_key::<I>(&one, &guard, slot, iif, keys);
-        let got = burst::<I>(&many, &guard, slot, iif, keys);
+        let expected = answers::<I>(&one, &guard, (slot, iif), keys, Asked::PerKey);
+        let got = answers::<I>(&many, &guard, (slot, iif), keys, Asked::Burst);
         for (i, (e, g)) in expected.iter().zip(&got).enumerate() {
             assert_eq!(e, g, "round {round}, key {i}: {:?}", keys[i]);
         }
         // The burst's cache answers the same per key (hits now).
-        assert_eq!(per_key::<I>(&many, &guard, slot, iif, keys), got);
+        let again = answers::<I>(&many, &guard, (slot, iif), keys, Asked::PerKey);
+        assert_eq!(again, got);
         for answer in &got {
             match answer {
                 Err(_) => seen_kinds.errnos += 1,
