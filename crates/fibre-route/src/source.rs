@@ -1,7 +1,7 @@
 //! What the route cache needs from the FIB, as a trait, with an adapter
 //! over today's [`Fib`].
 //!
-//! The FIB's data-path answer ([`Forward`]) has no stable nexthop id, so
+//! The FIB's data-path answer ([`Forward`](fibre_fib::Forward)) has no stable nexthop id, so
 //! the cache keys nexthops by (table, device, gateway, cache class)
 //! ([`NexthopKey`]), and asks for the rest of a route (preferred source,
 //! MTU, matched prefix) only on a cache miss, through
@@ -57,7 +57,7 @@ impl NexthopKey {
     }
 }
 
-/// What a cache miss learns about a flow's route beyond [`Forward`].
+/// What a cache miss learns about a flow's route beyond [`Forward`](fibre_fib::Forward).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RouteDetails {
     /// The route's data (device, gateway, source, MTU, type).
