@@ -54,15 +54,21 @@ pub(crate) fn arp_frame(
     frame
 }
 
-/// An ICMPv6 neighbour discovery message in an IPv6 packet in a frame,
-/// checksummed (`ndisc_send_skb` via `ip6_nd_hdr`).
-fn ndisc_frame(
+/// An NS or NA in an IPv6 packet in a frame, checksummed: the inverse of
+/// [`parse_nd`]. `ndisc_send_ns` and `ndisc_send_na` both fill the same
+/// `struct nd_msg` (`ndisc_alloc_skb`), add the one link-layer address
+/// option their type carries (`ndisc_fill_addr_option`: source for an NS,
+/// target for an NA) and send it through `ndisc_send_skb` via `ip6_nd_hdr`
+/// (hop limit 255); the callers decide the flags and whether the option
+/// is present.
+pub(crate) fn nd_frame(
     dst_mac: [u8; 6],
     src_mac: [u8; 6],
     src: Ipv6Addr,
     dst: Ipv6Addr,
-    icmp: &[u8],
+    msg: &NdMessage,
 ) -> Vec<u8> {
+    let icmp = nd_body(msg);
     let ip = Ipv6Repr {
         src_addr: src,
         dst_addr: dst,
@@ -80,7 +86,7 @@ fn ndisc_frame(
     }
     .emit(&mut frame);
     let body = &mut frame[HEADER_LEN + fibre_net::ipv6::HEADER_LEN..];
-    body.copy_from_slice(icmp);
+    body.copy_from_slice(&icmp);
     let pseudo = checksum::pseudo_header::<Ipv6>(src, dst, 58, icmp.len() as u32);
     let sum = !checksum::add(pseudo, checksum::sum(body));
     body[2..4].copy_from_slice(&sum.to_be_bytes());
@@ -88,31 +94,25 @@ fn ndisc_frame(
     frame
 }
 
-/// The body of an NS or NA: type, code 0, zero checksum, `first` (the NA's
-/// flags), target and an optional link-layer address option.
-fn nd_body(kind: u8, first: u8, target: Ipv6Addr, option: Option<(u8, [u8; 6])>) -> Vec<u8> {
-    let mut body = vec![kind, 0, 0, 0, first, 0, 0, 0];
-    body.extend_from_slice(&target.octets());
-    if let Some((opt_type, mac)) = option {
-        body.extend_from_slice(&[opt_type, 1]);
+/// The link-layer address option an NS (source) or NA (target) carries.
+fn lladdr_option_type(kind: u8) -> u8 {
+    if kind == NDISC_NEIGHBOUR_SOLICITATION {
+        OPT_SOURCE_LL_ADDR
+    } else {
+        OPT_TARGET_LL_ADDR
+    }
+}
+
+/// The ICMPv6 body of an NS or NA: type, code 0, zero checksum, the NA's
+/// flags, target and the link-layer address option when given.
+fn nd_body(msg: &NdMessage) -> Vec<u8> {
+    let mut body = vec![msg.kind, 0, 0, 0, msg.flags.byte(), 0, 0, 0];
+    body.extend_from_slice(&msg.target.octets());
+    if let Some(mac) = msg.lladdr {
+        body.extend_from_slice(&[lladdr_option_type(msg.kind), 1]);
         body.extend_from_slice(&mac);
     }
     body
-}
-
-/// `ndisc_send_ns`: a solicitation for `target` to `dst` (the
-/// solicited-node group, or the target itself for a unicast probe), with
-/// our MAC as source link-layer address unless the source is `::`.
-pub(crate) fn neighbour_solicitation(
-    dst_mac: [u8; 6],
-    src_mac: [u8; 6],
-    src: Ipv6Addr,
-    dst: Ipv6Addr,
-    target: Ipv6Addr,
-) -> Vec<u8> {
-    let option = (!src.is_unspecified()).then_some((OPT_SOURCE_LL_ADDR, src_mac));
-    let body = nd_body(NDISC_NEIGHBOUR_SOLICITATION, 0, target, option);
-    ndisc_frame(dst_mac, src_mac, src, dst, &body)
 }
 
 /// The flags of a neighbour advertisement (RFC 4861 section 4.4).
@@ -140,21 +140,6 @@ impl NaFlags {
             override_: byte & 0x20 != 0,
         }
     }
-}
-
-/// `ndisc_send_na`: an advertisement of our `target` (its own source) to
-/// `dst`, with our MAC as target link-layer address when `with_option`.
-pub(crate) fn neighbour_advertisement(
-    dst_mac: [u8; 6],
-    src_mac: [u8; 6],
-    target: Ipv6Addr,
-    dst: Ipv6Addr,
-    flags: NaFlags,
-    with_option: bool,
-) -> Vec<u8> {
-    let option = with_option.then_some((OPT_TARGET_LL_ADDR, src_mac));
-    let body = nd_body(NDISC_NEIGHBOUR_ADVERTISEMENT, flags.byte(), target, option);
-    ndisc_frame(dst_mac, src_mac, target, dst, &body)
 }
 
 /// `addrconf_addr_solicit_mult`: ff02::1:ffXX:XXXX of an address.
@@ -206,11 +191,7 @@ pub(crate) fn parse_nd(icmp: &[u8]) -> Result<NdMessage, NdBad> {
     let kind = icmp[0];
     let mut target = [0u8; 16];
     target.copy_from_slice(&icmp[8..24]);
-    let wanted = if kind == NDISC_NEIGHBOUR_SOLICITATION {
-        OPT_SOURCE_LL_ADDR
-    } else {
-        OPT_TARGET_LL_ADDR
-    };
+    let wanted = lladdr_option_type(kind);
     let mut lladdr = None;
     let mut seen = false;
     let mut opts = &icmp[ND_MSG_LEN..];
@@ -261,12 +242,18 @@ mod tests {
     fn ns_carries_a_valid_checksum_and_parses_back() {
         let src: Ipv6Addr = "fe80::1".parse().unwrap();
         let target: Ipv6Addr = "2001:db8::2".parse().unwrap();
-        let frame = neighbour_solicitation(
+        let ns = NdMessage {
+            kind: NDISC_NEIGHBOUR_SOLICITATION,
+            flags: NaFlags::default(),
+            target,
+            lladdr: Some([2, 0, 0, 0, 0, 1]),
+        };
+        let frame = nd_frame(
             [0x33, 0x33, 0xff, 0, 0, 2],
             [2, 0, 0, 0, 0, 1],
             src,
             solicited_node(target),
-            target,
+            &ns,
         );
         assert_eq!(frame.len(), 14 + 40 + 32);
         let ip = &frame[14..];
@@ -276,18 +263,17 @@ mod tests {
             checksum::pseudo_header::<Ipv6>(src, solicited_node(target), 58, body.len() as u32);
         assert_eq!(checksum::add(pseudo, checksum::sum(body)), 0xffff);
         let msg = parse_nd(body).unwrap();
-        assert_eq!(msg.target, target);
-        assert_eq!(msg.lladdr, Some([2, 0, 0, 0, 0, 1]));
+        assert_eq!(msg, ns);
     }
 
     #[test]
     fn options_of_length_zero_or_past_the_end_are_refused() {
-        let mut body = nd_body(
-            NDISC_NEIGHBOUR_ADVERTISEMENT,
-            0x60,
-            "::1".parse().unwrap(),
-            None,
-        );
+        let mut body = nd_body(&NdMessage {
+            kind: NDISC_NEIGHBOUR_ADVERTISEMENT,
+            flags: NaFlags::of(0x60),
+            target: "::1".parse().unwrap(),
+            lladdr: None,
+        });
         body.extend_from_slice(&[2, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(parse_nd(&body), Err(NdBad::BadOptions));
         let len = body.len();

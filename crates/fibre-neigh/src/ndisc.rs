@@ -28,7 +28,7 @@ use fibre_net::ip::Protocol;
 use fibre_net::ipv6::Packet as Ipv6Packet;
 
 use crate::frames::{
-    neighbour_advertisement, parse_nd, NaFlags, NDISC_NEIGHBOUR_ADVERTISEMENT,
+    nd_frame, parse_nd, NaFlags, NdMessage, NDISC_NEIGHBOUR_ADVERTISEMENT,
     NDISC_NEIGHBOUR_SOLICITATION,
 };
 use crate::router::{received, Received, Router};
@@ -38,6 +38,37 @@ use crate::table::{Action, NeighTable, UpdateFlags};
 const ALL_NODES: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 1);
 /// ff02::2, all routers (a router joins it).
 const ALL_ROUTERS: Ipv6Addr = Ipv6Addr::new(0xff02, 0, 0, 0, 0, 0, 0, 2);
+
+/// What `ndisc_recv_ns` and `ndisc_recv_na` read of a received message
+/// besides the message itself: when, where, and its addresses.
+struct NdReceived<'r> {
+    now: u64,
+    link: u32,
+    /// Our MAC on `link`.
+    own: [u8; 6],
+    saddr: Ipv6Addr,
+    daddr: Ipv6Addr,
+    router: &'r dyn Router,
+}
+
+/// `ndisc_send_na`: an advertisement of our `target` (its own source) to
+/// `dst`, with our MAC as target link-layer address when `with_option`.
+fn advertisement(
+    rx: &NdReceived<'_>,
+    dst_mac: [u8; 6],
+    dst: Ipv6Addr,
+    target: Ipv6Addr,
+    flags: NaFlags,
+    with_option: bool,
+) -> Vec<u8> {
+    let na = NdMessage {
+        kind: NDISC_NEIGHBOUR_ADVERTISEMENT,
+        flags,
+        target,
+        lladdr: with_option.then_some(rx.own),
+    };
+    nd_frame(dst_mac, rx.own, target, dst, &na)
+}
 
 impl NeighTable {
     /// An IPv6 frame carrying an NS or NA, received on `link`. Anything
@@ -94,14 +125,18 @@ impl NeighTable {
         if msg.target.is_multicast() {
             return out;
         }
+        let rx = NdReceived {
+            now,
+            link,
+            own,
+            saddr,
+            daddr,
+            router,
+        };
         if kind == NDISC_NEIGHBOUR_SOLICITATION {
-            self.recv_ns(
-                now, link, own, saddr, daddr, msg.target, msg.lladdr, router, &mut out,
-            );
+            self.recv_ns(&rx, msg, &mut out);
         } else {
-            self.recv_na(
-                now, link, daddr, msg.target, msg.flags, msg.lladdr, router, &mut out,
-            );
+            self.recv_na(&rx, msg, &mut out);
         }
         out
     }
@@ -113,19 +148,16 @@ impl NeighTable {
         router.ipv6_joined_solicited_node(link, group)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn recv_ns(
-        &mut self,
-        now: u64,
-        link: u32,
-        own: [u8; 6],
-        saddr: Ipv6Addr,
-        daddr: Ipv6Addr,
-        target: Ipv6Addr,
-        lladdr: Option<[u8; 6]>,
-        router: &dyn Router,
-        out: &mut Vec<Action>,
-    ) {
+    fn recv_ns(&mut self, rx: &NdReceived<'_>, msg: NdMessage, out: &mut Vec<Action>) {
+        let NdReceived {
+            now,
+            link,
+            saddr,
+            daddr,
+            router,
+            ..
+        } = *rx;
+        let (target, lladdr) = (msg.target, msg.lladdr);
         let dad = saddr.is_unspecified();
         if dad && !(daddr.segments()[..6] == [0xff02, 0, 0, 0, 0, 1] && daddr.octets()[12] == 0xff)
         {
@@ -145,7 +177,7 @@ impl NeighTable {
                 override_: true,
             };
             let mac = fibre_fib::multicast_mac(&IpAddr::V6(ALL_NODES)).unwrap_or([0xff; 6]);
-            let frame = neighbour_advertisement(mac, own, target, ALL_NODES, flags, true);
+            let frame = advertisement(rx, mac, ALL_NODES, target, flags, true);
             out.push(Action::Send { link, frame });
             return;
         }
@@ -170,38 +202,28 @@ impl NeighTable {
         let entry = self.entries.get(&key).map(|e| (e.state, e.ha));
         match entry {
             Some((state, ha)) if state.is_valid() => {
-                let frame = neighbour_advertisement(ha, own, target, saddr, na_flags, inc);
+                let frame = advertisement(rx, ha, saddr, target, na_flags, inc);
                 out.push(Action::Send { link, frame });
                 out.extend(self.used(now, link, IpAddr::V6(saddr), router));
             }
             _ => {
-                let frame = neighbour_advertisement([0; 6], own, target, saddr, na_flags, inc);
+                let frame = advertisement(rx, [0; 6], saddr, target, na_flags, inc);
                 let packet = frame[fibre_net::ethernet::HEADER_LEN..].to_vec();
                 out.extend(self.resolve(now, link, IpAddr::V6(saddr), packet, router));
             }
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn recv_na(
-        &mut self,
-        now: u64,
-        link: u32,
-        daddr: Ipv6Addr,
-        target: Ipv6Addr,
-        flags: NaFlags,
-        lladdr: Option<[u8; 6]>,
-        router: &dyn Router,
-        out: &mut Vec<Action>,
-    ) {
-        if daddr.is_multicast() && flags.solicited {
+    fn recv_na(&mut self, rx: &NdReceived<'_>, msg: NdMessage, out: &mut Vec<Action>) {
+        let (target, flags) = (msg.target, msg.flags);
+        if rx.daddr.is_multicast() && flags.solicited {
             return;
         }
         // Someone advertises our address: ignored (only logged).
-        if router.ipv6_is_ours_on(link, target) {
+        if rx.router.ipv6_is_ours_on(rx.link, target) {
             return;
         }
-        let key = (link, IpAddr::V6(target));
+        let key = (rx.link, IpAddr::V6(target));
         let Some(state) = self.entries.get(&key).map(|e| e.state) else {
             // accept_untracked_na 0: no entry is made.
             return;
@@ -221,6 +243,6 @@ impl NeighTable {
             isrouter: flags.router,
             admin: false,
         };
-        self.update(now, key, lladdr, new, update, out);
+        self.update(rx.now, key, msg.lladdr, new, update, out);
     }
 }

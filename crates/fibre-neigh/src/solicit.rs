@@ -6,7 +6,9 @@ use std::net::IpAddr;
 use fibre_fib::RouteType;
 use fibre_net::arp::Operation;
 
-use crate::frames::{arp_frame, neighbour_solicitation, solicited_node};
+use crate::frames::{
+    arp_frame, nd_frame, solicited_node, NaFlags, NdMessage, NDISC_NEIGHBOUR_SOLICITATION,
+};
 use crate::router::Router;
 
 /// The frame soliciting `key`'s neighbour: unicast to `unicast` when given
@@ -55,7 +57,15 @@ pub(crate) fn solicitation(
                     (mac, group)
                 }
             };
-            Some(neighbour_solicitation(dst_mac, mac, source, dst, target))
+            // ndisc_send_ns: our MAC as source link-layer address unless
+            // the source is `::` (RFC 4861 section 7.2.2).
+            let ns = NdMessage {
+                kind: NDISC_NEIGHBOUR_SOLICITATION,
+                flags: NaFlags::default(),
+                target,
+                lladdr: (!source.is_unspecified()).then_some(mac),
+            };
+            Some(nd_frame(dst_mac, mac, source, dst, &ns))
         }
     }
 }

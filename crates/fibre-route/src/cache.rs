@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use fibre_base::{CachePadded, Clock, Ipv4, Ipv6, WorkerId, CACHE_LINE};
+use fibre_fib::burst::BURST_CHUNK;
 use fibre_fib::shared::FibListener;
 use fibre_fib::{Errno, FibChange, Prefix, TableId, CACHE_CLASS_UNSHARED};
 use fibre_rcu::{Domain, RcuCell, ReadGuard};
@@ -433,6 +434,47 @@ impl<S: RouteSource> RouteCache<S> {
             return Err(Errno::Inval);
         }
         let fwd = self.source.lookup::<I>(guard, key)?;
+        self.output_of::<I>(guard, slot, key, fwd)
+    }
+
+    /// [`RouteCache::output`] for a burst of flows: the FIB's burst lookup
+    /// ([`RouteSource::lookup_burst`]) for all of `keys` at once, a chunk
+    /// of [`fibre_fib::burst::BURST_CHUNK`] keys at a time, then each
+    /// key's route from its nexthop's slot or exception as
+    /// [`RouteCache::output`] gives it: `out[i]` is what `output` answers
+    /// for `keys[i]`. Allocates nothing beyond what `output` would for the
+    /// same keys (the FIB's answers wait on the stack).
+    ///
+    /// # Errors
+    /// `Inval`, with `out` untouched, for [`SlotKind::Input`] (as `output`)
+    /// or when `keys` and `out` differ in length.
+    pub fn output_burst<'a, I: CacheFamily>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        slot: SlotKind,
+        keys: &[I::FlowKey],
+        out: &mut [Result<RouteHandle<'a>, Errno>],
+    ) -> Result<(), Errno> {
+        if slot == SlotKind::Input {
+            return Err(Errno::Inval);
+        }
+        self.burst::<I>(
+            keys,
+            out,
+            |keys, fwds| self.source.lookup_burst::<I>(guard, keys, fwds),
+            |key, fwd| self.output_of::<I>(guard, slot, key, fwd),
+        )
+    }
+
+    /// The output route of `key` once its FIB lookup answered `fwd`.
+    #[inline(always)]
+    fn output_of<'a, I: CacheFamily>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        slot: SlotKind,
+        key: &I::FlowKey,
+        fwd: I::Forward,
+    ) -> Result<RouteHandle<'a>, Errno> {
         let flow = I::flow(key);
         // `move`: the miss path gets its own copy of the answer, so `fwd`
         // never has its address taken and stays in registers on the hit
@@ -447,6 +489,29 @@ impl<S: RouteSource> RouteCache<S> {
             flow.src.map(Into::into),
             move || self.source.describe::<I>(guard, key, &fwd),
         )
+    }
+
+    /// A burst: `lookup` answers a chunk of keys into the FIB answers kept
+    /// on the stack, then `route` turns each key's answer into its route.
+    fn burst<'a, I: CacheFamily>(
+        &'a self,
+        keys: &[I::FlowKey],
+        out: &mut [Result<RouteHandle<'a>, Errno>],
+        lookup: impl Fn(&[I::FlowKey], &mut [Result<I::Forward, Errno>]),
+        route: impl Fn(&I::FlowKey, I::Forward) -> Result<RouteHandle<'a>, Errno>,
+    ) -> Result<(), Errno> {
+        if keys.len() != out.len() {
+            return Err(Errno::Inval);
+        }
+        let mut answers = [Err(Errno::Inval); BURST_CHUNK];
+        for (keys, out) in keys.chunks(BURST_CHUNK).zip(out.chunks_mut(BURST_CHUNK)) {
+            let answers = &mut answers[..keys.len()];
+            lookup(keys, answers);
+            for ((key, answer), routed) in keys.iter().zip(answers.iter()).zip(out) {
+                *routed = answer.and_then(|fwd| route(key, fwd));
+            }
+        }
+        Ok(())
     }
 
     /// The input route for a packet of family `I` from `src` to `dst`
@@ -529,13 +594,49 @@ impl<S: RouteSource> RouteCache<S> {
         key: &I::FlowKey,
     ) -> Result<RouteHandle<'a>, Errno> {
         let fwd = self.source.lookup_input::<I>(guard, iif, key)?;
+        self.input_of::<I>(guard, iif, key, fwd)
+    }
+
+    /// [`RouteCache::input_flow`] for a burst of packets received on
+    /// `iif`: the FIB's input burst ([`RouteSource::lookup_input_burst`])
+    /// for all of `keys`, then each key's input route as `input_flow`
+    /// gives it (`out[i]` for `keys[i]`). Allocates nothing beyond what
+    /// `input_flow` would for the same keys.
+    ///
+    /// # Errors
+    /// `Inval`, with `out` untouched, when `keys` and `out` differ in
+    /// length.
+    pub fn input_burst<'a, I: CacheFamily>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        iif: u32,
+        keys: &[I::FlowKey],
+        out: &mut [Result<RouteHandle<'a>, Errno>],
+    ) -> Result<(), Errno> {
+        self.burst::<I>(
+            keys,
+            out,
+            |keys, fwds| self.source.lookup_input_burst::<I>(guard, iif, keys, fwds),
+            |key, fwd| self.input_of::<I>(guard, iif, key, fwd),
+        )
+    }
+
+    /// The input route of `key` once its FIB input lookup answered `fwd`.
+    #[inline(always)]
+    fn input_of<'a, I: CacheFamily>(
+        &'a self,
+        guard: &'a ReadGuard<'_>,
+        iif: u32,
+        key: &I::FlowKey,
+        fwd: I::Forward,
+    ) -> Result<RouteHandle<'a>, Errno> {
         self.route_via(
             guard,
             SlotKind::Input,
             NexthopKey::of::<I>(&fwd),
             I::flow(key).dst.into(),
             None,
-            // `move`, as in `output`.
+            // `move`, as in `output_of`.
             move || self.source.describe_input::<I>(guard, iif, key, &fwd),
         )
     }

@@ -86,6 +86,23 @@ pub trait CacheFamily: IpFamily<Bits: Into<u128>> {
     /// The FIB's input lookup of one packet received on `iif`
     /// ([`Fib::lookup_input_batch_v4`], [`Fib::lookup_input_batch_v6`]).
     fn lookup_input(fib: &Fib, iif: u32, key: &Self::FlowKey) -> Result<Self::Forward, Errno>;
+    /// [`CacheFamily::lookup_output`] of each of `keys` into `out`, as the
+    /// FIB's burst (`Fib::lookup_output_burst_v4`/`_v6`: the same answers,
+    /// resolved together; no allocation). Slices of one length.
+    fn lookup_output_burst(
+        fib: &Fib,
+        keys: &[Self::FlowKey],
+        out: &mut [Result<Self::Forward, Errno>],
+    );
+    /// [`CacheFamily::lookup_input`] of each of `keys` into `out`, as the
+    /// FIB's burst (`Fib::lookup_input_burst_v4`/`_v6`). Slices of one
+    /// length.
+    fn lookup_input_burst(
+        fib: &Fib,
+        iif: u32,
+        keys: &[Self::FlowKey],
+        out: &mut [Result<Self::Forward, Errno>],
+    );
     /// The source `ip route get ... iif DEV` is asked with for a received
     /// packet of `key`. Per family, as the kernel's checks differ: IPv4's
     /// `ip_route_input_slow` judges a zero source itself (a martian, but
@@ -101,6 +118,7 @@ pub trait CacheFamily: IpFamily<Bits: Into<u128>> {
 macro_rules! cache_family {
     (
         $family:ty, $key:ident, $forward:ident, $output:ident, $input:ident,
+        $output_burst:ident, $input_burst:ident,
         received_source: |$k:ident| $received:expr
     ) => {
         impl CacheFamily for $family {
@@ -166,6 +184,21 @@ macro_rules! cache_family {
             }
 
             #[inline]
+            fn lookup_output_burst(fib: &Fib, keys: &[$key], out: &mut [Result<$forward, Errno>]) {
+                fib.$output_burst(keys, out)
+            }
+
+            #[inline]
+            fn lookup_input_burst(
+                fib: &Fib,
+                iif: u32,
+                keys: &[$key],
+                out: &mut [Result<$forward, Errno>],
+            ) {
+                fib.$input_burst(iif, keys, out)
+            }
+
+            #[inline]
             fn received_source($k: &$key) -> Option<Self::Addr> {
                 $received
             }
@@ -175,9 +208,11 @@ macro_rules! cache_family {
 
 cache_family!(
     Ipv4, FlowKeyV4, Forward, lookup_output_v4, lookup_input_batch_v4,
+    lookup_output_burst_v4, lookup_input_burst_v4,
     received_source: |key| Some(Ipv4::from_bits(key.src))
 );
 cache_family!(
     Ipv6, FlowKeyV6, Forward6, lookup_output_v6, lookup_input_batch_v6,
+    lookup_output_burst_v6, lookup_input_burst_v6,
     received_source: |key| (key.src != 0).then(|| Ipv6::from_bits(key.src))
 );

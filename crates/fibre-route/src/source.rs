@@ -1,7 +1,7 @@
 //! What the route cache needs from the FIB, as a trait, with an adapter
 //! over today's [`Fib`].
 //!
-//! The FIB's data-path answer ([`Forward`]) has no stable nexthop id, so
+//! The FIB's data-path answer ([`Forward`](fibre_fib::Forward)) has no stable nexthop id, so
 //! the cache keys nexthops by (table, device, gateway, cache class)
 //! ([`NexthopKey`]), and asks for the rest of a route (preferred source,
 //! MTU, matched prefix) only on a cache miss, through
@@ -57,7 +57,7 @@ impl NexthopKey {
     }
 }
 
-/// What a cache miss learns about a flow's route beyond [`Forward`].
+/// What a cache miss learns about a flow's route beyond [`Forward`](fibre_fib::Forward).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RouteDetails {
     /// The route's data (device, gateway, source, MTU, type).
@@ -114,6 +114,33 @@ pub trait RouteSource: Send + Sync {
         key: &I::FlowKey,
         fwd: &I::Forward,
     ) -> Result<RouteDetails, Errno>;
+    /// [`RouteSource::lookup`] of each of `keys` into `out` (slices of one
+    /// length), in one read of the FIB; no allocation expected. By default
+    /// one key at a time.
+    fn lookup_burst<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        keys: &[I::FlowKey],
+        out: &mut [Result<I::Forward, Errno>],
+    ) {
+        for (key, answer) in keys.iter().zip(out) {
+            *answer = self.lookup::<I>(guard, key);
+        }
+    }
+    /// [`RouteSource::lookup_input`] of each of `keys` received on `iif`
+    /// into `out` (slices of one length); no allocation expected. By
+    /// default one key at a time.
+    fn lookup_input_burst<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        keys: &[I::FlowKey],
+        out: &mut [Result<I::Forward, Errno>],
+    ) {
+        for (key, answer) in keys.iter().zip(out) {
+            *answer = self.lookup_input::<I>(guard, iif, key);
+        }
+    }
 }
 
 /// A FIB the cache can read inside a read section: the one
@@ -198,6 +225,33 @@ impl<F: FibAccess> RouteSource for F {
         fwd: &I::Forward,
     ) -> Result<RouteDetails, Errno> {
         self.with_fib(guard, |fib| describe_received::<I>(fib, iif, key, fwd))?
+    }
+
+    /// The FIB's burst ([`fibre_fib::Fib::lookup_output_burst_v4`]) under
+    /// one read of the FIB.
+    fn lookup_burst<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        keys: &[I::FlowKey],
+        out: &mut [Result<I::Forward, Errno>],
+    ) {
+        if let Err(e) = self.with_fib(guard, |fib| I::lookup_output_burst(fib, keys, out)) {
+            out.fill(Err(e));
+        }
+    }
+
+    /// The FIB's input burst ([`fibre_fib::Fib::lookup_input_burst_v4`])
+    /// under one read of the FIB.
+    fn lookup_input_burst<I: CacheFamily>(
+        &self,
+        guard: &ReadGuard<'_>,
+        iif: u32,
+        keys: &[I::FlowKey],
+        out: &mut [Result<I::Forward, Errno>],
+    ) {
+        if let Err(e) = self.with_fib(guard, |fib| I::lookup_input_burst(fib, iif, keys, out)) {
+            out.fill(Err(e));
+        }
     }
 }
 
