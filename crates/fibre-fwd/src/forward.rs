@@ -19,7 +19,7 @@ use crate::rewrite::{decrease_hop_limit, decrease_ttl};
 use crate::worker::Core;
 
 const IPPROTO_ICMP: u8 = 1;
-const IPPROTO_ICMPV6: u8 = 58;
+use fibre_net::ip::number::ICMPV6 as IPPROTO_ICMPV6;
 const ICMP_ECHO: u8 = 8;
 
 impl Core {

@@ -12,8 +12,7 @@ use fibre_net::checksum;
 
 const IPV4: [u8; 2] = [0x08, 0x00];
 const IPV6: [u8; 2] = [0x86, 0xdd];
-const TCP: u8 = 6;
-const UDP: u8 = 17;
+use fibre_net::ip::number::{TCP, UDP};
 
 /// Completes the checksum of the TCP or UDP packet in `frame` (an
 /// Ethernet frame, IPv4 or IPv6 with TCP or UDP right after the fixed

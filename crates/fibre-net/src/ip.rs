@@ -7,6 +7,38 @@ use fibre_base::{Ipv4, Ipv6};
 
 use crate::checksum;
 
+/// Protocol numbers as headers carry them (IANA's "Assigned Internet
+/// Protocol Numbers"), for code that matches raw header bytes; [`Protocol`]
+/// converts from and to them.
+pub mod number {
+    /// IPv6 hop-by-hop options (RFC 8200).
+    pub const HOP_BY_HOP: u8 = 0;
+    /// ICMP for IPv4.
+    pub const ICMP: u8 = 1;
+    /// IPv4 in IP.
+    pub const IPV4: u8 = 4;
+    /// TCP.
+    pub const TCP: u8 = 6;
+    /// UDP.
+    pub const UDP: u8 = 17;
+    /// IPv6 in IP.
+    pub const IPV6: u8 = 41;
+    /// IPv6 routing header.
+    pub const ROUTING: u8 = 43;
+    /// IPv6 fragment header.
+    pub const FRAGMENT: u8 = 44;
+    /// GRE.
+    pub const GRE: u8 = 47;
+    /// IPsec authentication header.
+    pub const AUTH: u8 = 51;
+    /// ICMP for IPv6.
+    pub const ICMPV6: u8 = 58;
+    /// No next header (IPv6).
+    pub const NO_NEXT_HEADER: u8 = 59;
+    /// IPv6 destination options.
+    pub const DEST_OPTS: u8 = 60;
+}
+
 /// An IP protocol number (IPv4 protocol field, IPv6 next header).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Protocol {
@@ -35,15 +67,15 @@ pub enum Protocol {
 impl From<u8> for Protocol {
     fn from(value: u8) -> Self {
         match value {
-            0 => Protocol::HopByHop,
-            1 => Protocol::Icmp,
-            4 => Protocol::Ipv4,
-            6 => Protocol::Tcp,
-            17 => Protocol::Udp,
-            41 => Protocol::Ipv6,
-            47 => Protocol::Gre,
-            58 => Protocol::Icmpv6,
-            59 => Protocol::NoNextHeader,
+            number::HOP_BY_HOP => Protocol::HopByHop,
+            number::ICMP => Protocol::Icmp,
+            number::IPV4 => Protocol::Ipv4,
+            number::TCP => Protocol::Tcp,
+            number::UDP => Protocol::Udp,
+            number::IPV6 => Protocol::Ipv6,
+            number::GRE => Protocol::Gre,
+            number::ICMPV6 => Protocol::Icmpv6,
+            number::NO_NEXT_HEADER => Protocol::NoNextHeader,
             other => Protocol::Unknown(other),
         }
     }
@@ -52,15 +84,15 @@ impl From<u8> for Protocol {
 impl From<Protocol> for u8 {
     fn from(value: Protocol) -> Self {
         match value {
-            Protocol::HopByHop => 0,
-            Protocol::Icmp => 1,
-            Protocol::Ipv4 => 4,
-            Protocol::Tcp => 6,
-            Protocol::Udp => 17,
-            Protocol::Ipv6 => 41,
-            Protocol::Gre => 47,
-            Protocol::Icmpv6 => 58,
-            Protocol::NoNextHeader => 59,
+            Protocol::HopByHop => number::HOP_BY_HOP,
+            Protocol::Icmp => number::ICMP,
+            Protocol::Ipv4 => number::IPV4,
+            Protocol::Tcp => number::TCP,
+            Protocol::Udp => number::UDP,
+            Protocol::Ipv6 => number::IPV6,
+            Protocol::Gre => number::GRE,
+            Protocol::Icmpv6 => number::ICMPV6,
+            Protocol::NoNextHeader => number::NO_NEXT_HEADER,
             Protocol::Unknown(other) => other,
         }
     }

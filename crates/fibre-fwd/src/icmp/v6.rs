@@ -5,6 +5,7 @@ use std::net::Ipv6Addr;
 
 use fibre_base::Ipv6;
 use fibre_net::checksum;
+use fibre_net::ip::number::ICMPV6;
 use fibre_net::ip::Protocol;
 use fibre_net::ipv6;
 
@@ -20,9 +21,6 @@ pub const REPLY_HOP_LIMIT: u8 = 64;
 /// sizeof(icmp6hdr)` bytes.
 pub const MAX_ERROR_LEN: usize = 1280;
 
-const ICMPV6: u8 = 58;
-/// The authentication header (RFC 4302).
-const AUTH: u8 = 51;
 const HEADER: usize = ipv6::HEADER_LEN;
 const ICMP_HEADER: usize = fibre_net::icmpv6::HEADER_LEN;
 
@@ -57,11 +55,9 @@ fn addr_at(packet: &[u8], at: usize) -> Ipv6Addr {
 /// the next header, and the fragment offset field seen (0 if none);
 /// `None` where the chain cannot be read or ends in "no next header".
 fn skip_extension_headers(packet: &[u8]) -> Option<(usize, u8, u16)> {
-    const HOP_BY_HOP: u8 = 0;
-    const ROUTING: u8 = 43;
-    const FRAGMENT: u8 = 44;
-    const NO_NEXT: u8 = 59;
-    const DEST_OPTS: u8 = 60;
+    use fibre_net::ip::number::{
+        AUTH, DEST_OPTS, FRAGMENT, HOP_BY_HOP, NO_NEXT_HEADER as NO_NEXT, ROUTING,
+    };
     let mut next = packet[6];
     let mut at = HEADER;
     let mut frag_off = 0u16;
@@ -268,10 +264,7 @@ enum InputChain {
 /// `ipv6_rthdr_rcv`: dropped if cut short), an atomic fragment's header
 /// (`ipv6_frag_rcv`: neither offset nor more fragments, passed over).
 fn input_chain(packet: &[u8]) -> InputChain {
-    const HOP_BY_HOP: u8 = 0;
-    const ROUTING: u8 = 43;
-    const FRAGMENT: u8 = 44;
-    const DEST_OPTS: u8 = 60;
+    use fibre_net::ip::number::{AUTH, DEST_OPTS, FRAGMENT, HOP_BY_HOP, ROUTING};
     const FRAGMENT_HEADER: usize = 8;
     /// `IP6_OFFSET | IP6_MF`.
     const NOT_ATOMIC: u16 = 0xfff9;
