@@ -4,7 +4,6 @@
 mod common;
 
 use common::*;
-use fibre_fwd::Counters;
 use proptest::prelude::*;
 
 /// A frame from one of a few good shapes, then damaged at random.
@@ -69,15 +68,6 @@ fn any_frame() -> impl Strategy<Value = Vec<u8>> {
             }
             frame
         })
-}
-
-fn outcomes(c: &Counters) -> u64 {
-    c.forwarded
-        + c.answered
-        + c.punted_local
-        + c.punted_neighbour
-        + c.punted_unresolved
-        + c.total_drops()
 }
 
 proptest! {

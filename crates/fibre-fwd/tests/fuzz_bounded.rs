@@ -14,6 +14,7 @@ mod fuzzing;
 
 use std::time::{Duration, Instant};
 
+use fibre_testkit::SplitMix64 as Rng;
 use fuzzing::{check, decode, encode, seeds};
 
 #[test]
@@ -28,23 +29,6 @@ fn the_seeds_pass_and_survive_encoding() {
     }
     assert_eq!(decode(&[]).frames.len(), 0);
     assert_eq!(decode(&[5, 0, 1, 0, 9, 1]).frames, [vec![1u8]]);
-}
-
-/// splitmix64: the run needs a fast, seedable stream, not a good one.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 /// One mutation of `bytes`, with a frame of `other` to splice in.

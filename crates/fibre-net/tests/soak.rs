@@ -21,22 +21,7 @@ use fibre_net::ethernet::EtherType;
 use fibre_net::ip::{Protocol, PseudoHeader};
 use fibre_net::{gre, icmpv4, icmpv6, ipv4, ipv6, udp};
 
-/// splitmix64: a tiny, fixed-seed generator so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use fibre_testkit::SplitMix64 as Rng;
 
 fn ip_packet(src: IpAddr, dst: IpAddr, protocol: Protocol, upper: &[u8]) -> Vec<u8> {
     match (src, dst) {

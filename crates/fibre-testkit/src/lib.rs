@@ -162,3 +162,35 @@ mod tests {
         assert_eq!(missing_tool(&["sh"]), None);
     }
 }
+
+/// splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
+/// generators", OOPSLA 2014): a tiny seedable stream for the soak and
+/// fuzz-style tests, whose failures must replay from a printed seed. Not
+/// for anything that needs good randomness.
+///
+/// ```
+/// let mut a = fibre_testkit::SplitMix64(7);
+/// let mut b = fibre_testkit::SplitMix64(7);
+/// assert_eq!(a.next(), b.next());
+/// assert!(a.below(10) < 10);
+/// assert_eq!(a.below(0), 0);
+/// ```
+#[derive(Debug, Clone)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    /// The next 64 bits.
+    #[allow(clippy::should_implement_trait)] // not an iterator: it never ends
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}

@@ -6,7 +6,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use fibre_fib::{config, Fib};
-use fibre_fwd::{PortConfig, Punt, PuntKind, StaticNeighbours, Worker, WorkerConfig};
+use fibre_fwd::{Counters, PortConfig, Punt, PuntKind, StaticNeighbours, Worker, WorkerConfig};
 use fibre_net::checksum;
 
 /// p0 (ifindex 2): MTU 9000, 10.0.0.1/24, 2001:db8::1/64; p1 (3): 10.1.0.1/24,
@@ -160,6 +160,17 @@ pub fn frame4(packet: &[u8]) -> Vec<u8> {
 
 pub fn frame6(packet: &[u8]) -> Vec<u8> {
     frame(P0_MAC, 0x86dd, packet)
+}
+
+/// The counts a received frame can end in, summed: equal to `received`
+/// when every frame ended in exactly one.
+pub fn outcomes(c: &Counters) -> u64 {
+    c.forwarded
+        + c.answered
+        + c.punted_local
+        + c.punted_neighbour
+        + c.punted_unresolved
+        + c.total_drops()
 }
 
 /// Everything queued on `port`, drained.

@@ -11,7 +11,7 @@ use std::net::Ipv4Addr;
 use std::sync::OnceLock;
 
 use fibre_fib::Fib;
-use fibre_fwd::{Counters, Worker, WorkerConfig, BURST};
+use fibre_fwd::{Worker, WorkerConfig, BURST};
 use fibre_net::checksum;
 
 use super::common::*;
@@ -143,15 +143,6 @@ pub fn seeds() -> Vec<Input> {
 fn fib() -> &'static Fib {
     static FIB: OnceLock<Fib> = OnceLock::new();
     FIB.get_or_init(super::common::fib)
-}
-
-fn outcomes(c: &Counters) -> u64 {
-    c.forwarded
-        + c.answered
-        + c.punted_local
-        + c.punted_neighbour
-        + c.punted_unresolved
-        + c.total_drops()
 }
 
 /// What must hold of a frame the worker queued on a port whose MAC is
