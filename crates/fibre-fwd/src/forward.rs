@@ -7,14 +7,14 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use fibre_base::DropReason;
-use fibre_fib::{Errno, Fib, FlowKeyV4, Forward, Forward6, RouteType, RpFilter};
+use fibre_fib::{Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6, RouteType, RpFilter};
 
 use crate::config::PortConfig;
 use crate::icmp::{self, Icmp4Error, Icmp6Error};
 use crate::options::{self, Compiled};
 use crate::output::{copy, Destination, Out, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPV6_MIN_MTU};
 use crate::punt::PuntKind;
-use crate::receive::{Ipv4Header, Ipv6Header, PacketType, ETH_HLEN};
+use crate::receive::{self, Ipv4Header, Ipv6Header, PacketType, ETH_HLEN};
 use crate::rewrite::{decrease_hop_limit, decrease_ttl};
 use crate::worker::Core;
 
@@ -424,6 +424,70 @@ impl Core {
         match dest {
             Destination::Port { .. } => self.counters.forwarded += 1,
             Destination::Unresolved { .. } => self.counters.punted_unresolved += 1,
+        }
+    }
+}
+
+impl Core {
+    /// `neigh_invalidate`'s `error_report` for `packet`, an IP packet that
+    /// waited on link `link` for a neighbour whose resolution failed, as
+    /// it was queued (after `ip_forward` or `ip6_forward`: TTL or hop limit
+    /// already one less, `ip_forward_options` applied):
+    ///
+    /// * IPv4, `arp_error_report` -> `dst_link_failure` ->
+    ///   `ipv4_link_failure` -> `ipv4_send_dest_unreach`: nothing for a
+    ///   header that is not a whole IPv4 one; options are compiled again
+    ///   on the queued header (`__ip_options_compile` with the skb, so a
+    ///   record route takes one more address, written into the packet the
+    ///   error quotes), nothing if they do not compile; then
+    ///   `__icmp_send(ICMP_DEST_UNREACH, ICMP_HOST_UNREACH)`;
+    /// * IPv6, `ndisc_error_report` -> `ip6_link_failure` ->
+    ///   `icmpv6_send(ICMPV6_DEST_UNREACH, ICMPV6_ADDR_UNREACH)`, with
+    ///   `skb->dev` the output device (`icmp6_iif`).
+    ///
+    /// Both go through the rate limits and source selection of every
+    /// other error; the packet itself was already counted when it was
+    /// punted ([`crate::PuntKind::Unresolved`]) and is not counted again.
+    pub(crate) fn resolution_failed(&mut self, out: &mut Out<'_>, packet: &[u8]) {
+        let link = self.ports[out.in_port].config.link;
+        match packet.first().map(|b| b >> 4) {
+            Some(4) => {
+                let Ok(h) = receive::ipv4_header(packet) else {
+                    return;
+                };
+                let packet = &packet[..h.total_len.min(packet.len())];
+                let mut held = Held::new(packet, h.header_len);
+                if h.header_len > 20 {
+                    let router = InputRouter {
+                        fib: out.fib,
+                        h: &h,
+                        local: false,
+                    };
+                    match options::compile(&mut held.header, h.header_len, &router) {
+                        Ok(compiled) => held.options = compiled,
+                        Err(_) => return,
+                    }
+                }
+                self.send_error_held_v4(out, &held, PacketType::Host, Icmp4Error::LinkFailure);
+            }
+            Some(6) if packet.len() >= fibre_net::ipv6::HEADER_LEN => {
+                // `icmp6_send` takes `icmp6_iif` (the output device) only
+                // for a sender that needs a scope; else the source comes
+                // from the route back (`ip6_route_get_saddr` on its
+                // device), so that device stands for the input link.
+                let sender = crate::output::ipv6_at(packet, 8);
+                let back = FlowKeyV6 {
+                    dst: u128::from(sender),
+                    ..FlowKeyV6::default()
+                };
+                let source_link = match out.fib.lookup_output_v6(&back) {
+                    Ok(route) if !icmp::needs_scope_v6(sender) => route.dev,
+                    _ => link,
+                };
+                let error = Icmp6Error::AddressUnreachable;
+                self.send_error_v6(out, packet, PacketType::Host, error, source_link);
+            }
+            _ => {}
         }
     }
 }

@@ -211,6 +211,74 @@ impl<F: FibSource, N: Neighbours> Worker<F, N> {
         core.published.publish(&core.counters);
     }
 
+    /// The ICMP error the kernel sends for `packet` when the neighbour it
+    /// waited for on link `link` goes FAILED (`neigh_invalidate` calls the
+    /// family's `error_report` for each queued packet: host unreachable
+    /// for IPv4, address unreachable for IPv6), with this worker's rate
+    /// limits and the kernel's source selection; the error is queued on
+    /// the port its route back leaves by (or punted while that next hop is
+    /// unresolved), as a burst's errors are. `packet` is the IP packet as
+    /// the worker punted it ([`PuntKind::Unresolved`], after the Ethernet
+    /// header) and the control side queued it, at time `now_ns` (the
+    /// clock of [`Worker::receive_burst`]). A link without a port, or
+    /// anything but a whole IP header, sends nothing. Allocates nothing.
+    ///
+    /// The control side calls it for each `fibre_neigh::Action::Unreachable`.
+    ///
+    /// ```
+    /// use fibre_fib::{config, Fib};
+    /// use fibre_fwd::{PortConfig, PuntKind, StaticNeighbours, Worker, WorkerConfig};
+    ///
+    /// let (fib, _) = config::apply_str(&Fib::new(), "r.conf",
+    ///     "link add p0 type ifb\nlink set p0 up\naddr add 10.0.0.1/24 dev p0\n\
+    ///      link add p1 type ifb\nlink set p1 up\naddr add 10.1.0.1/24 dev p1\n", false).unwrap();
+    /// let (p0, p1) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 1, 1]);
+    /// let mut neighbours = StaticNeighbours::default();
+    /// neighbours.insert(2, "10.0.0.9".parse().unwrap(), [2, 0, 0, 0, 0, 9]);
+    /// let ports = [PortConfig::new(2, p0), PortConfig::new(3, p1)];
+    /// let mut worker = Worker::new(fib, neighbours, &ports, WorkerConfig::default());
+    ///
+    /// // From 10.0.0.9 to 10.1.0.7, whose MAC nobody knows: punted.
+    /// let mut frame = vec![0u8; 14 + 28];
+    /// frame[..6].copy_from_slice(&p0);
+    /// frame[12..14].copy_from_slice(&[0x08, 0x00]);
+    /// frame[14..34].copy_from_slice(&[0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0,
+    ///     10, 0, 0, 9, 10, 1, 0, 7]);
+    /// let sum = fibre_net::checksum::checksum(&frame[14..34]);
+    /// frame[24..26].copy_from_slice(&sum.to_be_bytes());
+    /// worker.receive_burst(0, &[&frame], 0);
+    /// let mut queued = Vec::new();
+    /// worker.drain_punts(|p| if p.kind == PuntKind::Unresolved { queued.push(p.frame[14..].to_vec()) });
+    ///
+    /// // Resolution failed: the sender hears host unreachable from 10.0.0.1.
+    /// worker.resolution_failed(3, &queued[0], 1_000_000);
+    /// let mut sent = Vec::new();
+    /// worker.drain_port(0, |f| sent.push(f.to_vec()));
+    /// assert_eq!(&sent[0][14 + 12..14 + 20], &[10, 0, 0, 1, 10, 0, 0, 9]);
+    /// assert_eq!(&sent[0][14 + 20..14 + 22], &[3, 1]);
+    /// ```
+    pub fn resolution_failed(&mut self, link: LinkIndex, packet: &[u8], now_ns: u64) {
+        let Worker {
+            fib,
+            neighbours,
+            core,
+        } = self;
+        let Some(port) = core.port_of(link) else {
+            return;
+        };
+        fib.with_fib(|fib| {
+            let mut out = crate::output::Out {
+                fib,
+                neighbours: &*neighbours,
+                in_port: port,
+                now_ns,
+            };
+            core.resolution_failed(&mut out, packet);
+        });
+        neighbours.burst_done();
+        core.published.publish(&core.counters);
+    }
+
     /// Hands every frame queued on port `port` to `transmit`, oldest
     /// first, and empties the queue.
     pub fn drain_port(&mut self, port: usize, mut transmit: impl FnMut(&[u8])) {

@@ -152,3 +152,53 @@ fn ipv4_options_allocate_nothing() {
         frames.len()
     );
 }
+
+#[test]
+fn errors_for_failed_resolutions_allocate_nothing() {
+    let mut w = worker();
+    let record_route = [7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let unresolved = "10.1.0.99".parse().unwrap();
+    let frames = vec![
+        frame4(&udp4(SENDER, unresolved, 64, false, 100)),
+        frame4(&with_options(
+            &udp4(SENDER, unresolved, 64, false, 100),
+            &record_route,
+        )),
+        frame4(&udp4(SENDER, unresolved, 64, false, 3000)),
+        frame6(&udp6(SENDER6, "2001:db8:1::99".parse().unwrap(), 64, 100)),
+    ];
+    // The punted packets, kept where nothing allocates: the control side
+    // queues them, then gives them up.
+    let mut held = [[0u8; 1600]; 8];
+    let mut lens = [(0u32, 0usize); 8];
+    let mut sink = 0usize;
+    let mut round = |w: &mut TestWorker, now_ns: u64| {
+        w.receive_burst(P0, &frames, now_ns);
+        let mut n = 0;
+        w.drain_punts(|p| {
+            let packet = &p.frame[14..];
+            if n < held.len() && packet.len() <= held[n].len() {
+                held[n][..packet.len()].copy_from_slice(packet);
+                lens[n] = (p.link, packet.len());
+                n += 1;
+            }
+        });
+        for (packet, &(link, len)) in held.iter().zip(&lens).take(n) {
+            w.resolution_failed(link, &packet[..len], now_ns + 1_000_000);
+        }
+        w.drain_port(P0, |f| sink += f.len());
+        w.drain_port(P1, |f| sink += f.len());
+        n
+    };
+    assert!(round(&mut w, 0) >= frames.len());
+    let before = CountingAllocator::allocations();
+    for i in 1..=20u64 {
+        round(&mut w, i * 2_000_000_000);
+    }
+    let allocations = CountingAllocator::allocations() - before;
+    assert!(w.counters().icmp_errors > 20 * 3, "{:?}", w.counters());
+    assert_eq!(
+        allocations, 0,
+        "allocations over 20 rounds of failed resolutions"
+    );
+}

@@ -19,6 +19,12 @@ pub enum Icmp4Error {
     /// Destination unreachable, host (3/1): an `unreachable` route
     /// (`ip_error`, `EHOSTUNREACH`).
     HostUnreachable,
+    /// Destination unreachable, host (3/1) for a packet whose next hop's
+    /// neighbour resolution failed (`arp_error_report` ->
+    /// `ipv4_link_failure` -> `ipv4_send_dest_unreach`): the same message
+    /// as [`Icmp4Error::HostUnreachable`], sent by `__icmp_send` directly,
+    /// so only its limits apply, not `ip_error`'s.
+    LinkFailure,
     /// Destination unreachable, communication administratively prohibited
     /// (3/13, `ICMP_PKT_FILTERED`): a `prohibit` route (`ip_error`,
     /// `EACCES`).
@@ -53,7 +59,7 @@ impl Icmp4Error {
         match *self {
             Icmp4Error::TimeExceeded => (11, 0, [0; 4]),
             Icmp4Error::NetUnreachable => (3, 0, [0; 4]),
-            Icmp4Error::HostUnreachable => (3, 1, [0; 4]),
+            Icmp4Error::HostUnreachable | Icmp4Error::LinkFailure => (3, 1, [0; 4]),
             Icmp4Error::ProtocolUnreachable => (3, 2, [0; 4]),
             Icmp4Error::PortUnreachable => (3, 3, [0; 4]),
             Icmp4Error::FragmentationNeeded { mtu } => {
