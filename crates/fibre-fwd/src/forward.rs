@@ -7,7 +7,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use fibre_base::DropReason;
-use fibre_fib::{Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6, RouteType, RpFilter};
+use fibre_fib::{Errno, Fib, FlowKeyV4, FlowKeyV6, Forward, Forward6, RouteType, RpFilter, Scope};
 
 use crate::config::PortConfig;
 use crate::icmp::{self, Icmp4Error, Icmp6Error};
@@ -67,6 +67,7 @@ impl Core {
             let router = InputRouter {
                 fib: out.fib,
                 h,
+                dev: config.link,
                 local: matches!(answer, Ok(a) if a.kind == RouteType::Local),
             };
             match options::compile(&mut held.header, h.header_len, &router) {
@@ -226,7 +227,7 @@ impl Core {
         let mut header = held.header;
         let changed = header_len > 20
             && options::forward_options(&mut header[..header_len], &held.options, || {
-                outgoing_source(out, h)
+                outgoing_source(out, h, answer.dev, next_hop)
             });
         let packet = held.packet;
         if h.total_len <= mtu {
@@ -461,6 +462,7 @@ impl Core {
                     let router = InputRouter {
                         fib: out.fib,
                         h: &h,
+                        dev: link,
                         local: false,
                     };
                     match options::compile(&mut held.header, h.header_len, &router) {
@@ -548,6 +550,8 @@ impl<'p> Held<'p> {
 struct InputRouter<'a> {
     fib: &'a Fib,
     h: &'a Ipv4Header,
+    /// The device the packet is on (`skb->dev`).
+    dev: fibre_fib::LinkIndex,
     /// The input route is local (`RTCF_LOCAL` without broadcast or
     /// multicast).
     local: bool,
@@ -555,18 +559,15 @@ struct InputRouter<'a> {
 
 impl options::Router for InputRouter<'_> {
     /// `fib_compute_spec_dst`: the destination itself when the route is
-    /// local, else the `prefsrc` of the route back to the sender (its
-    /// `nh_saddr` without one); 0.0.0.0 where there is no route back
-    /// (the kernel then takes the input device's primary address, which
-    /// the FIB does not answer without allocating).
+    /// local, else [`Fib::spec_dst_v4`] on the device the packet is on
+    /// (`skb->dev`: the input device, or the output one for a packet that
+    /// waited for its neighbour); 0.0.0.0 where that finds no address.
     fn spec_dst(&self) -> Ipv4Addr {
         if self.local {
             return self.h.dst;
         }
         self.fib
-            .output_source_v4(self.h.src, self.h.tos)
-            .ok()
-            .flatten()
+            .spec_dst_v4(self.dev, self.h.src, self.h.tos)
             .unwrap_or(Ipv4Addr::UNSPECIFIED)
     }
 
@@ -593,15 +594,22 @@ impl options::Router for InputRouter<'_> {
 }
 
 /// `ip_rt_get_source` for a forwarded packet: the source the route to
-/// its destination picks (`fib_result_prefsrc`); 0.0.0.0 where none
-/// (the kernel then takes the output device's address, see
-/// [`InputRouter::spec_dst`]).
-fn outgoing_source(out: &Out<'_>, h: &Ipv4Header) -> Ipv4Addr {
-    out.fib
-        .output_source_v4(h.dst, h.tos)
-        .ok()
-        .flatten()
-        .unwrap_or(Ipv4Addr::UNSPECIFIED)
+/// its destination picks (`fib_result_prefsrc`; 0.0.0.0 where it has
+/// none); where that lookup fails, `inet_select_addr` on the output
+/// device `dev` towards `next_hop` (`rt_nexthop`).
+fn outgoing_source(
+    out: &Out<'_>,
+    h: &Ipv4Header,
+    dev: fibre_fib::LinkIndex,
+    next_hop: Ipv4Addr,
+) -> Ipv4Addr {
+    match out.fib.output_source_v4(h.dst, h.tos) {
+        Ok(found) => found.unwrap_or(Ipv4Addr::UNSPECIFIED),
+        Err(_) => out
+            .fib
+            .select_source_v4(dev, next_hop, Scope::UNIVERSE)
+            .unwrap_or(Ipv4Addr::UNSPECIFIED),
+    }
 }
 
 /// Whether an input route's `errno` came from `fib_lookup` (an

@@ -677,3 +677,24 @@ fn an_error_to_a_subnet_broadcast_source_is_broadcast() {
     assert_eq!(&back[0][..6], &[0xff; 6]);
     assert_eq!(icmp4(&back[0]).0, 3);
 }
+
+/// A record route whose sender has no route back: `fib_compute_spec_dst`
+/// looks it up without a protocol, which a rule prohibits here, and
+/// records `inet_select_addr` of the input device
+/// ([`fibre_fib::Fib::spec_dst_v4`]): p0's 10.0.0.1, where the ICMP
+/// route back (which the rule lets through) leaves by p1 from 10.1.0.1.
+/// Kernel-checked by the forwarding oracle's crafted case
+/// `ipv4-crafted-rr-no-route-back`.
+#[test]
+fn a_record_route_without_a_route_back_records_the_input_address() {
+    let mut w = worker_with("rule add not ipproto icmp prohibit pref 800\n");
+    let from = "192.0.2.5".parse().unwrap();
+    let packet = with_options(&udp4(from, HOST, 64, false, 20), &RECORD_ROUTE);
+    receive(&mut w, P0, &frame4(&packet), 1_000_000_000);
+    let back = sent(&mut w, P1);
+    assert_eq!(back.len(), 1, "{:?}", w.counters());
+    assert_eq!(ipv4_src(&back[0]), Ipv4Addr::new(10, 1, 0, 1));
+    let (kind, code, _, quote) = icmp4(&back[0]);
+    assert_eq!((kind, code), (3, 13));
+    assert_eq!(&quote[20..32], &[7, 11, 8, 10, 0, 0, 1, 0, 0, 0, 0, 0]);
+}

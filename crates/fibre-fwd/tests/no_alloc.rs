@@ -202,3 +202,25 @@ fn errors_for_failed_resolutions_allocate_nothing() {
         "allocations over 20 rounds of failed resolutions"
     );
 }
+
+#[test]
+fn a_record_route_without_a_route_back_allocates_nothing() {
+    // `fib_compute_spec_dst`'s lookup (no protocol) is prohibited, the
+    // ICMP route back is not: the fallback, `Fib::spec_dst_v4` and
+    // `Fib::select_source_v4`, runs for every packet.
+    let mut w = worker_with("rule add not ipproto icmp prohibit pref 800\n");
+    let record_route = [7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let frames = vec![frame4(&with_options(
+        &udp4(
+            "192.0.2.5".parse().unwrap(),
+            "10.1.0.7".parse().unwrap(),
+            64,
+            false,
+            100,
+        ),
+        &record_route,
+    ))];
+    let allocations = allocations_over_bursts(&mut w, &frames);
+    assert!(w.counters().icmp_errors >= 20, "{:?}", w.counters());
+    assert_eq!(allocations, 0, "allocations over 20 bursts");
+}

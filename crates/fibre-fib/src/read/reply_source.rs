@@ -76,13 +76,24 @@ impl Fib {
     /// assert_eq!(fib.reply_route_v4("10.0.0.5".parse().unwrap(), 0).unwrap().mtu, 1500);
     /// ```
     pub fn reply_route_v4(&self, dst: Ipv4Addr, tos: u8) -> Result<ReplyRoute<Ipv4Addr>, Errno> {
+        self.route_from_v4(dst, tos, IPPROTO_ICMP)
+    }
+
+    /// [`Fib::reply_route_v4`] for a flow of protocol `proto` (0 for the
+    /// lookups that name none, as `fib_compute_spec_dst`'s).
+    pub(crate) fn route_from_v4(
+        &self,
+        dst: Ipv4Addr,
+        tos: u8,
+        proto: u8,
+    ) -> Result<ReplyRoute<Ipv4Addr>, Errno> {
         let as_v4 = |a: IpAddr| match a {
             IpAddr::V4(a) => Some(a),
             IpAddr::V6(_) => None,
         };
         let flow = Flow {
             tos: tos & 0x1c,
-            proto: IPPROTO_ICMP,
+            proto,
             ..Flow::output(IpAddr::V4(dst))
         };
         let res = self.fib_lookup(&flow)?;

@@ -1,7 +1,7 @@
 //! Source address selection: `inet_select_addr` for IPv4 and a reduced
 //! `ipv6_dev_get_saddr` (RFC 6724) for IPv6.
 
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::fib::Fib;
 use crate::types::*;
@@ -78,6 +78,84 @@ impl Fib {
                 .find(|a| !a.secondary && a.scope != Scope::LINK && a.scope <= scope)
                 .map(|a| a.local)
         })
+    }
+
+    /// `inet_select_addr(dev, dst, scope)` for IPv4: the source the kernel
+    /// falls back on where a lookup finds no route, as
+    /// `fib_compute_spec_dst` does for a record route or timestamp option
+    /// whose sender has no route back (the input device's address), and
+    /// `ip_rt_get_source` for a forwarded one (the output device's). A
+    /// primary address of `dev` with a scope no narrower than `scope`,
+    /// the first on `dst`'s subnet, else its first; else the first fitting
+    /// address of any device (`in_dev_select_addr`). Reads the address
+    /// lists in place: nothing allocates, so a worker may call it per
+    /// packet.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// for line in ["link add d0 type ifb", "link set d0 up",
+    ///              "addr add 10.0.0.1/24 dev d0", "addr add 10.9.0.1/24 dev d0",
+    ///              "link add d1 type ifb", "link set d1 up"] {
+    ///     let words: Vec<String> = line.split(' ').map(String::from).collect();
+    ///     for c in config::parse_words(&words).unwrap() { fib.apply(&c).unwrap(); }
+    /// }
+    /// let pick = |dev, dst: &str| fib.select_source_v4(dev, dst.parse().unwrap(), Scope::UNIVERSE);
+    /// assert_eq!(pick(2, "10.9.0.7"), Some("10.9.0.1".parse().unwrap()));
+    /// assert_eq!(pick(2, "203.0.113.9"), Some("10.0.0.1".parse().unwrap()));
+    /// // d1 has none: another device's.
+    /// assert_eq!(pick(3, "203.0.113.9"), Some("10.0.0.1".parse().unwrap()));
+    /// ```
+    pub fn select_source_v4(
+        &self,
+        dev: LinkIndex,
+        dst: Ipv4Addr,
+        scope: Scope,
+    ) -> Option<Ipv4Addr> {
+        match self.select_addr_v4(dev, Some(IpAddr::V4(dst)), scope) {
+            Some(IpAddr::V4(a)) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// `fib_compute_spec_dst` for a packet from `src` with TOS `tos` on
+    /// device `dev` (`skb->dev`) whose route is not local (the caller
+    /// answers the destination itself for a local one): the address a
+    /// record route or timestamp option records for the router. The
+    /// route back to `src` is looked up as the kernel does (input from
+    /// `lo`, the packet's DSCP, no protocol, so a rule on `ipproto`
+    /// does not match it) and gives its `prefsrc`, else its next hop's
+    /// address (`fib_result_prefsrc`); where there is no route back, or
+    /// `src` is in 0.0.0.0/8 (not looked up; link scope),
+    /// [`Fib::select_source_v4`] on `dev`. `None` where even that finds
+    /// no address. Nothing allocates.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// for line in ["link add d0 type ifb", "link set d0 up", "addr add 10.0.0.1/24 dev d0",
+    ///              "link add d1 type ifb", "link set d1 up", "addr add 10.1.0.1/24 dev d1",
+    ///              "route add 172.16.0.0/12 via 10.1.0.9",
+    ///              "rule add not ipproto icmp prohibit pref 800"] {
+    ///     let words: Vec<String> = line.split(' ').map(String::from).collect();
+    ///     for c in config::parse_words(&words).unwrap() { fib.apply(&c).unwrap(); }
+    /// }
+    /// let src: std::net::Ipv4Addr = "172.16.0.5".parse().unwrap();
+    /// // The ICMP route back leaves by d1; the protocol-less lookup is
+    /// // prohibited, so the input device's address is recorded.
+    /// assert_eq!(fib.output_source_v4(src, 0), Ok(Some("10.1.0.1".parse().unwrap())));
+    /// assert_eq!(fib.spec_dst_v4(2, src, 0), Some("10.0.0.1".parse().unwrap()));
+    /// ```
+    pub fn spec_dst_v4(&self, dev: LinkIndex, src: Ipv4Addr, tos: u8) -> Option<Ipv4Addr> {
+        let scope = if src.octets()[0] == 0 {
+            Scope::LINK
+        } else {
+            match self.route_from_v4(src, tos, 0) {
+                Ok(route) => return route.source,
+                Err(_) => Scope::UNIVERSE,
+            }
+        };
+        self.select_source_v4(dev, src, scope)
     }
 
     /// The source address the FIB would pick for an IPv6 flow to `dst`

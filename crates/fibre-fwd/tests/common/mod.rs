@@ -55,6 +55,15 @@ pub fn fib() -> Fib {
         .0
 }
 
+/// The test router with `extra` configuration lines after [`CONFIG`].
+pub fn worker_with(extra: &str) -> TestWorker {
+    let text = format!("{CONFIG}{extra}");
+    let fib = config::apply_str(&Fib::new(), "router.conf", &text, false)
+        .expect("the test router's configuration applies")
+        .0;
+    Worker::new(fib, neighbours(), &ports(), config())
+}
+
 pub fn neighbours() -> StaticNeighbours {
     let mut n = StaticNeighbours::default();
     n.insert(2, IpAddr::V4(SENDER), SENDER_MAC);
