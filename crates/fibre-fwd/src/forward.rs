@@ -379,7 +379,11 @@ impl Core {
             return Err(DropReason::TtlExceeded);
         }
         let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
-        if answer.dev != config.link {
+        if answer.dev == config.link {
+            // Out the way it came: a redirect, and the packet forwarded
+            // all the same.
+            self.send_redirect_v6(out, config.link, packet, h, answer);
+        } else {
             // "This check is security critical."
             if h.src.is_unspecified() {
                 return Err(DropReason::AddressError);
@@ -389,8 +393,6 @@ impl Core {
                 return Err(DropReason::AddressError);
             }
         }
-        // Out the way it came: the kernel sends a neighbour discovery
-        // redirect (`ndisc_send_redirect`), which the worker does not.
         let mtu = self
             .route_mtu(out.fib, answer.cache_class, answer.dev)
             .max(IPV6_MIN_MTU);
@@ -418,6 +420,79 @@ impl Core {
         })?;
         self.count_left(dest);
         Ok(())
+    }
+
+    /// `ip6_forward`'s redirect for a packet leaving by `link`, the link
+    /// it came in on (no IPv6 setting turns it off), then
+    /// `ndisc_send_redirect`, in the kernel's order: the destination's
+    /// limit; a link-local address on the link to send from; a target
+    /// (the route's gateway, else the destination) that is the
+    /// destination or link-local unicast; the source reached on the link
+    /// without a gateway; the source's limit; the target's link-layer
+    /// address when its neighbour is resolved. Sent on the link to the
+    /// source's neighbour, before the packet.
+    fn send_redirect_v6(
+        &mut self,
+        out: &Out<'_>,
+        link: fibre_fib::LinkIndex,
+        packet: &[u8],
+        h: &Ipv6Header,
+        answer: &Forward6,
+    ) {
+        let target = if answer.gateway != 0 {
+            Ipv6Addr::from(answer.gateway)
+        } else {
+            h.dst
+        };
+        if !self.limiter.allow_redirect_v6(out.now_ns, h.dst) {
+            self.counters.icmp_rate_limited += 1;
+            return;
+        }
+        // `ipv6_get_lladdr`: the link's first link-local address.
+        let Some(source) = out
+            .fib
+            .addrs_of_v6(link)
+            .iter()
+            .find_map(|a| match a.local {
+                IpAddr::V6(local) if is_link_local(&local) => Some(local),
+                _ => None,
+            })
+        else {
+            return;
+        };
+        // Link-local unicast: fe80::/10 holds no multicast.
+        if target != h.dst && !is_link_local(&target) {
+            return;
+        }
+        let back = FlowKeyV6 {
+            dst: u128::from(h.src),
+            src: u128::from(source),
+            proto: IPPROTO_ICMPV6,
+            oif: link,
+            ..FlowKeyV6::default()
+        };
+        match out.fib.lookup_output_v6(&back) {
+            Ok(route) if route.gateway == 0 => {}
+            _ => return,
+        }
+        if !self.limiter.allow_redirect_v6(out.now_ns, h.src) {
+            self.counters.icmp_rate_limited += 1;
+            return;
+        }
+        let target_mac = out.neighbours.lookup(link, IpAddr::V6(target));
+        let mut buf = std::mem::take(&mut self.scratch);
+        if let Ok(len) = icmp::write_redirect_v6(packet, target, target_mac, source, &mut buf) {
+            let dest = self.destination(out, out.in_port, IpAddr::V6(h.src));
+            if self
+                .put(dest, ETHERTYPE_IPV6, |slot| copy(slot, &buf[..len]))
+                .is_ok()
+            {
+                self.counters.icmp_errors += 1;
+            } else {
+                self.counters.icmp_unsent += 1;
+            }
+        }
+        self.scratch = buf;
     }
 
     /// Counts a forwarded packet by where it went.

@@ -16,7 +16,8 @@
 //! 3. `forward`: the answer's errors as ICMP (`ip_error`,
 //!    `ip6_pkt_drop`), local delivery (echo answered, the rest punted),
 //!    `ip_forward`/`ip6_forward`'s checks: TTL, MTU (fragmentation when DF
-//!    is clear), redirects, source scope;
+//!    is clear), redirects (IPv6's as `ndisc_send_redirect` writes them),
+//!    source scope;
 //! 4. `rewrite` and `output`: TTL or hop limit less one with the
 //!    incremental checksum, the neighbour's MAC ([`Neighbours`]; a miss
 //!    queues the packet for the control side to resolve), the output
@@ -27,9 +28,9 @@
 //!
 //! Not modelled (each dropped and counted, never sent differently): the
 //! IPv4 options that change a packet or its route (record route,
-//! timestamp, source routes, CIPSO: `OptionsUnsupported`), IPv6 redirects (the kernel's are
-//! neighbour discovery messages), a route's `mtu` metric (the link's MTU
-//! is used), GRE tunnels as output devices (`NoOutputPort`).
+//! timestamp, source routes, CIPSO: `OptionsUnsupported`), a route's
+//! `mtu` metric (the link's MTU is used), GRE tunnels as output devices
+//! (`NoOutputPort`).
 
 pub mod icmp;
 

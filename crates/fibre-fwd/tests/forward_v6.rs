@@ -148,8 +148,9 @@ fn a_link_local_source_is_not_forwarded() {
 /// A link-local destination reached from its own link goes back out of
 /// it: the route is the link's own, and `ip6_forward`'s source checks
 /// apply only to packets that leave by another link. Kernel-checked
-/// (`nstat`: `Ip6OutForwDatagrams` one more; the kernel also sends a
-/// redirect, which the worker does not).
+/// (`nstat`: `Ip6OutForwDatagrams` one more), after a redirect to the
+/// sender naming the destination itself as the better first hop
+/// (`ndisc_send_redirect`; see `redirects_as_ndisc_sends_them`).
 #[test]
 fn a_link_local_destination_on_its_own_link_is_forwarded_back() {
     let mut w = worker();
@@ -157,8 +158,9 @@ fn a_link_local_destination_on_its_own_link_is_forwarded_back() {
     w.neighbours_mut().insert(2, target.into(), NEIGHBOUR_MAC);
     receive(&mut w, P0, &frame6(&udp6(SENDER6, target, 64, 20)), 0);
     let out = sent(&mut w, P0);
-    assert_eq!(out.len(), 1, "{:?}", w.counters());
-    assert_eq!((&out[0][..6], out[0][14 + 7]), (&NEIGHBOUR_MAC[..], 63));
+    assert_eq!(out.len(), 2, "{:?}", w.counters());
+    assert_eq!((&out[0][..6], out[0][14 + 40]), (&SENDER_MAC[..], 137));
+    assert_eq!((&out[1][..6], out[1][14 + 7]), (&NEIGHBOUR_MAC[..], 63));
 }
 
 /// `ip6_rcv_core`: version, loopback and multicast sources, truncation,
@@ -663,4 +665,88 @@ fn ipv6_answers_allocate_nothing() {
     // to the mapped source, a forwarded packet.
     assert_eq!(sent, 20 * 8, "{:?}", w.counters());
     assert_eq!(allocations, 0);
+}
+
+/// `ip6_forward` -> `ndisc_send_redirect` for a packet that leaves by the
+/// link it came in on, checked field by field against what ndisc.c
+/// builds: from the link's link-local address (`ipv6_get_lladdr`) to the
+/// sender, hop limit 255, traffic class and flow label 0 (`ip6_nd_hdr`);
+/// type 137, target the destination itself (on-link), destination; the
+/// target's link-layer address option (its neighbour is valid); the
+/// redirected header option (type 4, length in 8-byte units, six
+/// reserved bytes) with the packet as received (hop limit not yet
+/// decremented), cut to whole 8-byte units; a valid checksum. Then the
+/// packet is forwarded. Six to one destination at once, then one a
+/// second (`inet_peer_xrlim_allow(peer, 1*HZ)`); a global gateway as
+/// target (not link-local) gets none.
+#[test]
+fn redirects_as_ndisc_sends_them() {
+    let mut w = worker();
+    let fib = fib();
+    let link_local = fib
+        .addrs_of_v6(2)
+        .iter()
+        .find_map(|a| match a.local {
+            std::net::IpAddr::V6(l) if l.segments()[0] == 0xfe80 => Some(l),
+            _ => None,
+        })
+        .expect("p0 has a link-local address");
+    let on_link: Ipv6Addr = "2001:db8::7".parse().unwrap();
+    w.neighbours_mut().insert(2, on_link.into(), NEIGHBOUR_MAC);
+    // 21 bytes of UDP data: the packet (69 bytes) is not a multiple of 8.
+    let packet = udp6(SENDER6, on_link, 64, 21);
+    receive(&mut w, P0, &frame6(&packet), 1_000_000_000);
+    let out = sent(&mut w, P0);
+    assert_eq!(out.len(), 2, "{:?}", w.counters());
+    let (rd, forwarded) = (&out[0], &out[1]);
+    assert_eq!(&rd[..12], &[SENDER_MAC, P0_MAC].concat()[..]);
+    let ip = &rd[14..];
+    assert_eq!(&ip[..4], &[0x60, 0, 0, 0], "traffic class and flow label 0");
+    assert_eq!((ip[6], ip[7]), (58, 255));
+    assert_eq!(&ip[8..24], &link_local.octets());
+    assert_eq!(&ip[24..40], &SENDER6.octets());
+    let icmp = &ip[40..];
+    assert_eq!(usize::from(u16::from_be_bytes([ip[4], ip[5]])), icmp.len());
+    assert_eq!((icmp[0], icmp[1], &icmp[4..8]), (137, 0, &[0u8; 4][..]));
+    assert_eq!(&icmp[8..24], &on_link.octets(), "target: the destination");
+    assert_eq!(&icmp[24..40], &on_link.octets());
+    assert_eq!(&icmp[40..48], &[&[2u8, 1][..], &NEIGHBOUR_MAC].concat()[..]);
+    let rd_len = (packet.len() + 8) & !7;
+    assert_eq!(icmp.len(), 48 + rd_len);
+    assert_eq!(&icmp[48..56], &[4, (rd_len / 8) as u8, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(&icmp[56..], &packet[..rd_len - 8]);
+    let pseudo = fibre_net::checksum::pseudo_header::<fibre_base::Ipv6>(
+        link_local,
+        SENDER6,
+        58,
+        icmp.len() as u32,
+    );
+    assert_eq!(
+        fibre_net::checksum::add(pseudo, fibre_net::checksum::sum(icmp)),
+        0xffff
+    );
+    assert_eq!(
+        (&forwarded[..6], forwarded[14 + 7]),
+        (&NEIGHBOUR_MAC[..], 63)
+    );
+
+    // Five more to the same destination at once, then limited; a second
+    // later, one more.
+    let redirects = |w: &mut TestWorker, now_ns: u64| {
+        receive(w, P0, &frame6(&packet), now_ns);
+        sent(w, P0).iter().filter(|f| f[14 + 40] == 137).count()
+    };
+    let burst: usize = (0..6).map(|_| redirects(&mut w, 1_000_000_000)).sum();
+    assert_eq!(burst, 5);
+    assert_eq!(redirects(&mut w, 2_000_000_000), 1);
+    assert_eq!(redirects(&mut w, 2_000_000_000), 0);
+
+    // Through a global gateway on the same link: forwarded, no redirect.
+    let mut w = worker_with("route add 2001:db8:500::/48 via 2001:db8::7\n");
+    w.neighbours_mut().insert(2, on_link.into(), NEIGHBOUR_MAC);
+    let far = udp6(SENDER6, "2001:db8:500::1".parse().unwrap(), 64, 21);
+    receive(&mut w, P0, &frame6(&far), 1_000_000_000);
+    let out = sent(&mut w, P0);
+    assert_eq!(out.len(), 1, "{:?}", w.counters());
+    assert_eq!(&out[0][..6], &NEIGHBOUR_MAC);
 }

@@ -224,3 +224,20 @@ fn a_record_route_without_a_route_back_allocates_nothing() {
     assert!(w.counters().icmp_errors >= 20, "{:?}", w.counters());
     assert_eq!(allocations, 0, "allocations over 20 bursts");
 }
+
+#[test]
+fn ipv6_redirects_allocate_nothing() {
+    // Out the link it came in on, to an on-link host: a redirect
+    // (`ndisc_send_redirect`) each round, then the packet.
+    let mut w = worker();
+    let on_link: std::net::Ipv6Addr = "2001:db8::7".parse().unwrap();
+    w.neighbours_mut().insert(2, on_link.into(), NEIGHBOUR_MAC);
+    let frames = vec![frame6(&udp6(SENDER6, on_link, 64, 100))];
+    let allocations = allocations_over_bursts(&mut w, &frames);
+    assert!(
+        w.counters().icmp_errors >= 20 && w.counters().forwarded >= 20,
+        "{:?}",
+        w.counters()
+    );
+    assert_eq!(allocations, 0, "allocations over 20 bursts");
+}

@@ -44,12 +44,14 @@
 //! hop) and CIPSO are (see [`record_route_on_input`] for the input path's
 //! part); a prespecified timestamp that took the time is refused with
 //! [`Unsent::OptionsNotModelled`] rather than answered differently.
-//! IPv6 redirects are neighbour discovery messages (`ndisc_send_redirect`)
-//! and are not written here.
+//! IPv6 redirects are neighbour discovery messages (`ndisc_send_redirect`),
+//! written by [`write_redirect_v6`] under their own limits
+//! ([`RateLimiter::allow_redirect_v6`]).
 
 mod kinds;
 mod options;
 mod ratelimit;
+mod redirect6;
 mod source;
 mod v4;
 mod v6;
@@ -57,6 +59,7 @@ mod v6;
 pub use kinds::{Icmp4Error, Icmp6Error, Unsent};
 pub use options::record_route_on_input;
 pub use ratelimit::{RateLimitSettings, RateLimiter, WAYS};
+pub use redirect6::write_redirect_v6;
 pub(crate) use source::error_route_v4_to;
 pub use source::{
     echo_source_v6, error_route_v4, error_route_v6, error_source_v4, error_source_v6,

@@ -296,6 +296,19 @@ impl RateLimiter {
         self.allow_v6(now_ns, dst, error.icmp_type(), route_prefix_len)
     }
 
+    /// One of an IPv6 redirect's two limits, on the peer of `addr`:
+    /// `ip6_forward` asks it for the packet's destination, then
+    /// `ndisc_send_redirect` for its source, each
+    /// `inet_peer_xrlim_allow(peer, 1*HZ)` (six at once, then one a
+    /// second). The peers are those ICMPv6 errors to the same address
+    /// use; no mask and no global bucket apply.
+    pub fn allow_redirect_v6(&mut self, now_ns: u64, addr: Ipv6Addr) -> bool {
+        let now = self.jiffies(now_ns);
+        let timeout = u64::from(self.settings.hz);
+        let peer = self.peer(now, 6, u128::from(addr));
+        xrlim_allow(peer, now, timeout)
+    }
+
     /// [`RateLimiter::allow_v4`] or [`RateLimiter::allow_v6`] (for IPv6,
     /// `code` is the prefix length of the route back, see there).
     pub fn allow(&mut self, now_ns: u64, dst: IpAddr, icmp_type: u8, code_or_prefix: u8) -> bool {

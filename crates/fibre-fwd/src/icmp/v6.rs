@@ -133,20 +133,47 @@ fn finish_v6(
     src: Ipv6Addr,
     dst: Ipv6Addr,
 ) -> Result<usize, Unsent> {
+    let header = Header6 {
+        traffic_class,
+        hop_limit: REPLY_HOP_LIMIT,
+        flow_label: flow_label(src, dst),
+        src,
+        dst,
+    };
+    finish_icmpv6(out, icmp_len, &header)
+}
+
+/// The IPv6 header fields of an ICMPv6 message the router sends.
+pub(super) struct Header6 {
+    pub traffic_class: u8,
+    pub hop_limit: u8,
+    pub flow_label: u32,
+    pub src: Ipv6Addr,
+    pub dst: Ipv6Addr,
+}
+
+/// Writes `header` before the ICMPv6 message of `icmp_len` bytes already
+/// in `out[40..]`, then the message's checksum over the pseudo-header;
+/// returns the packet's length.
+pub(super) fn finish_icmpv6(
+    out: &mut [u8],
+    icmp_len: usize,
+    header: &Header6,
+) -> Result<usize, Unsent> {
     let total = HEADER + icmp_len;
     let icmp = out.get_mut(HEADER..total).ok_or(Unsent::BufferTooSmall)?;
     icmp[2..4].fill(0);
-    let pseudo = checksum::pseudo_header::<Ipv6>(src, dst, ICMPV6, icmp_len as u32);
+    let pseudo = checksum::pseudo_header::<Ipv6>(header.src, header.dst, ICMPV6, icmp_len as u32);
     let sum = !checksum::add(pseudo, checksum::sum(icmp));
     icmp[2..4].copy_from_slice(&sum.to_be_bytes());
     let repr = ipv6::Repr {
-        src_addr: src,
-        dst_addr: dst,
+        src_addr: header.src,
+        dst_addr: header.dst,
         next_header: Protocol::Icmpv6,
         payload_len: icmp_len,
-        hop_limit: REPLY_HOP_LIMIT,
-        traffic_class,
-        flow_label: flow_label(src, dst),
+        hop_limit: header.hop_limit,
+        traffic_class: header.traffic_class,
+        flow_label: header.flow_label,
     };
     repr.emit(&mut out[..total])
         .map_err(|_| Unsent::BufferTooSmall)?;

@@ -115,40 +115,23 @@ fn neighbours(plan: &Plan, fib: &Fib) -> Result<StaticNeighbours, String> {
     Ok(map)
 }
 
-/// The worker's settings: the kernel router's ICMP limits, off.
-///
-/// The kernel router has `icmp_ratelimit` 0 and `icmp/ratelimit` 0,
-/// with which `inet_peer_xrlim_allow` lets every message through (a
-/// token count of at least a zero period); here the same "nothing
-/// limited" is also said with empty rate masks (what
-/// `a_zero_icmp_ratelimit_limits_nothing` checks is that the periods
-/// alone say it, as [`kernel_limits`] does). `ip_rt_error_cost` cannot be set in
-/// a namespace: the frames' sources keep the kernel's under its burst
-/// (see plan.rs), and here it costs nothing.
-fn worker_config() -> WorkerConfig {
-    WorkerConfig {
-        icmp: RateLimitSettings {
-            icmp_ratelimit_ms: 0,
-            icmp_ratemask: 0,
-            icmp_msgs_per_sec: 100_000_000,
-            icmp_msgs_burst: 100_000_000,
-            icmpv6_ratelimit_ms: 0,
-            icmpv6_ratemask: [0; 4],
-            ip_rt_error_cost_ms: 0,
-            ..RateLimitSettings::default()
-        },
-        ..WorkerConfig::default()
-    }
-}
-
 /// Runs `frames` through fibre's worker set up as the kernel router is.
 pub fn run(plan: &Plan, kernel_links: &[KernelLink], frames: &[Frame]) -> Result<FibreRun, String> {
-    run_with(plan, kernel_links, frames, worker_config())
+    run_with(plan, kernel_links, frames, kernel_limits())
 }
 
-/// The ICMP limits exactly as the kernel router's sysctls say (no
-/// stand-in masks): `icmp_ratelimit` 0, `icmp/ratelimit` 0, the global
-/// bucket far above any run, the default rate masks.
+/// The ICMP limits exactly as the kernel router's sysctls say:
+/// `icmp_ratelimit` 0, `icmp/ratelimit` 0, the global bucket far above
+/// any run, the default rate masks, `ip_rt_error_cost` as the kernel's
+/// (a namespace cannot change it; the frames' sources keep under its
+/// burst, see plan.rs).
+///
+/// Not "limits off" said with empty masks: a zero period lets every
+/// message through, but `inet_peer_xrlim_allow` still empties the
+/// peer's bucket (at most six zero periods), and that bucket is the one
+/// the IPv6 redirect's per-source limit and `ip_error`'s draw on. The
+/// kernel sent no redirect to a host it had just sent a time exceeded
+/// (seed 1796219563); with empty masks the worker did.
 pub fn kernel_limits() -> WorkerConfig {
     WorkerConfig {
         icmp: RateLimitSettings {

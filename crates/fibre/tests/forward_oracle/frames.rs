@@ -443,9 +443,10 @@ fn frame_v4(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
     };
     // A tenth arrive from a receiver's side instead: traffic that enters
     // by another link than its source's route (rp_filter 1 drops it),
-    // or leaves by the link it came in on. IPv4 only: IPv6 would answer
-    // the latter with a redirect, rate-limited per destination by time
-    // (`ip6_forward`), and IPv4's are off.
+    // or leaves by the link it came in on. IPv4 only: IPv6's go back
+    // out with a redirect, rate-limited per destination by time
+    // (`ip6_forward`), so they come in counted (`same_link_v6`); IPv4's
+    // redirects are off.
     // (Only a frame that fits the receiver link's MTU: a veth delivers
     // nothing longer to its peer, `is_skb_forwardable`.)
     let k = rng.range(1, plan.links.len().max(2) as u64 - 1) as usize;
@@ -577,7 +578,54 @@ pub fn link_local_of(mac: [u8; 6]) -> Ipv6Addr {
 }
 
 /// One IPv6 frame of a random kind.
+/// One IPv6 frame in [`SAME_LINK_EVERY`] (two ids of each run of them)
+/// comes from a receiver's side, to a host on that same link:
+/// `ip6_forward` sends it back out and, when its source is on the link
+/// too (the first id), a redirect naming the destination
+/// (`ndisc_send_redirect`); from a source routed back elsewhere (the
+/// second), none ("destination is not a neighbour"). Chosen by id, hosts
+/// in turn, so that no source or destination comes near the redirect
+/// limits' burst of six in a run (after it, one a second: timing).
+const SAME_LINK_EVERY: u32 = 613;
+
+fn same_link_v6(rng: &mut Rng, plan: &Plan, id: u32) -> Option<Frame> {
+    if id % SAME_LINK_EVERY > 1 {
+        return None;
+    }
+    let links: Vec<usize> = (1..plan.links.len())
+        .filter(|&k| plan.links[k].has_ipv6())
+        .collect();
+    if links.is_empty() {
+        return None;
+    }
+    let n = id / SAME_LINK_EVERY;
+    let k = links[n as usize % links.len()];
+    let hosts = u32::from(plan::HOSTS.end() - plan::HOSTS.start() + 1);
+    let host = |i: u32| plan::host_v6(k, plan::HOSTS.start() + (i % hosts) as u8);
+    let dst = host(n + 3);
+    let (src, what) = if id.is_multiple_of(SAME_LINK_EVERY) {
+        (host(n), "redirect")
+    } else {
+        (source_v6(rng, plan).0, "same-link")
+    };
+    let segment = l4(17, IpAddr::V6(src), IpAddr::V6(dst), &payload(id, 20), rng);
+    // Never expiring: a time exceeded to an on-link source would empty
+    // its peer's bucket (`icmp/ratelimit` 0), and the next redirect to it
+    // within a second would then depend on how long the run took.
+    let hop_limit = 64;
+    let packet = ipv6(id & 0xfffff, hop_limit, 17, src, dst, &segment);
+    Some(Frame {
+        id,
+        kind: format!("ipv6 {what} via r{k} hlim {hop_limit} {src} > {dst}"),
+        port: k,
+        bytes: ethernet(plan.links[k].mac, plan.links[k].peer_mac, 0x86dd, &packet),
+    })
+}
+
 fn frame_v6(rng: &mut Rng, plan: &Plan, id: u32) -> Frame {
+    if let Some(frame) = same_link_v6(rng, plan, id) {
+        return frame;
+    }
     if rng.chance(4) {
         return neighbour_solicitation(rng, plan, id);
     }

@@ -17,7 +17,8 @@
 //! Routes leave only through gateways, never `dev rK` alone, for the same
 //! reason. Nothing but the sender's own subnet is routed back out of r0:
 //! IPv6 sends a redirect for that (`ip6_forward`, rate-limited per peer,
-//! so timing-dependent); IPv4's are off (`send_redirects` 0).
+//! so timing-dependent; the frames that get one are counted out in
+//! `frames.rs`, `same_link_v6`); IPv4's are off (`send_redirects` 0).
 //!
 //! The frames' sources are drawn from a block routed back to the sender
 //! ([`SOURCES_V4`], [`SOURCES_V6`]), a fresh address for nearly every
