@@ -609,9 +609,10 @@ fn same_link_v6(rng: &mut Rng, plan: &Plan, id: u32) -> Option<Frame> {
         (source_v6(rng, plan).0, "same-link")
     };
     let segment = l4(17, IpAddr::V6(src), IpAddr::V6(dst), &payload(id, 20), rng);
-    // Never expiring: a time exceeded to an on-link source would empty
-    // its peer's bucket (`icmp/ratelimit` 0), and the next redirect to it
-    // within a second would then depend on how long the run took.
+    // Never expiring: a time exceeded empties the source's peer bucket
+    // (`icmp/ratelimit` 0), and whether its next redirect, 8 * 613 frames
+    // later, finds a second's refill would depend on the run's speed (the
+    // worker's clock is 10 us a frame, the kernel's its own).
     let hop_limit = 64;
     let packet = ipv6(id & 0xfffff, hop_limit, 17, src, dst, &segment);
     Some(Frame {
