@@ -26,10 +26,11 @@
 //! Every drop is counted under one [`DropReason`](fibre_base::DropReason)
 //! in the worker's [`Counters`]; nothing allocates per packet.
 //!
-//! Not modelled (each dropped and counted, never sent differently): the
-//! IPv4 options that change a packet or its route (record route,
-//! timestamp, source routes, CIPSO: `OptionsUnsupported`), a route's
-//! `mtu` metric (the link's MTU is used), GRE tunnels as output devices
+//! Not modelled (each dropped and counted, never sent differently): IPv4
+//! source routes (`OptionsUnsupported`, as the kernel's default
+//! `accept_source_route` 0 drops them; record route, timestamps, router
+//! alert and CIPSO are compiled and forwarded as `ip_options_compile` and
+//! `ip_forward_options` do) and GRE tunnels as output devices
 //! (`NoOutputPort`).
 
 pub mod icmp;
