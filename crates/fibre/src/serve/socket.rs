@@ -1,0 +1,339 @@
+//! The control socket's server side: a nonblocking Unix listener polled by
+//! the control thread between its other work, so that no client can hold
+//! the router up. Each connection is read until the client shuts its side
+//! down, within [`MAX_REQUEST_BYTES`] and [`REQUEST_TIMEOUT`]; its answer
+//! is written as the client takes it, within [`WRITE_TIMEOUT`]. Only root
+//! and the router's own user may connect (`SO_PEERCRED`), and the socket
+//! file is made mode 0600.
+
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileTypeExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::ctl::{encode_answer, Answer, RequestFlags, MAX_REQUEST_BYTES, REQUEST_TIMEOUT};
+
+/// Connections served at once; more are refused with a message.
+const MAX_CLIENTS: usize = 16;
+
+/// How long an answer may take to be read by its client.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The header line must end within this many bytes.
+const MAX_HEADER_BYTES: usize = 256;
+
+/// One request, read whole.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// The header's options.
+    pub flags: RequestFlags,
+    /// The lines after the header.
+    pub lines: Vec<&'a str>,
+}
+
+enum State {
+    Reading(Vec<u8>),
+    Writing(Vec<u8>, usize),
+}
+
+struct Client {
+    stream: UnixStream,
+    since: Instant,
+    state: State,
+}
+
+/// What the control socket counted (shown by `workers show`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SocketCounts {
+    /// Requests answered.
+    pub answered: u64,
+    /// Connections refused: credentials, garbage, oversize, timeouts, too many.
+    pub refused: u64,
+}
+
+/// The listening socket and its connections.
+pub struct ControlSocket {
+    listener: UnixListener,
+    path: PathBuf,
+    clients: Vec<Client>,
+    /// The router's effective uid: besides root, the only one served.
+    owner: u32,
+    counts: SocketCounts,
+}
+
+/// The uid at the other end of `stream` (`SO_PEERCRED`).
+fn peer_uid(stream: &UnixStream) -> io::Result<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are live and sized for SO_PEERCRED's answer.
+    let result = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if result < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(cred.uid)
+}
+
+/// An answer that only refuses.
+fn refusal(message: &str) -> Vec<u8> {
+    encode_answer(&Answer {
+        stdout: Vec::new(),
+        stderr: format!("fibre serve: {message}\n").into_bytes(),
+        exit: 1,
+    })
+}
+
+impl ControlSocket {
+    /// Listens at `path`, mode 0600. A socket file left by a router that
+    /// is gone is replaced; one a live router answers on is refused.
+    pub fn bind(path: &Path) -> Result<Self> {
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            if !meta.file_type().is_socket() {
+                bail!(
+                    "--socket {}: exists and is not a socket; not replacing it",
+                    path.display()
+                );
+            }
+            if UnixStream::connect(path).is_ok() {
+                bail!(
+                    "--socket {}: another router is listening there",
+                    path.display()
+                );
+            }
+            std::fs::remove_file(path).with_context(|| {
+                format!("--socket {}: removing the stale socket", path.display())
+            })?;
+        }
+        // The file is created by bind() with the umask's mode: 0600 from
+        // the start, never briefly open to others.
+        // SAFETY: umask only changes the process's file creation mask.
+        let old = unsafe { libc::umask(0o177) };
+        let bound = UnixListener::bind(path);
+        // SAFETY: as above; the previous mask is restored.
+        unsafe { libc::umask(old) };
+        let listener = bound.with_context(|| format!("--socket {}", path.display()))?;
+        listener.set_nonblocking(true)?;
+        Ok(Self {
+            listener,
+            path: path.to_path_buf(),
+            clients: Vec::new(),
+            // SAFETY: geteuid cannot fail and touches no memory.
+            owner: unsafe { libc::geteuid() },
+            counts: SocketCounts::default(),
+        })
+    }
+
+    /// The path it listens at.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What it counted.
+    pub fn counts(&self) -> SocketCounts {
+        self.counts
+    }
+
+    /// Accepts, reads, answers (with `answer`) and writes what can be done
+    /// now without blocking.
+    pub fn poll(&mut self, answer: &mut dyn FnMut(Request<'_>) -> Answer) {
+        self.accept();
+        let now = Instant::now();
+        let mut i = 0;
+        while i < self.clients.len() {
+            let keep = self.serve(i, now, answer);
+            if keep {
+                i += 1;
+            } else {
+                self.clients.swap_remove(i);
+            }
+        }
+    }
+
+    fn accept(&mut self) {
+        loop {
+            let stream = match self.listener.accept() {
+                Ok((stream, _)) => stream,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // EMFILE and the like: leave it queued, try at the next poll.
+                Err(_) => return,
+            };
+            if stream.set_nonblocking(true).is_err() {
+                continue;
+            }
+            let refused = match peer_uid(&stream) {
+                Ok(uid) if uid == 0 || uid == self.owner => None,
+                Ok(uid) => Some(format!(
+                    "uid {uid} may not use this control socket (only root and uid {})",
+                    self.owner
+                )),
+                Err(e) => Some(format!("cannot read the client's credentials: {e}")),
+            };
+            let refused = refused.or_else(|| {
+                (self.clients.len() >= MAX_CLIENTS)
+                    .then(|| format!("too many control connections (at most {MAX_CLIENTS})"))
+            });
+            let state = match refused {
+                Some(message) => {
+                    self.counts.refused += 1;
+                    State::Writing(refusal(&message), 0)
+                }
+                None => State::Reading(Vec::new()),
+            };
+            self.clients.push(Client {
+                stream,
+                since: Instant::now(),
+                state,
+            });
+        }
+    }
+
+    /// Moves client `i` on; false when it is done with.
+    fn serve(
+        &mut self,
+        i: usize,
+        now: Instant,
+        answer: &mut dyn FnMut(Request<'_>) -> Answer,
+    ) -> bool {
+        let client = &mut self.clients[i];
+        if let State::Reading(buf) = &mut client.state {
+            match read_request(&mut client.stream, buf) {
+                Ok(false) if now.duration_since(client.since) < REQUEST_TIMEOUT => return true,
+                Ok(false) => {
+                    self.counts.refused += 1;
+                    client.state = State::Writing(
+                        refusal(&format!(
+                            "no complete request within {} s",
+                            REQUEST_TIMEOUT.as_secs()
+                        )),
+                        0,
+                    );
+                }
+                Ok(true) => {
+                    let bytes = match parse_request(buf) {
+                        Ok(request) => {
+                            self.counts.answered += 1;
+                            encode_answer(&answer(request))
+                        }
+                        Err(message) => {
+                            self.counts.refused += 1;
+                            refusal(&message)
+                        }
+                    };
+                    client.state = State::Writing(bytes, 0);
+                    client.since = now;
+                }
+                Err(message) => {
+                    self.counts.refused += 1;
+                    client.state = State::Writing(refusal(&message), 0);
+                }
+            }
+        }
+        let State::Writing(bytes, at) = &mut client.state else {
+            return true;
+        };
+        while *at < bytes.len() {
+            match client.stream.write(&bytes[*at..]) {
+                Ok(0) => return false,
+                Ok(n) => *at += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return now.duration_since(client.since) < WRITE_TIMEOUT;
+                }
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+}
+
+impl Drop for ControlSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Reads what `stream` has; true once the client has shut its side down.
+/// Refuses a request past the size limit, or one whose first line is not
+/// a header.
+fn read_request(stream: &mut UnixStream, buf: &mut Vec<u8>) -> Result<bool, String> {
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => return Ok(true),
+            Ok(n) => {
+                if buf.len() + n > MAX_REQUEST_BYTES {
+                    return Err(format!(
+                        "request longer than {MAX_REQUEST_BYTES} bytes; nothing applied"
+                    ));
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                let header_end = buf.iter().position(|&b| b == b'\n');
+                if header_end.is_none_or(|end| end > MAX_HEADER_BYTES)
+                    && buf.len() > MAX_HEADER_BYTES
+                {
+                    return Err("not a fibre ctl request (no header line)".into());
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) => return Err(format!("reading the request: {e}")),
+        }
+    }
+}
+
+/// The header and lines of a whole request.
+fn parse_request(buf: &[u8]) -> Result<Request<'_>, String> {
+    let text = std::str::from_utf8(buf).map_err(|e| {
+        format!(
+            "the request is not UTF-8 text (a bad byte at offset {})",
+            e.valid_up_to()
+        )
+    })?;
+    if text.contains('\0') {
+        return Err("the request holds a NUL byte".into());
+    }
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or("");
+    let flags = RequestFlags::parse_header(header)?;
+    Ok(Request {
+        flags,
+        lines: lines.collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_parsed_and_garbage_refused() {
+        let request = parse_request(b"fibre-ctl 1 -j\nroute show\nneigh show\n").unwrap();
+        assert!(request.flags.json);
+        assert_eq!(request.lines, ["route show", "neigh show"]);
+        assert!(parse_request(b"\xff\xfe")
+            .unwrap_err()
+            .contains("not UTF-8"));
+        assert!(parse_request(b"fibre-ctl 1\n\0")
+            .unwrap_err()
+            .contains("NUL"));
+        assert!(parse_request(b"hello\n")
+            .unwrap_err()
+            .contains("not a fibre ctl request"));
+    }
+}
