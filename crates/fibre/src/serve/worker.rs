@@ -45,6 +45,9 @@ pub struct WorkerExtras {
     /// Frames the kernel refused to transmit (a full device queue) or that
     /// failed to be queued (`EMSGSIZE`).
     pub tx_dropped: AtomicU64,
+    /// Frames cut to the ring's frame slot and so dropped (a segmentation
+    /// offload's 64 KiB segment, a frame past the MTU).
+    pub truncated: AtomicU64,
 }
 
 /// Everything one worker thread owns.
@@ -149,6 +152,8 @@ impl WorkerThread {
             }
             self.extras.punts_lost.store(punts_lost, Ordering::Relaxed);
             self.extras.tx_dropped.store(tx_dropped, Ordering::Relaxed);
+            let truncated = self.ports.iter().map(|p| p.stats().truncated).sum();
+            self.extras.truncated.store(truncated, Ordering::Relaxed);
             if received == 0 {
                 // Idle: a quiescent state for the neighbour readers'
                 // domain, and offline for the FIB's while it waits.
