@@ -6,8 +6,8 @@
 //! `tracepath`'s path MTU, and the router namespace's interface counters.
 //!
 //! Needs root, `ip`, iputils' `ping` and `tracepath`, `ethtool` (the
-//! hosts' segmentation offload off) and `python3` (the TCP ends and the
-//! UDP flows); without them each test says why and
+//! hosts' segmentation offload off), `python3` (the TCP ends and the UDP
+//! flows) and util-linux's `setpriv` (a client of another uid); without them each test says why and
 //! passes, and `FIBRE_REQUIRE_TOOLS=1` (CI) makes that a failure. Every
 //! test makes and deletes its own namespaces (a prefix of its own), and
 //! its traffic is bounded in count and time.
@@ -34,7 +34,7 @@ fn unavailable_reason() -> Option<String> {
         Some(uid) => return Some(format!("not root (effective uid {uid})")),
         None => return Some("cannot read the effective uid".into()),
     }
-    fibre_testkit::missing_tool(&["ip", "ping", "tracepath", "python3", "ethtool"])
+    fibre_testkit::missing_tool(&["ip", "ping", "tracepath", "python3", "ethtool", "setpriv"])
 }
 
 /// The router's configuration: three links, IPv4 and IPv6 on the first
@@ -384,6 +384,71 @@ fn ping_both_ways_over_two_workers_and_ctl_reads_the_state() {
         "{}",
         shown.stderr
     );
+    // Neighbours through ctl reach the live table.
+    let added = router.ctl(
+        &[],
+        &[
+            "neigh add 10.0.2.99 lladdr 02:00:00:00:00:99 dev r1",
+            "neigh show dev r1",
+        ],
+    );
+    assert_eq!(added.code, Some(0), "{}", added.stderr);
+    assert!(
+        added
+            .stdout
+            .contains("10.0.2.99 lladdr 02:00:00:00:00:99 PERMANENT"),
+        "{}",
+        added.stdout
+    );
+    let deleted = router.ctl(&[], &["neigh del 10.0.2.99 dev r1", "neigh show dev r1"]);
+    assert_eq!(deleted.code, Some(0), "{}", deleted.stderr);
+    assert!(!deleted.stdout.contains("10.0.2.99"), "{}", deleted.stdout);
+
+    // Only root and the router's user: the file is 0600, and behind it
+    // SO_PEERCRED refuses another uid even where the file lets it connect.
+    let mode = std::fs::metadata(&router.socket).unwrap().permissions();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+        0o600
+    );
+    let as_nobody = |socket: &str| {
+        let mut command = Command::new("setpriv");
+        command.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            FIBRE,
+            "ctl",
+            "--socket",
+            socket,
+            "route show",
+        ]);
+        process::run(command, "", Duration::from_secs(20)).expect("setpriv runs")
+    };
+    let socket = router.socket.to_str().unwrap();
+    let denied = as_nobody(socket);
+    assert_eq!(denied.code, Some(1), "{denied:?}");
+    assert!(
+        denied.stderr.contains("Permission denied"),
+        "{}",
+        denied.stderr
+    );
+    std::fs::set_permissions(
+        &router.socket,
+        std::os::unix::fs::PermissionsExt::from_mode(0o666),
+    )
+    .unwrap();
+    let refused = as_nobody(socket);
+    assert_eq!(refused.code, Some(1), "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("uid 65534 may not use this control socket"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stdout.is_empty(), "{}", refused.stdout);
+
     let bad = router.ctl(&[], &["route add 10.6.0.0/16 via"]);
     assert_eq!(bad.code, Some(1));
     assert!(bad.stderr.contains("\"via\""), "{}", bad.stderr);

@@ -38,6 +38,11 @@ pub struct Request<'a> {
 enum State {
     Reading(Vec<u8>),
     Writing(Vec<u8>, usize),
+    /// The answer is written and our side shut down; what the client still
+    /// sends (a refused client may be mid-request) is read and dropped
+    /// until it shuts down too, so that closing does not reset the
+    /// connection before it has read the answer.
+    Draining,
 }
 
 struct Client {
@@ -244,21 +249,35 @@ impl ControlSocket {
                 }
             }
         }
-        let State::Writing(bytes, at) = &mut client.state else {
-            return true;
-        };
-        while *at < bytes.len() {
-            match client.stream.write(&bytes[*at..]) {
-                Ok(0) => return false,
-                Ok(n) => *at += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    return now.duration_since(client.since) < WRITE_TIMEOUT;
+        if let State::Writing(bytes, at) = &mut client.state {
+            while *at < bytes.len() {
+                match client.stream.write(&bytes[*at..]) {
+                    Ok(0) => return false,
+                    Ok(n) => *at += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        return now.duration_since(client.since) < WRITE_TIMEOUT;
+                    }
+                    Err(_) => return false,
                 }
+            }
+            let _ = client.stream.shutdown(std::net::Shutdown::Write);
+            client.state = State::Draining;
+            client.since = now;
+        }
+        // A bounded amount per poll: a client that writes without end
+        // cannot keep the control thread here.
+        let mut chunk = [0u8; 16 * 1024];
+        for _ in 0..16 {
+            match client.stream.read(&mut chunk) {
+                Ok(0) => return false,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(_) => return false,
             }
         }
-        false
+        now.duration_since(client.since) < REQUEST_TIMEOUT
     }
 }
 
