@@ -204,6 +204,27 @@ impl AfPacket {
         self.stats
     }
 
+    /// The socket's pending error (`SO_ERROR`, cleared by reading it):
+    /// `ENETDOWN` or `ENODEV` once its interface went down or away.
+    pub fn take_error(&self) -> Option<io::Error> {
+        let mut error: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `error` and `len` are live and sized for SO_ERROR's answer.
+        let result = unsafe {
+            libc::getsockopt(
+                self.socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                (&mut error as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if result < 0 {
+            return Some(io::Error::last_os_error());
+        }
+        (error != 0).then(|| io::Error::from_raw_os_error(error))
+    }
+
     /// Waits until a frame can be received or `timeout_ms` passed.
     pub fn wait(&self, timeout_ms: i32) -> io::Result<()> {
         if self.ring.ready() {
@@ -223,10 +244,13 @@ impl AfPacket {
 }
 
 /// Waits until one of `ports` has a frame to receive or `timeout_ms`
-/// passed (`poll` on their sockets).
-pub fn wait_any(ports: &[&AfPacket], timeout_ms: i32) -> io::Result<()> {
+/// passed (`poll` on their sockets). Returns the index of a port whose
+/// socket is in error (its interface went away: `POLLERR`, read the reason
+/// with [`AfPacket::take_error`]), which would otherwise end every wait at
+/// once; the caller stops polling it.
+pub fn wait_any(ports: &[&AfPacket], timeout_ms: i32) -> io::Result<Option<usize>> {
     if ports.iter().any(|p| p.ring.ready()) {
-        return Ok(());
+        return Ok(None);
     }
     let mut polls: Vec<libc::pollfd> = ports
         .iter()
@@ -238,7 +262,10 @@ pub fn wait_any(ports: &[&AfPacket], timeout_ms: i32) -> io::Result<()> {
         .collect();
     // SAFETY: `polls` is a live array of as many pollfds as given.
     let result = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout_ms) };
-    interrupted_is_done(check(result, "poll"))
+    interrupted_is_done(check(result, "poll"))?;
+    Ok(polls
+        .iter()
+        .position(|p| p.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0))
 }
 
 /// A wait a signal cut short is over: the caller looks at why (a stop

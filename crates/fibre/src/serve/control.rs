@@ -466,6 +466,7 @@ impl Control {
                 w.extras.punts_lost.load(Ordering::Relaxed),
                 w.extras.tx_dropped.load(Ordering::Relaxed),
                 w.extras.truncated.load(Ordering::Relaxed),
+                w.extras.ports_lost.load(Ordering::Relaxed),
             )
         };
         if json {
@@ -479,7 +480,8 @@ impl Control {
                     object.insert("worker".into(), json!(i));
                     object.insert("cpu".into(), json!(w.cpu));
                     object.extend(counters_json(c));
-                    let (punts_lost, tx_dropped, truncated) = lost(w);
+                    let (punts_lost, tx_dropped, truncated, ports_lost) = lost(w);
+                    object.insert("ports_lost".into(), json!(ports_lost));
                     object.insert("punts_lost".into(), json!(punts_lost));
                     object.insert("tx_dropped".into(), json!(tx_dropped));
                     object.insert("truncated".into(), json!(truncated));
@@ -505,9 +507,9 @@ impl Control {
                 let cpu = w.cpu.map_or("any".to_string(), |c| c.to_string());
                 text.push_str(&format!("worker {i}: cpu {cpu}\n"));
                 counters_text(c, &mut text);
-                let (punts_lost, tx_dropped, truncated) = lost(w);
+                let (punts_lost, tx_dropped, truncated, ports_lost) = lost(w);
                 text.push_str(&format!(
-                    "    punts lost {punts_lost} tx dropped {tx_dropped} truncated {truncated}\n"
+                    "    punts lost {punts_lost} tx dropped {tx_dropped} truncated {truncated} ports lost {ports_lost}\n"
                 ));
             }
             text.push_str("total:\n");

@@ -48,6 +48,8 @@ pub struct WorkerExtras {
     /// Frames cut to the ring's frame slot and so dropped (a segmentation
     /// offload's 64 KiB segment, a frame past the MTU).
     pub truncated: AtomicU64,
+    /// Ports no longer polled: their interface went away.
+    pub ports_lost: AtomicU64,
 }
 
 /// Everything one worker thread owns.
@@ -109,6 +111,7 @@ impl WorkerThread {
         let start = Instant::now();
         let mut punts_lost = 0u64;
         let mut tx_dropped = 0u64;
+        let mut alive = vec![true; self.ports.len()];
         while !STOP.load(Ordering::Relaxed) {
             let now_ns = start.elapsed().as_nanos() as u64;
             let mut received = 0;
@@ -159,8 +162,37 @@ impl WorkerThread {
                 // domain, and offline for the FIB's while it waits.
                 self.worker.neighbours_mut().quiescent();
                 let _offline = self.worker.fib_mut().offline();
-                let sockets: Vec<&AfPacket> = self.ports.iter().collect();
-                fibre_io::wait_any(&sockets, 1).context("waiting for frames")?;
+                let (indices, sockets): (Vec<usize>, Vec<&AfPacket>) = self
+                    .ports
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| alive[*i])
+                    .unzip();
+                if sockets.is_empty() {
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                    continue;
+                }
+                if let Some(at) = fibre_io::wait_any(&sockets, 1).context("waiting for frames")? {
+                    let port = indices[at];
+                    let error = sockets[at].take_error();
+                    // Down is not gone: the kernel resumes the socket when
+                    // the interface comes back up (`packet_notifier`'s
+                    // NETDEV_UP), and reading the error cleared it.
+                    if error
+                        .as_ref()
+                        .is_none_or(|e| e.raw_os_error() == Some(libc::ENETDOWN))
+                    {
+                        continue;
+                    }
+                    let why = error.map_or("an error".to_string(), |e| e.to_string());
+                    eprintln!(
+                        "fibre serve: {}: port {port}: {why}; no longer polled",
+                        std::thread::current().name().unwrap_or("worker")
+                    );
+                    alive[port] = false;
+                    let lost = alive.iter().filter(|a| !**a).count() as u64;
+                    self.extras.ports_lost.store(lost, Ordering::Relaxed);
+                }
             }
         }
         Ok(())
