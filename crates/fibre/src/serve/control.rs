@@ -351,7 +351,8 @@ impl Control {
         };
         let verb = tail.first().map(String::as_str).unwrap_or("show");
         let args = tail.get(1..).unwrap_or(&[]);
-        let object = object_of(object);
+        let word = object.as_str();
+        let object = object_of(word);
         let is_get = object == Some("route") && !verb.is_empty() && "get".starts_with(verb);
         if object == Some("workers") || is_get || is_show(verb) {
             let flags = Query {
@@ -361,7 +362,7 @@ impl Control {
                 details: flags.details,
             };
             return self
-                .query(object.unwrap_or(""), is_get, args, flags, socket, out)
+                .query(object.unwrap_or(word), is_get, args, flags, socket, out)
                 .map_err(|e| format!("{e:#}"));
         }
         self.configure(&words)
@@ -564,6 +565,127 @@ mod tests {
         assert_eq!(object_of("x"), None);
         assert!(is_show("s") && is_show("ls") && is_show("list"));
         assert!(!is_show("add") && !is_show("replace") && !is_show(""));
+    }
+
+    /// A control thread over a two-link router, no ports, no workers.
+    fn control() -> Control {
+        let text = "link add r0 type veth peer name x0\nlink set x0 up\nlink set r0 up\n\
+                    addr add 10.0.1.1/24 dev r0\nlink add r1 type veth peer name x1\n\
+                    link set x1 up\nlink set r1 up\naddr add 10.0.2.1/24 dev r1\n";
+        let (fib, _) =
+            fibre_fib::config::apply_str(&fibre_fib::Fib::new(), "t", text, false).unwrap();
+        let writer = FibWriter::new(fib);
+        let table = NeighTable::from_fib(fibre_neigh::NeighSettings::default(), writer.fib(), 0);
+        let publisher = NeighPublisher::new(&fibre_rcu::Domain::new());
+        Control::new(writer, table, publisher, Vec::new(), Vec::new())
+    }
+
+    fn ask(control: &mut Control, json: bool, lines: &[&str]) -> (String, String, u8) {
+        let request = Request {
+            flags: RequestFlags {
+                json,
+                ..RequestFlags::default()
+            },
+            lines: lines.to_vec(),
+        };
+        let answer = control.answer(request, SocketCounts::default());
+        (
+            String::from_utf8(answer.stdout).unwrap(),
+            String::from_utf8(answer.stderr).unwrap(),
+            answer.exit,
+        )
+    }
+
+    #[test]
+    fn lines_are_applied_published_and_answered_as_ip_batch() {
+        let mut control = self::control();
+        let mut reader = control.writer.shared().reader();
+        // Offline, as an idle worker is: the writer's grace periods do not
+        // wait for it.
+        let idle = reader.offline();
+        let (out, err, exit) = ask(
+            &mut control,
+            false,
+            &[
+                "route add 10.8.0.0/16 via 10.0.2.2",
+                "route add 10.8.0.0/16 via 10.0.2.2",
+                "route add 10.7.0.0/16 via 10.0.2.2",
+            ],
+        );
+        drop(idle);
+        assert_eq!((out.as_str(), exit), ("", 1));
+        assert_eq!(
+            err,
+            "RTNETLINK answers: File exists\nCommand failed ctl:2\n"
+        );
+        // A reader (a worker) sees the first line, not the third.
+        let (eight, seven) = reader.batch(|s| {
+            let has = |p: &str| {
+                s.fib()
+                    .routes(Family::V4, None)
+                    .iter()
+                    .any(|r| r.dst.to_string() == p)
+            };
+            (has("10.8.0.0/16"), has("10.7.0.0/16"))
+        });
+        assert!(eight && !seven);
+        let (out, err, exit) = ask(
+            &mut control,
+            false,
+            &["r g 10.8.1.1", "route show table main"],
+        );
+        assert_eq!(exit, 0, "{err}");
+        assert!(
+            out.starts_with("10.8.1.1 via 10.0.2.2 dev r1 src 10.0.2.1"),
+            "{out}"
+        );
+        assert!(out.contains("10.8.0.0/16 via 10.0.2.2 dev r1 \n"), "{out}");
+        let (_, err, exit) = ask(&mut control, false, &["route show", "route get 1.1.1.1"]);
+        assert_eq!(exit, 1);
+        assert!(
+            err.starts_with("RTNETLINK answers: Network is unreachable"),
+            "{err}"
+        );
+        assert!(err.ends_with("Command failed ctl:2\n"), "{err}");
+        let (_, err, exit) = ask(&mut control, false, &["route add 10.6.0.0/16 via"]);
+        assert_eq!(exit, 1);
+        assert!(err.contains("\"via\"") && err.ends_with("ctl:1\n"), "{err}");
+        let (_, err, exit) = ask(&mut control, false, &["frobnicate show"]);
+        assert_eq!(exit, 1);
+        assert!(err.contains("Object \"frobnicate\" is unknown"), "{err}");
+    }
+
+    #[test]
+    fn neighbours_and_counters_are_read_live() {
+        let mut control = self::control();
+        let (out, err, exit) = ask(
+            &mut control,
+            false,
+            &[
+                "neigh add 10.0.2.9 lladdr 02:00:00:00:00:09 dev r1",
+                "neigh show",
+            ],
+        );
+        assert_eq!(exit, 0, "{err}");
+        assert_eq!(out, "10.0.2.9 dev r1 lladdr 02:00:00:00:00:09 PERMANENT \n");
+        let (out, _, _) = ask(
+            &mut control,
+            false,
+            &["neigh del 10.0.2.9 dev r1", "neigh show"],
+        );
+        assert_eq!(out, "");
+        let (out, err, exit) = ask(&mut control, true, &["workers show"]);
+        assert_eq!(exit, 0, "{err}");
+        let value: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(value["workers"], json!([]));
+        assert_eq!(value["total"]["received"], json!(0));
+        assert_eq!(value["control"]["fib_version"], json!(2));
+        let (out, _, exit) = ask(&mut control, false, &["link show r1"]);
+        assert_eq!(exit, 0);
+        assert!(
+            out.contains("r1@x1: <BROADCAST,MULTICAST,UP,LOWER_UP>"),
+            "{out}"
+        );
     }
 
     #[test]

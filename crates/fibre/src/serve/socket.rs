@@ -229,6 +229,9 @@ impl ControlSocket {
                         0,
                     );
                 }
+                // A probe (another router checking the path is in use):
+                // nothing asked, nothing to answer.
+                Ok(true) if buf.is_empty() => return false,
                 Ok(true) => {
                     let bytes = match parse_request(buf) {
                         Ok(request) => {
@@ -339,6 +342,103 @@ fn parse_request(buf: &[u8]) -> Result<Request<'_>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// Polls `socket` (answering with the request's lines echoed) until
+    /// `done` finishes.
+    fn serve_until<T>(socket: &mut ControlSocket, done: std::thread::JoinHandle<T>) -> T {
+        let mut echo = |request: Request<'_>| Answer {
+            stdout: request.lines.join("|").into_bytes(),
+            stderr: Vec::new(),
+            exit: u8::from(request.flags.json),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !done.is_finished() {
+            assert!(Instant::now() < deadline, "the client did not finish");
+            socket.poll(&mut echo);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        done.join().unwrap()
+    }
+
+    #[test]
+    fn a_silent_client_garbage_and_oversize_requests_do_not_hold_up_the_others() {
+        let dir = std::env::temp_dir().join(format!("fibre-socket-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ctl.sock");
+        let mut socket = ControlSocket::bind(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // A second router on the same path is refused.
+        let again = ControlSocket::bind(&path).err().unwrap().to_string();
+        assert!(again.contains("another router is listening"), "{again}");
+
+        let silent = UnixStream::connect(&path).unwrap();
+        let client_path = path.clone();
+        let answer = serve_until(
+            &mut socket,
+            std::thread::spawn(move || {
+                let flags = RequestFlags {
+                    json: true,
+                    ..RequestFlags::default()
+                };
+                let lines = ["route show".to_string(), "neigh show".to_string()];
+                crate::ctl::request(&client_path, flags, &lines, Duration::from_secs(10))
+            }),
+        )
+        .unwrap();
+        assert_eq!(answer.stdout, b"route show|neigh show");
+        assert_eq!(answer.exit, 1);
+
+        let client_path = path.clone();
+        let oversize = serve_until(
+            &mut socket,
+            std::thread::spawn(move || {
+                let mut stream = UnixStream::connect(&client_path).unwrap();
+                let mut request = b"fibre-ctl 1\n".to_vec();
+                request.resize(MAX_REQUEST_BYTES + 4096, b'#');
+                let _ = stream.write_all(&request);
+                let _ = stream.shutdown(std::net::Shutdown::Write);
+                let mut answer = Vec::new();
+                let _ = stream.read_to_end(&mut answer);
+                answer
+            }),
+        );
+        let oversize = crate::ctl::decode_answer(&oversize).unwrap();
+        assert!(String::from_utf8_lossy(&oversize.stderr).contains("request longer than"));
+
+        let client_path = path.clone();
+        let garbage = serve_until(
+            &mut socket,
+            std::thread::spawn(move || {
+                let mut stream = UnixStream::connect(&client_path).unwrap();
+                stream.write_all(&[0xffu8; 300]).unwrap();
+                let mut answer = Vec::new();
+                let _ = stream.read_to_end(&mut answer);
+                answer
+            }),
+        );
+        let garbage = crate::ctl::decode_answer(&garbage).unwrap();
+        assert!(String::from_utf8_lossy(&garbage.stderr).contains("no header line"));
+        assert_eq!(socket.counts().answered, 1);
+        assert_eq!(socket.counts().refused, 2);
+
+        // The silent client is refused once its time is up.
+        let waited = serve_until(
+            &mut socket,
+            std::thread::spawn(move || {
+                let mut silent = silent;
+                let mut answer = Vec::new();
+                let _ = silent.read_to_end(&mut answer);
+                answer
+            }),
+        );
+        let waited = crate::ctl::decode_answer(&waited).unwrap();
+        assert!(String::from_utf8_lossy(&waited.stderr).contains("no complete request within"));
+        drop(socket);
+        assert!(!path.exists(), "the socket file is removed");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn requests_are_parsed_and_garbage_refused() {
