@@ -229,8 +229,7 @@ pub fn run(fib: Fib, args: &ServeArgs) -> Result<()> {
             worker_config,
         );
         let extras = Arc::new(WorkerExtras::default());
-        let cpu = (args.workers.is_some() || workers > 1 || cpus.len() == 1)
-            .then(|| cpus[i % cpus.len()]);
+        let cpu = Some(cpus[i % cpus.len()]);
         views.push(WorkerView {
             counters: worker.counters_reader(),
             extras: Arc::clone(&extras),
