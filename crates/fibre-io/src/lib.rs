@@ -14,6 +14,9 @@
 //!   in a `PACKET_FANOUT` group that spreads flows across workers. A frame
 //!   a local sender left with a partial TCP or UDP checksum (transmit
 //!   offload: `TP_STATUS_CSUMNOTREADY`) is completed before it is lent.
+//! - [`PacketSender`]: an `AF_PACKET` socket that only transmits (bound
+//!   with protocol 0, so the kernel copies it nothing): the control
+//!   thread's way out while the workers own the receiving sockets.
 //! - [`MemoryPort`]: frames in memory, for tests and fault injection.
 //!
 //! Why `libc` and not a wrapper crate: the ring is a kernel ABI of a few
@@ -42,7 +45,7 @@ mod memory;
 
 use std::io;
 
-pub use af_packet::{wait_any, AfPacket, AfPacketConfig, AfPacketStats};
+pub use af_packet::{wait_any, AfPacket, AfPacketConfig, AfPacketStats, PacketSender};
 pub use memory::MemoryPort;
 
 /// One link's packet I/O, polled by one worker.

@@ -260,6 +260,60 @@ impl NeighTable {
         self.entries.values().map(|e| e.queue.len()).sum()
     }
 
+    /// Brings an administrative request the FIB has just applied (`ip neigh
+    /// add|replace|change|del|flush` on a running router) to this table:
+    /// for one address, the entry the FIB now holds for it installed as
+    /// `neigh_add` leaves it, or the table's entry removed when the FIB holds
+    /// none (`neigh_delete`); for a flush (`addr` `None`), the link's
+    /// entries removed but for PERMANENT and NOARP ones, as
+    /// `ipneigh_list_or_flush` spares them. Packets queued on a removed
+    /// entry are dropped with it.
+    ///
+    /// ```
+    /// use fibre_fib::{config, Fib};
+    /// use fibre_neigh::{NeighSettings, NeighTable};
+    /// let (fib, _) = config::apply_str(&Fib::new(), "r.conf", "link add v0 type veth peer name v1\n", false).unwrap();
+    /// let mut table = NeighTable::from_fib(NeighSettings::default(), &fib, 0);
+    /// let (fib, _) = config::apply_str(&fib, "ctl", "neigh add 10.0.0.2 lladdr 02:00:00:00:00:02 dev v0\n", false).unwrap();
+    /// let v0 = fib.link_by_name("v0").unwrap().index;
+    /// let addr = "10.0.0.2".parse().unwrap();
+    /// table.admin_request(5, &fib, v0, Some(addr));
+    /// assert_eq!(table.get(v0, addr).unwrap().lladdr, Some([2, 0, 0, 0, 0, 2]));
+    /// let (fib, _) = config::apply_str(&fib, "ctl", "neigh del 10.0.0.2 dev v0\n", false).unwrap();
+    /// table.admin_request(6, &fib, v0, Some(addr));
+    /// assert!(table.get(v0, addr).is_none());
+    /// ```
+    pub fn admin_request(&mut self, now: u64, fib: &Fib, link: LinkIndex, addr: Option<IpAddr>) {
+        let Some(addr) = addr else {
+            let doomed: Vec<(u32, IpAddr)> = self
+                .entries
+                .iter()
+                .filter(|((l, _), e)| {
+                    *l == link && !matches!(e.state, NudState::Permanent | NudState::Noarp)
+                })
+                .map(|(key, _)| *key)
+                .collect();
+            for (l, a) in doomed {
+                self.remove_entry(l, a);
+            }
+            return;
+        };
+        match fib.neighbours().find(|n| n.link == link && n.addr == addr) {
+            Some(n) => self.install_admin(now, n.link, n.addr, n.state, n.ha, n.router),
+            None => self.remove_entry(link, addr),
+        }
+    }
+
+    /// Removes one entry, keeping the collection counts.
+    fn remove_entry(&mut self, link: LinkIndex, addr: IpAddr) {
+        if let Some(old) = self.entries.remove(&(link, addr)) {
+            if !old.exempt {
+                self.collectable[family_index(&addr)] -= 1;
+            }
+            self.changed = true;
+        }
+    }
+
     /// Installs an entry as an administrative request leaves it.
     fn install_admin(
         &mut self,

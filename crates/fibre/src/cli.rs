@@ -86,8 +86,12 @@ pub enum Command {
     /// Run the experiments.
     Bench(crate::bench::BenchArgs),
     /// Forward on Linux interfaces: each `--port NAME` backs the link NAME
-    /// of the configuration with the interface NAME (AF_PACKET).
+    /// of the configuration with the interface NAME (AF_PACKET), with
+    /// `--workers N` pinned workers and a control socket for `fibre ctl`.
     Serve(crate::serve::ServeArgs),
+    /// Send configuration lines and queries to a running `fibre serve`
+    /// over its control socket (`fibre ctl 'route replace ...' 'neigh show'`).
+    Ctl(crate::ctl::CtlArgs),
 }
 
 /// `route` subcommands.

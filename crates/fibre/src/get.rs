@@ -23,6 +23,22 @@ pub fn route_get(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<Outcome> {
+    route_get_to(fib, learned, words, family, json, out, &mut |err| {
+        stdio::warn(err)
+    })
+}
+
+/// [`route_get`] with the refusal handed to `refused` rather than stderr
+/// (a running router answers `fibre ctl route get` with it).
+pub fn route_get_to(
+    fib: &Fib,
+    learned: Option<&Learned>,
+    words: &[String],
+    family: Option<Family>,
+    json: bool,
+    out: &mut dyn Write,
+    refused: &mut dyn FnMut(&fibre_fib::KernelError),
+) -> Result<Outcome> {
     let query = config::parse_route_get(words, family)
         .map_err(|err| anyhow::anyhow!("route get: {err}"))?;
     let fibmatch = query.request.fibmatch;
@@ -40,7 +56,7 @@ pub fn route_get(
             Ok(Outcome::Success)
         }
         Err(err) => {
-            stdio::warn(err);
+            refused(&err);
             Ok(Outcome::Refused)
         }
     }

@@ -6,6 +6,7 @@
 
 mod bench;
 mod cli;
+mod ctl;
 mod format;
 mod get;
 mod icmp;
@@ -78,6 +79,9 @@ fn run(cli: Cli) -> Result<Outcome> {
     if let Command::Bench(args) = cli.command {
         bench::run(args)?;
         return Ok(Outcome::Success);
+    }
+    if let Command::Ctl(args) = &cli.command {
+        return ctl_command(&cli, args);
     }
     let mut fib = Fib::new();
     if let Some(path) = &cli.config {
@@ -189,9 +193,33 @@ fn dispatch(
             serve::run(fib, &args)?;
             Outcome::Success
         }
+        Command::Ctl(_) => anyhow::bail!("\"ctl\" talks to a running router; it takes no FIB"),
     };
     out.flush()?;
     Ok(outcome)
+}
+
+/// `fibre ctl`: the global flags travel with the request; the router's
+/// exit status becomes ours.
+fn ctl_command(cli: &Cli, args: &ctl::CtlArgs) -> Result<Outcome> {
+    if cli.config.is_some() || cli.icmp.is_some() {
+        anyhow::bail!("\"ctl\" talks to a running router: --config and --icmp do not apply");
+    }
+    let flags = ctl::RequestFlags {
+        json: cli.json,
+        stats: cli.stats,
+        details: cli.details,
+        family: match Globals::of(cli).family {
+            Some(Family::V4) => Some(4),
+            Some(Family::V6) => Some(6),
+            None => None,
+        },
+    };
+    Ok(match ctl::run(args, flags)? {
+        0 => Outcome::Success,
+        2 => Outcome::Refused,
+        _ => Outcome::Failed,
+    })
 }
 
 /// The command after `route import FILE`, run on the imported FIB; its own

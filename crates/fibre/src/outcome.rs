@@ -8,6 +8,9 @@ pub enum Outcome {
     Success,
     /// The FIB refused the query (`RTNETLINK answers: ...` was printed): exit 2 like `ip`.
     Refused,
+    /// A line of a batch was refused and the rest not run (`ip -batch`'s
+    /// `Command failed FILE:LINE`, by `fibre ctl`): exit 1 like `ip`.
+    Failed,
 }
 
 impl Outcome {
@@ -16,6 +19,7 @@ impl Outcome {
         match self {
             Outcome::Success => 0,
             Outcome::Refused => 2,
+            Outcome::Failed => 1,
         }
     }
 }

@@ -210,9 +210,21 @@ pub fn links(fib: &Fib, how: LinkShow<'_>, out: &mut dyn Write) -> Result<()> {
         let device = registry.as_ref()?.get(link.index)?;
         Some(device.stats().snapshot().ip_link_stats())
     };
+    links_with(fib, how, &stats_of, out)
+}
+
+/// `ip link show` with each link's statistics from `stats_of` (with `-s`):
+/// a running router's interfaces (`fibre ctl -s link show`).
+pub fn links_with(
+    fib: &Fib,
+    how: LinkShow<'_>,
+    stats_of: &dyn Fn(&Link) -> Option<IpLinkStats>,
+    out: &mut dyn Write,
+) -> Result<()> {
+    check_device(fib, how.only)?;
     let mut list = Vec::new();
     for link in fib.links().filter(|l| how.only.is_none_or(|n| l.name == n)) {
-        let stats = stats_of(link);
+        let stats = if how.stats { stats_of(link) } else { None };
         let extras = LinkExtras {
             details: how.details,
             stats: stats.as_ref(),
@@ -364,6 +376,23 @@ pub fn neighbours(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<()> {
+    let router = fibre_neigh::FibRouter::new(fib);
+    let mut table =
+        fibre_neigh::NeighTable::from_fib(fibre_neigh::NeighSettings::default(), fib, 0);
+    let _ = table.tick(0, &router);
+    neighbour_table(fib, &table, family, filter, json, out)
+}
+
+/// `ip neigh show` of `table`: a running router's live ARP and ND entries
+/// (`fibre ctl neigh show`).
+pub fn neighbour_table(
+    fib: &Fib,
+    table: &fibre_neigh::NeighTable,
+    family: Option<Family>,
+    filter: &NeighFilter,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<()> {
     if let Some(dev) = &filter.dev {
         if fib.link_by_name(dev).is_none() {
             bail!("Cannot find device \"{dev}\"");
@@ -374,10 +403,6 @@ pub fn neighbours(
         .as_deref()
         .and_then(|d| fib.link_by_name(d))
         .map(|l| l.index);
-    let router = fibre_neigh::FibRouter::new(fib);
-    let mut table =
-        fibre_neigh::NeighTable::from_fib(fibre_neigh::NeighSettings::default(), fib, 0);
-    let _ = table.tick(0, &router);
     let entries = table
         .entries()
         .filter(|e| only.is_none_or(|l| e.link == l) && filter.shows(e, family));

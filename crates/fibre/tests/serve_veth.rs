@@ -98,6 +98,8 @@ fn fibre_serve_forwards_between_two_namespaces() {
                 "r1",
                 "--seconds",
                 "60",
+                "--socket",
+                dir.join("ctl.sock").to_str().unwrap(),
             ],
         )
         .stderr(Stdio::piped())

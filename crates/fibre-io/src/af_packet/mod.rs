@@ -6,6 +6,7 @@
 //! `Documentation/networking/packet_mmap.rst` for the ring's protocol.
 
 mod ring;
+mod sender;
 mod tx;
 
 use std::ffi::CString;
@@ -14,6 +15,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 use crate::Port;
 use ring::RxRing;
+pub use sender::PacketSender;
 use tx::TxBatch;
 
 /// `ETH_P_ALL`: every protocol (an `ETH_P_IP` socket would miss ARP, and
@@ -23,7 +25,7 @@ const SOL_PACKET: libc::c_int = 263;
 const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_VERSION: libc::c_int = 10;
 const PACKET_FANOUT: libc::c_int = 18;
-const PACKET_QDISC_BYPASS: libc::c_int = 20;
+pub(crate) const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const TPACKET_V3: libc::c_int = 2;
 /// `PACKET_FANOUT_HASH`: one flow to one socket of the group.
@@ -118,53 +120,72 @@ fn set_option<T>(fd: RawFd, name: libc::c_int, value: &T, what: &str) -> io::Res
     check(result, what).map(drop)
 }
 
+/// The index of interface `name`, or iproute2's refusal.
+fn ifindex_of(name: &str) -> io::Result<u32> {
+    let c_name = CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the name"))?;
+    // SAFETY: `c_name` is a NUL-terminated string that outlives the call.
+    let ifindex = unsafe { libc::if_nametoindex(c_name.as_ptr()) };
+    if ifindex == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("Cannot find device \"{name}\""),
+        ));
+    }
+    Ok(ifindex)
+}
+
+/// A nonblocking `AF_PACKET` raw socket for `protocol` (host order; 0:
+/// none, a socket that only transmits).
+fn packet_socket(protocol: u16) -> io::Result<OwnedFd> {
+    let fd = check(
+        // SAFETY: plain system call; the descriptor is owned right after.
+        unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                libc::c_int::from(protocol.to_be()),
+            )
+        },
+        "socket(AF_PACKET)",
+    )?;
+    // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Binds `fd` to interface `ifindex` for `protocol` (host order).
+fn bind_to(fd: RawFd, ifindex: u32, protocol: u16) -> io::Result<()> {
+    // SAFETY: zero is a valid sockaddr_ll; the fields are set below.
+    let mut address: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    address.sll_family = libc::AF_PACKET as u16;
+    address.sll_protocol = protocol.to_be();
+    address.sll_ifindex = ifindex as i32;
+    check(
+        // SAFETY: `address` is a live sockaddr_ll of the size given.
+        unsafe {
+            libc::bind(
+                fd,
+                (&address as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        },
+        "bind",
+    )
+    .map(drop)
+}
+
 impl AfPacket {
     /// Opens a port on interface `name` in the calling thread's network
     /// namespace.
     pub fn open(name: &str, config: AfPacketConfig) -> io::Result<Self> {
-        let c_name = CString::new(name)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in the name"))?;
-        // SAFETY: `c_name` is a NUL-terminated string that outlives the call.
-        let ifindex = unsafe { libc::if_nametoindex(c_name.as_ptr()) };
-        if ifindex == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("Cannot find device \"{name}\""),
-            ));
-        }
-        let fd = check(
-            // SAFETY: plain system call; the descriptor is owned right after.
-            unsafe {
-                libc::socket(
-                    libc::AF_PACKET,
-                    libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                    libc::c_int::from(ETH_P_ALL.to_be()),
-                )
-            },
-            "socket(AF_PACKET)",
-        )?;
-        // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
-        let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+        let ifindex = ifindex_of(name)?;
+        let socket = packet_socket(ETH_P_ALL)?;
+        let fd = socket.as_raw_fd();
         set_option(fd, PACKET_VERSION, &TPACKET_V3, "PACKET_VERSION")?;
         set_option(fd, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")?;
         set_option(fd, PACKET_IGNORE_OUTGOING, &1i32, "PACKET_IGNORE_OUTGOING")?;
         let ring = RxRing::new(fd, &config)?;
-        // SAFETY: zero is a valid sockaddr_ll; the fields are set below.
-        let mut address: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        address.sll_family = libc::AF_PACKET as u16;
-        address.sll_protocol = ETH_P_ALL.to_be();
-        address.sll_ifindex = ifindex as i32;
-        check(
-            // SAFETY: `address` is a live sockaddr_ll of the size given.
-            unsafe {
-                libc::bind(
-                    fd,
-                    (&address as *const libc::sockaddr_ll).cast(),
-                    std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-                )
-            },
-            "bind",
-        )?;
+        bind_to(fd, ifindex, ETH_P_ALL)?;
         if let Some(group) = config.fanout_group {
             let word = u32::from(group) | (PACKET_FANOUT_HASH << 16);
             set_option(fd, PACKET_FANOUT, &word, "PACKET_FANOUT")?;
@@ -181,6 +202,27 @@ impl AfPacket {
     /// What the port counted so far.
     pub fn stats(&self) -> AfPacketStats {
         self.stats
+    }
+
+    /// The socket's pending error (`SO_ERROR`, cleared by reading it):
+    /// `ENETDOWN` or `ENODEV` once its interface went down or away.
+    pub fn take_error(&self) -> Option<io::Error> {
+        let mut error: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `error` and `len` are live and sized for SO_ERROR's answer.
+        let result = unsafe {
+            libc::getsockopt(
+                self.socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                (&mut error as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if result < 0 {
+            return Some(io::Error::last_os_error());
+        }
+        (error != 0).then(|| io::Error::from_raw_os_error(error))
     }
 
     /// Waits until a frame can be received or `timeout_ms` passed.
@@ -202,10 +244,13 @@ impl AfPacket {
 }
 
 /// Waits until one of `ports` has a frame to receive or `timeout_ms`
-/// passed (`poll` on their sockets).
-pub fn wait_any(ports: &[&AfPacket], timeout_ms: i32) -> io::Result<()> {
+/// passed (`poll` on their sockets). Returns the index of a port whose
+/// socket is in error (its interface went away: `POLLERR`, read the reason
+/// with [`AfPacket::take_error`]), which would otherwise end every wait at
+/// once; the caller stops polling it.
+pub fn wait_any(ports: &[&AfPacket], timeout_ms: i32) -> io::Result<Option<usize>> {
     if ports.iter().any(|p| p.ring.ready()) {
-        return Ok(());
+        return Ok(None);
     }
     let mut polls: Vec<libc::pollfd> = ports
         .iter()
@@ -217,7 +262,10 @@ pub fn wait_any(ports: &[&AfPacket], timeout_ms: i32) -> io::Result<()> {
         .collect();
     // SAFETY: `polls` is a live array of as many pollfds as given.
     let result = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout_ms) };
-    interrupted_is_done(check(result, "poll"))
+    interrupted_is_done(check(result, "poll"))?;
+    Ok(polls
+        .iter()
+        .position(|p| p.revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0))
 }
 
 /// A wait a signal cut short is over: the caller looks at why (a stop
