@@ -114,6 +114,10 @@ fn fibre_serve_forwards_between_two_namespaces() {
     let across = ping(&h1, &["-c", "3", "-i", "0.2", "-W", "2", "10.0.2.2"]);
     let to_router = ping(&h2, &["-c", "1", "-W", "2", "10.0.2.1"]);
     let ttl_1 = ping(&h1, &["-c", "1", "-W", "2", "-t", "1", "10.0.2.2"]);
+    // Nobody has 10.0.2.99: after mcast_solicit (3) ARP requests a
+    // retrans_time (1 s) apart, the router gives up and answers the
+    // queued echo request with host unreachable (`arp_error_report`).
+    let unresolved = ping(&h1, &["-c", "1", "-W", "8", "10.0.2.99"]);
 
     // SIGTERM to the pid we started (ip netns exec execs fibre in place).
     let pid = router.id().to_string();
@@ -149,6 +153,12 @@ fn fibre_serve_forwards_between_two_namespaces() {
         ttl_1.stdout.contains("From 10.0.1.1") && ttl_1.stdout.contains("Time to live exceeded"),
         "TTL 1 through fibre: {}",
         ttl_1.stdout
+    );
+    assert!(
+        unresolved.stdout.contains("From 10.0.1.1")
+            && unresolved.stdout.contains("Destination Host Unreachable"),
+        "h1 -> 10.0.2.99, which nobody has: {}\nfibre: {rest}",
+        unresolved.stdout
     );
     assert!(status.success(), "fibre serve exit: {status:?}\n{rest}");
     assert!(rest.contains("stopped; received"), "{rest}");

@@ -12,11 +12,11 @@ use std::time::Instant;
 
 use fibre_dev::stats::IpLinkStats;
 use fibre_fib::config::{parse_words, tokenize};
-use fibre_fib::shared::{BatchMode, FibWriter};
-use fibre_fib::{Command, Family, LinkIndex};
-use fibre_fwd::{Counters, CountersReader, PuntKind};
+use fibre_fib::shared::{BatchMode, FibWriter, SharedFib};
+use fibre_fib::{Command, Family, Fib, LinkIndex};
+use fibre_fwd::{Counters, CountersReader, FibSource, PuntKind, Worker};
 use fibre_io::{PacketSender, Port};
-use fibre_neigh::{Action, FibRouter, NeighPublisher, NeighTable};
+use fibre_neigh::{Action, FibRouter, NeighPublisher, NeighReader, NeighTable};
 use serde_json::{json, Map, Value};
 
 use super::socket::{Request, SocketCounts};
@@ -45,6 +45,25 @@ pub struct WorkerView {
     pub cpu: Option<usize>,
 }
 
+/// The FIB as the control thread's error worker reads it: a reader
+/// registered for one read and gone after it. The control thread is also
+/// the FIB's writer, so a reader it kept online would hold up its own
+/// grace periods; failed resolutions are rare, so the registration per
+/// read costs nothing that matters.
+pub struct ReadOnce(pub SharedFib);
+
+impl FibSource for ReadOnce {
+    fn with_fib<R>(&mut self, f: impl FnOnce(&Fib) -> R) -> R {
+        self.0.reader().batch(|snapshot| f(snapshot.fib()))
+    }
+}
+
+/// The worker the control thread answers failed resolutions with: the
+/// packets that waited for a neighbour that never answered get the
+/// kernel's error (`arp_error_report`, `ndisc_error_report`), routed,
+/// rate limited and sourced as a worker would send them.
+pub type ErrorWorker = Worker<ReadOnce, NeighReader>;
+
 /// The control thread's state.
 pub struct Control {
     /// The FIB's only writer.
@@ -61,6 +80,8 @@ pub struct Control {
     pub workers: Vec<WorkerView>,
     /// The neighbour table's clock starts here.
     pub start: Instant,
+    /// Sends the errors of failed resolutions.
+    errors: ErrorWorker,
     /// Packets given up waiting for a neighbour.
     pub unresolved_dropped: u64,
     /// Frames the control thread could not send.
@@ -216,8 +237,10 @@ impl Control {
         publisher: NeighPublisher,
         egress: Vec<Egress>,
         workers: Vec<WorkerView>,
+        errors: ErrorWorker,
     ) -> Self {
         Control {
+            errors,
             writer,
             table,
             publisher,
@@ -280,7 +303,13 @@ impl Control {
                     ethernet(mac, egress.mac, &packet, &mut self.frame);
                     (link, std::mem::take(&mut self.frame))
                 }
-                Action::Unreachable { .. } | Action::Dropped { .. } => {
+                Action::Unreachable { link, packet, .. } => {
+                    self.unresolved_dropped += 1;
+                    let now_ns = self.start.elapsed().as_nanos() as u64;
+                    self.errors.resolution_failed(link, &packet, now_ns);
+                    continue;
+                }
+                Action::Dropped { .. } => {
                     self.unresolved_dropped += 1;
                     continue;
                 }
@@ -291,11 +320,48 @@ impl Control {
                 }
             }
         }
+        self.send_errors();
         self.publisher.publish(&mut self.table);
         for egress in &mut self.egress {
             if egress.port.flush().is_err() {
                 self.tx_failed += 1;
             }
+        }
+    }
+
+    /// Sends what the error worker queued: each port's frames by its
+    /// link's socket, and an error whose way back is not resolved yet to
+    /// the neighbour table, as a worker's punt would go.
+    fn send_errors(&mut self) {
+        let Control {
+            errors,
+            egress,
+            tx_failed,
+            ..
+        } = self;
+        for (port, egress) in egress.iter_mut().enumerate() {
+            errors.drain_port(port, |frame| {
+                if egress.port.transmit(frame).is_err() {
+                    *tx_failed += 1;
+                }
+            });
+        }
+        let mut waiting = Vec::new();
+        errors.drain_punts(|punt| {
+            if let (PuntKind::Unresolved, Some(next_hop), Some(packet)) =
+                (punt.kind, punt.next_hop, punt.frame.get(14..))
+            {
+                waiting.push((punt.link, next_hop, packet.to_vec()));
+            }
+        });
+        if waiting.is_empty() {
+            return;
+        }
+        let now = self.now();
+        let router = FibRouter::with_macs(self.writer.fib(), self.macs.clone());
+        for (link, next_hop, packet) in waiting {
+            let actions = self.table.resolve(now, link, next_hop, packet, &router);
+            self.actions.extend(actions);
         }
     }
 

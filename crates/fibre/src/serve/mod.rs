@@ -246,7 +246,13 @@ pub fn run(fib: Fib, args: &ServeArgs) -> Result<()> {
     drop(punt_sender);
     publisher.publish(&mut table);
     let mut socket = ControlSocket::bind(&args.socket)?;
-    let mut control = Control::new(writer, table, publisher, egress, views);
+    let errors = Worker::new(
+        control::ReadOnce(writer.shared()),
+        publisher.reader(),
+        &ports,
+        worker_config,
+    );
+    let mut control = Control::new(writer, table, publisher, egress, views, errors);
 
     catch_stop_signals();
     let handles: Vec<_> = threads
