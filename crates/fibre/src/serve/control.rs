@@ -642,8 +642,14 @@ mod tests {
             fibre_fib::config::apply_str(&fibre_fib::Fib::new(), "t", text, false).unwrap();
         let writer = FibWriter::new(fib);
         let table = NeighTable::from_fib(fibre_neigh::NeighSettings::default(), writer.fib(), 0);
-        let publisher = NeighPublisher::new(&fibre_rcu::Domain::new());
-        Control::new(writer, table, publisher, Vec::new(), Vec::new())
+        let mut publisher = NeighPublisher::new(&fibre_rcu::Domain::new());
+        let errors = Worker::new(
+            ReadOnce(writer.shared()),
+            publisher.reader(),
+            &[],
+            fibre_fwd::WorkerConfig::default(),
+        );
+        Control::new(writer, table, publisher, Vec::new(), Vec::new(), errors)
     }
 
     fn ask(control: &mut Control, json: bool, lines: &[&str]) -> (String, String, u8) {
