@@ -88,6 +88,8 @@ pub enum Command {
     /// Forward on Linux interfaces: each `--port NAME` backs the link NAME
     /// of the configuration with the interface NAME (AF_PACKET).
     Serve(crate::serve::ServeArgs),
+    /// Follow a network namespace's routing state through rtnetlink.
+    Follow(crate::follow::FollowArgs),
 }
 
 /// `route` subcommands.

@@ -6,6 +6,7 @@
 
 mod bench;
 mod cli;
+mod follow;
 mod format;
 mod get;
 mod icmp;
@@ -141,7 +142,7 @@ fn dispatch(
                 } else {
                     stdio::warn(&summary);
                     drop(out);
-                    return follow_up(fib, globals, args.then);
+                    return follow_up(fib, globals, args.then, "the command after the import file");
                 }
             }
         },
@@ -189,22 +190,28 @@ fn dispatch(
             serve::run(fib, &args)?;
             Outcome::Success
         }
+        Command::Follow(args) => {
+            // The followed state replaces any --config: it is the namespace's.
+            drop(fib);
+            follow::run(&args, &mut |followed, words| {
+                follow_up(followed, globals, words, "the command given to follow").map(|_| ())
+            })?;
+            Outcome::Success
+        }
     };
     out.flush()?;
     Ok(outcome)
 }
 
-/// The command after `route import FILE`, run on the imported FIB; its own
-/// options add to the outer ones.
-fn follow_up(fib: Fib, outer: Globals, words: Vec<String>) -> Result<Outcome> {
+/// The command after `route import FILE` (or given to `follow`), run on
+/// that FIB; its own options add to the outer ones. `what` names it in errors.
+fn follow_up(fib: Fib, outer: Globals, words: Vec<String>, what: &str) -> Result<Outcome> {
     let args = std::iter::once("fibre".to_string()).chain(words);
     let cli = Cli::try_parse_from(cli::normalize_args(args))
-        .map_err(|err| anyhow::anyhow!("the command after the import file: {}", err.render()))?;
+        .map_err(|err| anyhow::anyhow!("{what}: {}", err.render()))?;
     let inner = Globals::of(&cli);
     if cli.config.is_some() {
-        anyhow::bail!(
-            "the command after the import file: --config must come before \"route import\""
-        );
+        anyhow::bail!("{what}: --config must come before \"route import\"");
     }
     let globals = Globals {
         json: outer.json || inner.json,
@@ -213,9 +220,7 @@ fn follow_up(fib: Fib, outer: Globals, words: Vec<String>) -> Result<Outcome> {
         details: outer.details || inner.details,
     };
     if cli.icmp.is_some() {
-        anyhow::bail!(
-            "the command after the import file: --icmp must come before \"route import\""
-        );
+        anyhow::bail!("{what}: --icmp must come before \"route import\"");
     }
     dispatch(fib, None, globals, cli.command)
 }
