@@ -251,6 +251,17 @@ struct Follower {
     verbose: bool,
     buf: Vec<u8>,
     seq: u32,
+    /// Resyncs after overruns so far.
+    resyncs: u64,
+}
+
+/// How a pass over the queued notifications ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// Nothing left queued.
+    CaughtUp,
+    /// The kernel dropped notifications (ENOBUFS).
+    Overrun,
 }
 
 /// Receive buffer: the largest datagram the kernel sends a dump in
@@ -270,12 +281,19 @@ impl Follower {
             verbose,
             buf: vec![0; RECV_BUF],
             seq: 0,
+            resyncs: 0,
         }
     }
 
     /// Dumps the namespace into a fresh FIB and publishes it whole, then
-    /// replays what `events` queued meanwhile.
+    /// replays what `events` queued meanwhile (resyncing again, in a loop
+    /// rather than recursion, for as long as overruns go on).
     fn resync(&mut self, events: &NetlinkSocket) -> Result<()> {
+        self.dump_and_publish()?;
+        self.read_events(events)
+    }
+
+    fn dump_and_publish(&mut self) -> Result<()> {
         let dumper = NetlinkSocket::open()?;
         let mut tries = 0;
         let (fib, translator) = loop {
@@ -289,7 +307,7 @@ impl Follower {
         self.translator = translator;
         self.writer = FibWriter::new(fib);
         self.report_unmodelled();
-        self.read_events(events)
+        Ok(())
     }
 
     /// One dump of everything; `None` if the kernel marked it interrupted.
@@ -349,18 +367,30 @@ impl Follower {
     /// Reads every queued notification and applies them as one batch; an
     /// overrun resyncs.
     fn read_events(&mut self, events: &NetlinkSocket) -> Result<()> {
+        while self.read_queued(events)? == Read::Overrun {
+            self.resyncs += 1;
+            if self.verbose {
+                stdio::warn(format_args!(
+                    "fibre follow: notifications lost (ENOBUFS): resync {} by dump",
+                    self.resyncs
+                ));
+            }
+            self.dump_and_publish()?;
+        }
+        Ok(())
+    }
+
+    /// One pass over the queued notifications.
+    fn read_queued(&mut self, events: &NetlinkSocket) -> Result<Read> {
         let mut commands = Vec::new();
         loop {
             let n = match events.recv_nonblocking(&mut self.buf) {
                 Ok(Some(n)) => n,
                 Ok(None) => break,
                 Err(err) if err.raw_os_error() == Some(libc::ENOBUFS) => {
-                    if self.verbose {
-                        stdio::warn("fibre follow: notifications lost (ENOBUFS): resync by dump");
-                    }
                     // What was read before the overrun is older than the
-                    // dump: the dump supersedes it.
-                    return self.resync(events);
+                    // dump that follows: the dump supersedes it.
+                    return Ok(Read::Overrun);
                 }
                 Err(err) => return Err(err).context("reading rtnetlink notifications"),
             };
@@ -384,7 +414,7 @@ impl Follower {
         }
         if commands.is_empty() {
             self.report_unmodelled();
-            return Ok(());
+            return Ok(Read::CaughtUp);
         }
         let report = self
             .writer
@@ -399,7 +429,7 @@ impl Follower {
             }
         }
         self.report_unmodelled();
-        Ok(())
+        Ok(Read::CaughtUp)
     }
 
     /// Each kind of thing not modelled, once.

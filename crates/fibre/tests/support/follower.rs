@@ -97,6 +97,20 @@ impl Follower {
         }
     }
 
+    /// Stops (SIGSTOP) or continues (SIGCONT) the follower, our own child,
+    /// by its pid: stopped, it reads nothing while the kernel queues.
+    pub fn signal(&self, signal: &str) -> Result<(), String> {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .map_err(|e| format!("kill {signal}: {e}"))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("kill {signal} failed: {status}"))
+        }
+    }
+
     /// What it wrote on stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().expect("not poisoned").clone()
