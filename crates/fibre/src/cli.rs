@@ -90,6 +90,8 @@ pub enum Command {
     Serve(crate::serve::ServeArgs),
     /// Follow a network namespace's routing state through rtnetlink.
     Follow(crate::follow::FollowArgs),
+    /// Print a followed namespace's route and rule changes as `ip monitor`.
+    Monitor(crate::monitor::MonitorArgs),
 }
 
 /// `route` subcommands.
@@ -111,6 +113,8 @@ pub enum RouteAction {
     },
     /// Load a prefix list (plain or gzip), next hops assigned by hash.
     Import(ImportArgs),
+    /// Print a followed namespace's route changes as `ip monitor route`.
+    Monitor(crate::monitor::MonitorArgs),
 }
 
 /// `fibre route import`.

@@ -52,6 +52,7 @@ use fibre_netlink::request::{DUMPS, GROUPS};
 use fibre_netlink::wire::{self, NLM_F_DUMP_INTR};
 use fibre_netlink::{Origin, Translator};
 
+use crate::monitor::{print_changes, MonitorArgs, Watch};
 use crate::stdio;
 
 /// `fibre follow`'s options.
@@ -84,8 +85,26 @@ pub struct FollowArgs {
 /// the FIB and prints the answer on stdout.
 pub type Answer<'a> = dyn FnMut(Fib, Vec<String>) -> Result<()> + 'a;
 
+/// `fibre monitor`: follows without queries, printing each batch's changes.
+pub fn monitor(args: &MonitorArgs, json: bool) -> Result<()> {
+    let watch = Watch::of(&args.objects, json)?;
+    let follow = FollowArgs {
+        netns: args.netns.clone(),
+        seconds: args.seconds,
+        rcvbuf: args.rcvbuf,
+        queries: false,
+        verbose: false,
+        then: Vec::new(),
+    };
+    run_watching(&follow, Some(watch), &mut |_, _| Ok(()))
+}
+
 /// Runs the follower (see the module's documentation).
 pub fn run(args: &FollowArgs, answer: &mut Answer<'_>) -> Result<()> {
+    run_watching(args, None, answer)
+}
+
+fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>) -> Result<()> {
     enter_namespace(&args.netns)?;
     let events = NetlinkSocket::open()?;
     events.set_receive_buffer(args.rcvbuf)?;
@@ -96,41 +115,49 @@ pub fn run(args: &FollowArgs, answer: &mut Answer<'_>) -> Result<()> {
     }
     let mut follower = Follower::new(args.verbose);
     follower.resync(&events)?;
+    // Changes are printed from the start's state on; stderr says when
+    // that is (a script or test waits for it before changing anything).
+    follower.watch = watch;
+    if watch.is_some() {
+        stdio::warn(format_args!("fibre monitor: following {}", args.netns));
+    }
     let deadline = (args.seconds > 0).then(|| Instant::now() + Duration::from_secs(args.seconds));
     let mut queries = args.queries.then(Queries::default);
-    // Neither a time nor queries: one snapshot, for `--then`.
-    let snapshot = deadline.is_none() && queries.is_none();
-    while !snapshot {
-        let wait = match deadline {
-            Some(at) => match at.checked_duration_since(Instant::now()) {
-                Some(left) => left,
-                None => break,
-            },
-            None => Duration::from_secs(3600),
-        };
-        let (netlink_ready, stdin_ready) = poll(events.fd(), queries.is_some(), wait)?;
-        if netlink_ready {
-            follower.read_events(&events)?;
-        }
-        let Some(reader) = queries.as_mut().filter(|_| stdin_ready) else {
-            continue;
-        };
-        let open = reader.fill()?;
-        while let Some(words) = reader.next_line() {
-            // Everything the kernel queued before the query was read is
-            // applied before it is answered.
-            follower.read_events(&events)?;
-            if let Err(err) = answer(follower.writer.fib().clone(), words) {
-                stdio::warn(format_args!("fibre: {err:#}"));
+    // Neither a time, queries nor a monitor: one snapshot, for `--then`.
+    let snapshot = deadline.is_none() && queries.is_none() && watch.is_none();
+    if !snapshot {
+        loop {
+            let wait = match deadline {
+                Some(at) => match at.checked_duration_since(Instant::now()) {
+                    Some(left) => left,
+                    None => break,
+                },
+                None => Duration::from_secs(3600),
+            };
+            let (netlink_ready, stdin_ready) = poll(events.fd(), queries.is_some(), wait)?;
+            if netlink_ready {
+                follower.read_events(&events)?;
             }
-            let mut out = io::stdout().lock();
-            writeln!(out, ".")?;
-            out.flush()?;
-        }
-        if !open {
-            queries = None;
-            if deadline.is_none() {
-                break;
+            let Some(reader) = queries.as_mut().filter(|_| stdin_ready) else {
+                continue;
+            };
+            let open = reader.fill()?;
+            while let Some(words) = reader.next_line() {
+                // Everything the kernel queued before the query was read is
+                // applied before it is answered.
+                follower.read_events(&events)?;
+                if let Err(err) = answer(follower.writer.fib().clone(), words) {
+                    stdio::warn(format_args!("fibre: {err:#}"));
+                }
+                let mut out = io::stdout().lock();
+                writeln!(out, ".")?;
+                out.flush()?;
+            }
+            if !open {
+                queries = None;
+                if deadline.is_none() {
+                    break;
+                }
             }
         }
     }
@@ -253,6 +280,8 @@ struct Follower {
     seq: u32,
     /// Resyncs after overruns so far.
     resyncs: u64,
+    /// `fibre monitor`: print each batch's changes.
+    watch: Option<Watch>,
 }
 
 /// How a pass over the queued notifications ended.
@@ -282,6 +311,7 @@ impl Follower {
             buf: vec![0; RECV_BUF],
             seq: 0,
             resyncs: 0,
+            watch: None,
         }
     }
 
@@ -305,6 +335,9 @@ impl Follower {
             }
         };
         self.translator = translator;
+        if let Some(watch) = self.watch {
+            print_changes(watch, self.writer.fib(), &fib, &mut io::stdout().lock())?;
+        }
         self.writer = FibWriter::new(fib);
         self.report_unmodelled();
         Ok(())
@@ -375,6 +408,12 @@ impl Follower {
                     self.resyncs
                 ));
             }
+            // Empty the queue before the dump: the kernel raises ENOBUFS
+            // again only once a reader has drained the queue
+            // (`netlink_rcv_wake` clears NETLINK_S_CONGESTED), so an
+            // overrun during the dump would otherwise go unreported.
+            // What is dropped here is older than the dump.
+            discard_queued(events, &mut self.buf)?;
             self.dump_and_publish()?;
         }
         Ok(())
@@ -416,10 +455,15 @@ impl Follower {
             self.report_unmodelled();
             return Ok(Read::CaughtUp);
         }
+        // Only a monitor pays for the copy it compares with.
+        let before = self.watch.map(|_| self.writer.fib().clone());
         let report = self
             .writer
             .apply_batch(&commands, BatchMode::BestEffort)
             .context("applying notifications")?;
+        if let (Some(watch), Some(before)) = (self.watch, &before) {
+            print_changes(watch, before, self.writer.fib(), &mut io::stdout().lock())?;
+        }
         if self.verbose {
             for refusal in &report.refused {
                 stdio::warn(format_args!(
@@ -438,6 +482,18 @@ impl Follower {
             if self.reported.insert(kind.clone()) {
                 stdio::warn(format_args!("fibre follow: not modelled, skipped: {kind}"));
             }
+        }
+    }
+}
+
+/// Reads and drops every queued notification (ENOBUFS included).
+fn discard_queued(events: &NetlinkSocket, buf: &mut [u8]) -> Result<()> {
+    loop {
+        match events.recv_nonblocking(buf) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Ok(()),
+            Err(err) if err.raw_os_error() == Some(libc::ENOBUFS) => {}
+            Err(err) => return Err(err).context("reading rtnetlink notifications"),
         }
     }
 }

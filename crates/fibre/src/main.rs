@@ -12,6 +12,7 @@ mod get;
 mod icmp;
 mod import;
 mod lookup;
+mod monitor;
 mod outcome;
 mod serve;
 mod show;
@@ -123,6 +124,17 @@ fn dispatch(
                 }
                 Outcome::Success
             }
+            RouteAction::Monitor(mut args) => {
+                if !args.objects.is_empty() {
+                    anyhow::bail!(
+                        "route monitor: expected no object, got \"{}\"",
+                        args.objects.join(" ")
+                    );
+                }
+                args.objects = vec!["route".into()];
+                follow::monitor(&args, globals.json)?;
+                Outcome::Success
+            }
             RouteAction::Import(_) if learned.is_some() => {
                 anyhow::bail!(
                     "--icmp applies to the FIB as loaded; it does not combine with \"route import\""
@@ -188,6 +200,10 @@ fn dispatch(
         }
         Command::Serve(args) => {
             serve::run(fib, &args)?;
+            Outcome::Success
+        }
+        Command::Monitor(args) => {
+            follow::monitor(&args, globals.json)?;
             Outcome::Success
         }
         Command::Follow(args) => {
