@@ -24,8 +24,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fibre_testkit::SplitMix64;
-use follower::{differences, Follower};
+use follower::{assert_same, Follower};
 use netns::Namespace;
+
+/// What is compared after each scenario.
+const SHOWN: &[&str] = &["route show table all"];
 
 const V4_ROUTES: usize = 2000;
 const V6_ROUTES: usize = 500;
@@ -163,20 +166,6 @@ fn wait_for_kernel(b: &Namespace, v4: usize, v6: usize, what: &str) {
     }
 }
 
-fn assert_same(b: &Namespace, f: &mut Follower, what: &str) {
-    match differences(b, f, &["route show table all"], &[]) {
-        Ok(None) => {}
-        Ok(Some(report)) => {
-            let shown: String = report.lines().take(30).collect::<Vec<_>>().join("\n");
-            panic!(
-                "{what}: fibre differs from the kernel\n{shown}\nstderr: {}",
-                f.stderr()
-            )
-        }
-        Err(e) => panic!("{what}: {e}"),
-    }
-}
-
 fn shuffled(n: usize, rng: &mut SplitMix64) -> Vec<usize> {
     let mut v: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
@@ -245,27 +234,57 @@ fn run_seed(seed: u64) {
     let bird_b = Bird::start(&b, &dir, "b", CONFIG_B);
     let bird_a = Bird::start(&a, &dir, "a", &config_a(&v4, &v6));
     wait_for_kernel(&b, V4_ROUTES, V6_ROUTES, "the full announcement");
-    assert_same(&b, &mut f, &format!("seed {seed}: the full announcement"));
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: the full announcement"),
+    );
 
     // A part withdrawn: a random quarter of each family.
     let kept4 = &v4[V4_ROUTES / 4..];
     let kept6 = &v6[V6_ROUTES / 4..];
     bird_a.reconfigure(&config_a(kept4, kept6));
     wait_for_kernel(&b, kept4.len(), kept6.len(), "a part withdrawn");
-    assert_same(&b, &mut f, &format!("seed {seed}: a part withdrawn"));
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: a part withdrawn"),
+    );
 
     // The IPv4 session flaps.
     bird_a.birdc(&["disable", "p4"]);
     wait_for_kernel(&b, 0, kept6.len(), "the IPv4 session down");
-    assert_same(&b, &mut f, &format!("seed {seed}: the IPv4 session down"));
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: the IPv4 session down"),
+    );
     bird_a.birdc(&["enable", "p4"]);
     wait_for_kernel(&b, kept4.len(), kept6.len(), "the IPv4 session back");
-    assert_same(&b, &mut f, &format!("seed {seed}: the IPv4 session back"));
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: the IPv4 session back"),
+    );
 
     // The link goes down under the daemons: the kernel drops the routes
     // over it without a notification.
     b.ip(&["link", "set", "b0", "down"]).expect("link down");
-    assert_same(&b, &mut f, &format!("seed {seed}: the link down"));
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: the link down"),
+    );
     drop(bird_a);
     drop(bird_b);
     let _ = std::fs::remove_dir_all(&dir);

@@ -22,7 +22,7 @@ mod netns;
 mod process;
 
 use fibre_testkit::SplitMix64;
-use follower::{differences, Follower};
+use follower::{assert_same, differences, Follower};
 use netns::Namespace;
 
 /// What is compared after each step.
@@ -79,14 +79,7 @@ fn step(b: &Namespace, follower: &mut Follower, name: &str, lines: &[&str]) {
 }
 
 fn check(b: &Namespace, follower: &mut Follower, name: &str) {
-    match differences(b, follower, SHOWN, &["nhid"]) {
-        Ok(None) => {}
-        Ok(Some(report)) => panic!(
-            "{name}: fibre differs from the kernel\n{report}\nfibre's stderr: {}",
-            follower.stderr()
-        ),
-        Err(e) => panic!("{name}: {e}"),
-    }
+    assert_same(b, follower, SHOWN, &["nhid"], name);
 }
 
 #[test]

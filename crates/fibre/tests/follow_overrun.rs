@@ -18,7 +18,7 @@ mod netns;
 #[path = "kernel_diff/process.rs"]
 mod process;
 
-use follower::{differences, Follower};
+use follower::{assert_same, Follower};
 use netns::Namespace;
 
 const SHOWN: &[&str] = &["route show table all", "rule show"];
@@ -56,20 +56,6 @@ fn routes_v6(range: std::ops::Range<usize>, verb: &str) -> Vec<String> {
             )
         })
         .collect()
-}
-
-fn assert_same(b: &Namespace, f: &mut Follower, what: &str) {
-    match differences(b, f, SHOWN, &[]) {
-        Ok(None) => {}
-        Ok(Some(report)) => {
-            let shown: String = report.lines().take(40).collect::<Vec<_>>().join("\n");
-            panic!(
-                "{what}: fibre differs from the kernel\n{shown}\nstderr: {}",
-                f.stderr()
-            )
-        }
-        Err(e) => panic!("{what}: {e}"),
-    }
 }
 
 #[test]
@@ -114,7 +100,7 @@ fn follow_resyncs_after_an_overrun() {
     a.ip(&["link", "set", "p0", "up"]).expect("peer up");
 
     let mut f = Follower::start(&b, &["--rcvbuf", "1", "--verbose"]).expect("fibre follow starts");
-    assert_same(&b, &mut f, "the start");
+    assert_same(&b, &mut f, SHOWN, &[], "the start");
 
     f.signal("-STOP").expect("stop the follower");
     let mut burst = routes(0..4000, "add");
@@ -125,6 +111,8 @@ fn follow_resyncs_after_an_overrun() {
     assert_same(
         &b,
         &mut f,
+        SHOWN,
+        &[],
         "a burst of 5,000 routes past the receive buffer",
     );
     assert!(
@@ -143,18 +131,28 @@ fn follow_resyncs_after_an_overrun() {
     assert_same(
         &b,
         &mut f,
+        SHOWN,
+        &[],
         "2,500 routes withdrawn and a rule added while stopped",
     );
 
     // Running, small buffer: it may or may not overrun; either way it
     // must end equal.
     b.batch(&routes(4000..7000, "add")).expect("a second burst");
-    assert_same(&b, &mut f, "a burst of 3,000 routes while following");
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        "a burst of 3,000 routes while following",
+    );
 
     b.ip(&["link", "set", "v0", "down"]).expect("link down");
     assert_same(
         &b,
         &mut f,
+        SHOWN,
+        &[],
         "the link down (its routes withdrawn without notifications)",
     );
 }

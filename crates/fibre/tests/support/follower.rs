@@ -154,6 +154,30 @@ fn json(text: &str, what: &str) -> Result<Value, String> {
     serde_json::from_str(text.trim()).map_err(|e| format!("{what} is not JSON ({e}): {text}"))
 }
 
+/// Panics, naming `what`, unless the follower shows what the kernel shows
+/// for each of `commands` (see [`differences`]); the report is cut to its
+/// first 40 lines, and the follower's stderr added.
+pub fn assert_same(
+    ns: &Namespace,
+    follower: &mut Follower,
+    commands: &[&str],
+    strip: &[&str],
+    what: &str,
+) {
+    match differences(ns, follower, commands, strip) {
+        Ok(None) => {}
+        Ok(Some(report)) => {
+            let shown: Vec<&str> = report.lines().take(40).collect();
+            panic!(
+                "{what}: fibre differs from the kernel\n{}\nfibre's stderr: {}",
+                shown.join("\n"),
+                follower.stderr()
+            )
+        }
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
 /// What the kernel and the follower show for each of `commands`
 /// (`route show table all`, `rule show`, ...), as JSON, with `strip`'s
 /// keys removed from the kernel's objects; the differences, if any, as
