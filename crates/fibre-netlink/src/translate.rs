@@ -567,3 +567,137 @@ pub fn route_op(family: Family, origin: Origin) -> RouteOp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(index: u32, name: &str) -> Message {
+        Message::NewLink(LinkMessage {
+            index,
+            link_type: 1,
+            flags: IFF_UP | IFF_RUNNING,
+            name: Some(name.into()),
+            mtu: Some(1500),
+            kind: Some("veth".into()),
+        })
+    }
+
+    fn route_v6(paths: &[(&str, u32)], protocol: u8) -> RouteMessage {
+        RouteMessage {
+            family: AF_INET6,
+            dst_len: 48,
+            src_len: 0,
+            tos: 0,
+            table: TABLE_MAIN,
+            protocol,
+            scope: 0,
+            kind: 1,
+            flags: 0,
+            dst: Some("2001:db8:10::".parse().unwrap()),
+            priority: Some(1024),
+            prefsrc: None,
+            metrics: Vec::new(),
+            paths: paths
+                .iter()
+                .map(|(gw, oif)| PathMessage {
+                    oif: *oif,
+                    gateway: Some(gw.parse().unwrap()),
+                    flags: 0,
+                    hops: 0,
+                })
+                .collect(),
+            multipath: paths.len() > 1,
+            nh_id: None,
+            has_src: false,
+            has_encap: false,
+        }
+    }
+
+    fn gateways(command: &Command) -> Vec<String> {
+        let Command::Route { spec, .. } = command else {
+            panic!("not a route: {command:?}")
+        };
+        spec.nexthops
+            .iter()
+            .map(|n| n.gateway.unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn ipv4_notification_flags_name_the_request() {
+        let op = |flags| route_op(Family::V4, Origin::Notification(flags));
+        assert_eq!(op(NLM_F_CREATE | NLM_F_EXCL), RouteOp::Add);
+        assert_eq!(op(NLM_F_REPLACE), RouteOp::Replace);
+        assert_eq!(op(NLM_F_CREATE | NLM_F_APPEND), RouteOp::Append);
+        assert_eq!(op(NLM_F_CREATE), RouteOp::Prepend);
+        assert_eq!(route_op(Family::V4, Origin::Dump), RouteOp::Append);
+        assert_eq!(
+            route_op(Family::V6, Origin::Notification(NLM_F_CREATE)),
+            RouteOp::Replace
+        );
+    }
+
+    #[test]
+    fn an_ipv6_append_keeps_the_old_paths_first() {
+        let mut t = Translator::new();
+        let mut out = Vec::new();
+        t.translate(&link(2, "v0"), Origin::Dump, &mut out);
+        t.translate(&link(3, "v1"), Origin::Dump, &mut out);
+        out.clear();
+        let one = route_v6(&[("2001:db8::2", 2)], 3);
+        t.translate(&Message::NewRoute(one), Origin::Dump, &mut out);
+        // The append's announcement starts at the new sibling.
+        let both = route_v6(&[("2001:db8:1::2", 3), ("2001:db8::2", 2)], 3);
+        let flags = NLM_F_CREATE | NLM_F_APPEND;
+        t.translate(
+            &Message::NewRoute(both.clone()),
+            Origin::Notification(flags),
+            &mut out,
+        );
+        assert_eq!(gateways(&out[1]), ["2001:db8::2", "2001:db8:1::2"]);
+        // A replace's announcement is in the kernel's order already.
+        t.translate(
+            &Message::NewRoute(both),
+            Origin::Notification(NLM_F_REPLACE),
+            &mut out,
+        );
+        assert_eq!(gateways(&out[2]), ["2001:db8:1::2", "2001:db8::2"]);
+    }
+
+    #[test]
+    fn what_the_kernel_derives_or_fibre_does_not_model_is_not_applied() {
+        let mut t = Translator::new();
+        let mut out = Vec::new();
+        t.translate(&link(2, "v0"), Origin::Dump, &mut out);
+        out.clear();
+        // Protocol kernel: derived from addresses by the FIB itself.
+        t.translate(
+            &Message::NewRoute(route_v6(&[("fe80::1", 2)], 2)),
+            Origin::Dump,
+            &mut out,
+        );
+        let mut sourced = route_v6(&[("2001:db8::2", 2)], 3);
+        sourced.has_src = true;
+        t.translate(&Message::NewRoute(sourced.clone()), Origin::Dump, &mut out);
+        t.translate(&Message::NewRoute(sourced), Origin::Dump, &mut out);
+        let tentative = AddrMessage {
+            family: AF_INET6,
+            prefix_len: 64,
+            flags: IFA_F_TENTATIVE,
+            scope: 0,
+            index: 2,
+            local: None,
+            address: Some("2001:db8::1".parse().unwrap()),
+            broadcast: None,
+            label: None,
+            metric: None,
+        };
+        t.translate(&Message::NewAddr(tentative), Origin::Dump, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(
+            t.unmodelled().get("source-specific IPv6 route (RTA_SRC)"),
+            Some(&2)
+        );
+    }
+}
