@@ -29,6 +29,9 @@ pub enum Command {
         /// New MTU.
         mtu: Option<u32>,
     },
+    /// A link as the kernel announces it (RTM_NEWLINK), for a FIB that
+    /// follows a kernel ([`crate::Fib::following_kernel`]).
+    KernelLink(KernelLink),
     /// `link del NAME`.
     LinkDel {
         /// Name.
@@ -62,6 +65,40 @@ pub enum Command {
         /// The neighbour.
         spec: NeighSpec,
     },
+}
+
+/// A link as the kernel announces it in RTM_NEWLINK: made with the
+/// kernel's ifindex when new, renamed when its name changed, then given
+/// the announced MTU, admin state (`IFF_UP`) and carrier (`IFF_LOWER_UP`),
+/// with the effects each change has in the kernel (routes through a link
+/// going down die, IPv6 comes up with carrier, ...).
+///
+/// A followed veth's peer usually lives in another namespace: its kind is
+/// `Veth` with an empty peer name, and its carrier is the announced one,
+/// not derived from the peer.
+///
+/// ```
+/// use fibre_fib::*;
+/// let mut fib = Fib::following_kernel();
+/// let link = KernelLink { index: 7, name: "v0".into(), kind: LinkKind::Dummy, mtu: 1500, up: true, carrier: true };
+/// fib.apply(&Command::KernelLink(link)).unwrap();
+/// assert_eq!(fib.link(7).unwrap().name, "v0");
+/// assert!(fib.link(7).unwrap().carrier);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelLink {
+    /// The kernel's ifindex.
+    pub index: LinkIndex,
+    /// Name (IFLA_IFNAME).
+    pub name: String,
+    /// Kind (IFLA_INFO_KIND); kept from the first announcement.
+    pub kind: LinkKind,
+    /// MTU (IFLA_MTU).
+    pub mtu: u32,
+    /// `IFF_UP`.
+    pub up: bool,
+    /// `IFF_LOWER_UP`.
+    pub carrier: bool,
 }
 
 /// The neighbour operations and the requests iproute2 sends for them

@@ -132,6 +132,12 @@ pub struct Fib {
     /// IPv4 state (`inetdev_event`, NETDEV_CHANGEMTU) until the MTU is
     /// changed back to 68 or more.
     pub(crate) ipv4_off: std::collections::BTreeSet<LinkIndex>,
+    /// The FIB follows a kernel ([`Fib::following_kernel`]): the kernel
+    /// announces the addresses it derives (lo's, IPv6 link-locals), so
+    /// they are not derived here, and links carry the announced carrier.
+    pub(crate) follows_kernel: bool,
+    /// The carrier the kernel announced for each followed link.
+    pub(crate) announced_carrier: HashMap<LinkIndex, bool>,
     /// Neighbour entries by (link, address) (see `write/neighs.rs`).
     pub(crate) neighbours: BTreeMap<(LinkIndex, IpAddr), crate::write::neighs::Neighbour>,
 }
@@ -211,7 +217,30 @@ impl Fib {
             settings: FibSettings::default(),
             host_scope_gateways: HashSet::new(),
             cache_classes: HashMap::new(),
+            follows_kernel: false,
+            announced_carrier: HashMap::new(),
             neighbours: BTreeMap::new(),
+        }
+    }
+
+    /// A fresh router that follows a kernel's announcements (rtnetlink):
+    /// as [`Fib::new`], but the addresses the kernel derives itself (lo's
+    /// 127.0.0.1/8 and ::1, IPv6 link-locals) are left to the kernel's
+    /// RTM_NEWADDR, and links take their carrier from
+    /// [`Command::KernelLink`]. The routes derived from addresses (prefix,
+    /// local, broadcast) are still derived here, as the kernel derives them.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::following_kernel();
+    /// let lo = KernelLink { index: 1, name: "lo".into(), kind: LinkKind::Loopback, mtu: 65536, up: true, carrier: true };
+    /// fib.apply(&Command::KernelLink(lo)).unwrap();
+    /// assert!(fib.addresses(None).is_empty());
+    /// ```
+    pub fn following_kernel() -> Fib {
+        Fib {
+            follows_kernel: true,
+            ..Fib::new()
         }
     }
 
@@ -279,6 +308,7 @@ impl Fib {
         let res = match cmd {
             Command::LinkAdd { name, kind, mtu } => self.link_add(name, kind, *mtu),
             Command::LinkSet { name, up, mtu } => self.link_set(name, *up, *mtu),
+            Command::KernelLink(link) => self.kernel_link(link),
             Command::LinkDel { name } => self.link_del(name),
             Command::Addr { op, spec } => self.addr_apply(*op, spec),
             Command::Route { op, spec } => match self.missing_nexthop_device(spec) {

@@ -92,6 +92,10 @@ pub enum Command {
     /// Send configuration lines and queries to a running `fibre serve`
     /// over its control socket (`fibre ctl 'route replace ...' 'neigh show'`).
     Ctl(crate::ctl::CtlArgs),
+    /// Follow a network namespace's routing state through rtnetlink.
+    Follow(crate::follow::FollowArgs),
+    /// Print a followed namespace's route and rule changes as `ip monitor`.
+    Monitor(crate::monitor::MonitorArgs),
 }
 
 /// `route` subcommands.
@@ -113,6 +117,8 @@ pub enum RouteAction {
     },
     /// Load a prefix list (plain or gzip), next hops assigned by hash.
     Import(ImportArgs),
+    /// Print a followed namespace's route changes as `ip monitor route`.
+    Monitor(crate::monitor::MonitorArgs),
 }
 
 /// `fibre route import`.

@@ -7,11 +7,13 @@
 mod bench;
 mod cli;
 mod ctl;
+mod follow;
 mod format;
 mod get;
 mod icmp;
 mod import;
 mod lookup;
+mod monitor;
 mod outcome;
 mod serve;
 mod show;
@@ -126,6 +128,17 @@ fn dispatch(
                 }
                 Outcome::Success
             }
+            RouteAction::Monitor(mut args) => {
+                if !args.objects.is_empty() {
+                    anyhow::bail!(
+                        "route monitor: expected no object, got \"{}\"",
+                        args.objects.join(" ")
+                    );
+                }
+                args.objects = vec!["route".into()];
+                follow::monitor(&args, globals.json)?;
+                Outcome::Success
+            }
             RouteAction::Import(_) if learned.is_some() => {
                 anyhow::bail!(
                     "--icmp applies to the FIB as loaded; it does not combine with \"route import\""
@@ -145,7 +158,7 @@ fn dispatch(
                 } else {
                     stdio::warn(&summary);
                     drop(out);
-                    return follow_up(fib, globals, args.then);
+                    return follow_up(fib, globals, args.then, "the command after the import file");
                 }
             }
         },
@@ -194,6 +207,18 @@ fn dispatch(
             Outcome::Success
         }
         Command::Ctl(_) => anyhow::bail!("\"ctl\" talks to a running router; it takes no FIB"),
+        Command::Monitor(args) => {
+            follow::monitor(&args, globals.json)?;
+            Outcome::Success
+        }
+        Command::Follow(args) => {
+            // The followed state replaces any --config: it is the namespace's.
+            drop(fib);
+            follow::run(&args, &mut |followed, words| {
+                follow_up(followed, globals, words, "the command given to follow").map(|_| ())
+            })?;
+            Outcome::Success
+        }
     };
     out.flush()?;
     Ok(outcome)
@@ -222,17 +247,15 @@ fn ctl_command(cli: &Cli, args: &ctl::CtlArgs) -> Result<Outcome> {
     })
 }
 
-/// The command after `route import FILE`, run on the imported FIB; its own
-/// options add to the outer ones.
-fn follow_up(fib: Fib, outer: Globals, words: Vec<String>) -> Result<Outcome> {
+/// The command after `route import FILE` (or given to `follow`), run on
+/// that FIB; its own options add to the outer ones. `what` names it in errors.
+fn follow_up(fib: Fib, outer: Globals, words: Vec<String>, what: &str) -> Result<Outcome> {
     let args = std::iter::once("fibre".to_string()).chain(words);
     let cli = Cli::try_parse_from(cli::normalize_args(args))
-        .map_err(|err| anyhow::anyhow!("the command after the import file: {}", err.render()))?;
+        .map_err(|err| anyhow::anyhow!("{what}: {}", err.render()))?;
     let inner = Globals::of(&cli);
     if cli.config.is_some() {
-        anyhow::bail!(
-            "the command after the import file: --config must come before \"route import\""
-        );
+        anyhow::bail!("{what}: --config must come before \"route import\"");
     }
     let globals = Globals {
         json: outer.json || inner.json,
@@ -241,9 +264,7 @@ fn follow_up(fib: Fib, outer: Globals, words: Vec<String>) -> Result<Outcome> {
         details: outer.details || inner.details,
     };
     if cli.icmp.is_some() {
-        anyhow::bail!(
-            "the command after the import file: --icmp must come before \"route import\""
-        );
+        anyhow::bail!("{what}: --icmp must come before \"route import\"");
     }
     dispatch(fib, None, globals, cli.command)
 }

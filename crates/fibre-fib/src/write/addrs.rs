@@ -380,7 +380,32 @@ impl Fib {
                 self.flush_routes_with_prefsrc(&a.local);
             }
         }
+        if self.addrs_v4.get(&index).is_none_or(|v| v.is_empty()) {
+            self.disable_ipv4_routes_of(index);
+        }
         Ok(())
+    }
+
+    /// `fib_inetaddr_event` (NETDEV_DOWN) after a link's last IPv4 address
+    /// went: `fib_disable_ip(dev, NETDEV_DOWN, true)`. Every IPv4 route
+    /// through the link dies; a multipath route's path through it is
+    /// marked dead and linkdown (`fib_sync_down_dev`), the route going
+    /// only when all its paths are dead. Kernel-checked by `fibre follow`'s
+    /// tests (follow_kernel.rs).
+    fn disable_ipv4_routes_of(&mut self, index: LinkIndex) {
+        self.retain_routes(|r| {
+            if r.family() != Family::V4 || !r.nexthops.iter().any(|n| n.dev == Some(index)) {
+                return true;
+            }
+            if r.nexthops.len() == 1 {
+                return false;
+            }
+            for n in r.nexthops.iter_mut().filter(|n| n.dev == Some(index)) {
+                n.flags.dead = true;
+                n.flags.linkdown = true;
+            }
+            !r.nexthops.iter().all(|n| n.flags.dead)
+        });
     }
 
     /// Removes each of `routes` unless an address still present makes it.

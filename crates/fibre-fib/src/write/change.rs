@@ -43,6 +43,7 @@ impl FibChange {
             Command::Route { spec, .. } => FibChange::Prefix(spec.dst),
             Command::LinkAdd { .. }
             | Command::LinkSet { .. }
+            | Command::KernelLink(_)
             | Command::LinkDel { .. }
             | Command::Addr { .. }
             | Command::Rule { .. } => FibChange::Everything,

@@ -33,7 +33,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::command::RouteGetRequest;
+use crate::command::{KernelLink, RouteGetRequest};
 use crate::error::{Errno, KernelError};
 use crate::fib::Fib;
 use crate::types::*;
@@ -260,6 +260,63 @@ impl Fib {
         Ok(())
     }
 
+    /// [`Command::KernelLink`]: the kernel's announcement of a link.
+    pub(crate) fn kernel_link(&mut self, announced: &KernelLink) -> Result<(), KernelError> {
+        check_name(&announced.name)?;
+        let index = announced.index;
+        if self
+            .link_by_name(&announced.name)
+            .is_some_and(|l| l.index != index)
+        {
+            // Another ifindex holds the name: the follower missed a rename
+            // or a deletion, which only a resync repairs.
+            return Err(KernelError::new(Errno::Exist));
+        }
+        match self.links.get_mut(&index) {
+            None => {
+                self.links.insert(
+                    index,
+                    Link {
+                        index,
+                        name: announced.name.clone(),
+                        kind: announced.kind.clone(),
+                        mtu: announced.mtu,
+                        up: false,
+                        carrier: false,
+                    },
+                );
+                self.link_names.insert(announced.name.clone(), index);
+                self.last_ifindex = self.last_ifindex.max(index);
+            }
+            Some(link) if link.name != announced.name => {
+                let old = std::mem::replace(&mut link.name, announced.name.clone());
+                self.link_names.remove(&old);
+                self.link_names.insert(announced.name.clone(), index);
+            }
+            Some(_) => {}
+        }
+        self.announced_carrier.insert(index, announced.carrier);
+        let link = &self.links[&index];
+        let (was_up, had_carrier, mtu) = (link.up, link.carrier, link.mtu);
+        if mtu != announced.mtu {
+            self.link_set(&announced.name, None, Some(announced.mtu))?;
+        }
+        match (was_up, announced.up) {
+            (false, true) => self.link_up(index),
+            (true, false) => self.link_down(index),
+            (true, true) if had_carrier != announced.carrier => {
+                // NETDEV_CHANGE: carrier came or went on an up link.
+                for gained in self.refresh_carrier(index) {
+                    if self.ipv6_enabled(gained) {
+                        self.ipv6_link_ready(gained);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     pub(crate) fn link_del(&mut self, name: &str) -> Result<(), KernelError> {
         let index = self.resolve_dev(name)?;
         let link = self.links[&index].clone();
@@ -284,15 +341,20 @@ impl Fib {
                 self.link_names.remove(&link.name);
             }
             self.been_up.remove(&index);
+            self.announced_carrier.remove(&index);
         }
         Ok(())
     }
 
-    /// Whether a link has carrier given its kind and its peer's state.
+    /// Whether a link has carrier given its kind and its peer's state (or,
+    /// followed, the kernel's word).
     fn carrier_of(&self, index: LinkIndex) -> bool {
         let link = &self.links[&index];
         if !link.up {
             return false;
+        }
+        if let Some(&carrier) = self.announced_carrier.get(&index) {
+            return carrier;
         }
         match &link.kind {
             LinkKind::Veth { peer } => self.link_by_name(peer).is_some_and(|p| p.up),
@@ -350,7 +412,7 @@ impl Fib {
         }
         self.been_up.insert(index);
         let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
-        if is_loopback {
+        if is_loopback && !self.follows_kernel {
             // inetdev/addrconf give lo its addresses when it first comes up.
             if self.addrs_v4.get(&index).is_none_or(|v| v.is_empty()) {
                 let _ = self.addr_insert_v4(index, loopback_v4());
@@ -405,6 +467,14 @@ impl Fib {
     /// fe80::/64) and ff00::/8. Kernel-checked: `v0` up with its peer down
     /// has no IPv6 address and no route; the peer coming up gives both.
     fn ipv6_link_ready(&mut self, index: LinkIndex) {
+        if self.follows_kernel {
+            // The kernel announces the link-local address it made (and
+            // with it fe80::/64); the multicast route comes with the link.
+            if !matches!(self.links[&index].kind, LinkKind::Loopback) {
+                self.add_multicast_route_v6(index);
+            }
+            return;
+        }
         if !matches!(self.links[&index].kind, LinkKind::Loopback) {
             let ll = link_local_of(model_mac(index));
             let present = self

@@ -1268,7 +1268,7 @@ impl Fib {
 
     /// Applies `f` to every route of every table, dropping routes for which
     /// it returns false.
-    fn retain_routes(&mut self, mut f: impl FnMut(&mut Route) -> bool) {
+    pub(crate) fn retain_routes(&mut self, mut f: impl FnMut(&mut Route) -> bool) {
         for t in self.tables.values_mut() {
             for e in t.v4.entries_mut() {
                 e.routes.retain_mut(&mut f);

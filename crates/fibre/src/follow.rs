@@ -1,0 +1,668 @@
+//! `fibre follow --netns NAME`: a FIB that follows a network namespace's
+//! routing state through rtnetlink, as VPP's linux-cp follows the kernel.
+//!
+//! The start is consistent: the event socket joins the rtnetlink groups
+//! first (links, addresses, IPv4/IPv6 routes and rules, neighbours,
+//! nexthop objects), a second socket dumps everything into a fresh FIB,
+//! then what arrived on the first during the dump is replayed on top (a
+//! replayed add of something the dump already had is refused as the
+//! kernel refuses a duplicate, a replayed delete of something it lacked
+//! likewise, so the replay neither loses nor duplicates). A dump the
+//! kernel marks interrupted (`NLM_F_DUMP_INTR`) is taken again.
+//!
+//! Each wake-up reads every queued notification, turns them into
+//! [`fibre_fib::Command`]s ([`fibre_netlink::Translator`]) and applies them
+//! through the FIB's writer as one batch. An overrun (`ENOBUFS`: the
+//! kernel dropped notifications because the receive buffer was full) is
+//! repaired by a resync: a new dump into a fresh FIB, published whole, so
+//! nothing the dropped messages said is lost and nothing is applied twice.
+//! The receive buffer is `--rcvbuf` bytes (`SO_RCVBUFFORCE`, 64 MiB by
+//! default; the kernel's default is 208 KiB).
+//!
+//! Reading the followed state: with `--queries`, each line on stdin is a
+//! fibre command (`route show table all -j`, `rule show`, `route get
+//! 10.1.2.3`, ...) answered on the state after every notification queued
+//! when the line was read, then a line holding a single `.`; a command
+//! run after the namespace changed (`ip` returns once the kernel has
+//! queued its notifications) therefore sees the change. `--then CMD...`
+//! runs one command when `--seconds` are over (or stdin closes; with
+//! neither, right after the start: a snapshot).
+//!
+//! What fibre does not model (see [`fibre_netlink::Translator`]) is
+//! reported once per kind on stderr, with `--verbose` each refused
+//! command too.
+//!
+//! ```text
+//! fibre follow --netns B --seconds 10 --then route show table all -j
+//! printf 'route show table all -j\n' | fibre follow --netns B --queries
+//! ```
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use fibre_fib::shared::{BatchMode, FibWriter};
+use fibre_fib::{Command, Family, Fib};
+use fibre_netlink::message::{self, Message};
+use fibre_netlink::request::{DUMPS, GROUPS};
+use fibre_netlink::wire::{self, NLM_F_DUMP_INTR};
+use fibre_netlink::{Origin, Translator};
+
+use crate::monitor::{print_changes, MonitorArgs, Watch};
+use crate::stdio;
+
+/// `fibre follow`'s options.
+#[derive(Debug, Args)]
+pub struct FollowArgs {
+    /// The network namespace to follow (a name under /run/netns, or a path
+    /// such as /proc/PID/ns/net).
+    #[arg(long = "netns", value_name = "NAME")]
+    pub netns: String,
+    /// Stop after this many seconds (0: until stdin closes with --queries,
+    /// else right after the start's dump: a snapshot for --then).
+    #[arg(long = "seconds", default_value_t = 0)]
+    pub seconds: u64,
+    /// The event socket's receive buffer in bytes (SO_RCVBUFFORCE).
+    #[arg(long = "rcvbuf", default_value_t = 64 << 20)]
+    pub rcvbuf: usize,
+    /// Answer fibre commands read from stdin, one per line, each answer
+    /// followed by a line ".".
+    #[arg(long = "queries")]
+    pub queries: bool,
+    /// Report each refused command and each resync on stderr.
+    #[arg(long = "verbose")]
+    pub verbose: bool,
+    /// A fibre command to run on the followed FIB at the end.
+    #[arg(long = "then", num_args = 1.., allow_hyphen_values = true, value_name = "CMD")]
+    pub then: Vec<String>,
+}
+
+/// What the caller does with a query: runs `words` as a fibre command on
+/// the FIB and prints the answer on stdout.
+pub type Answer<'a> = dyn FnMut(Fib, Vec<String>) -> Result<()> + 'a;
+
+/// `fibre monitor`: follows without queries, printing each batch's changes.
+pub fn monitor(args: &MonitorArgs, json: bool) -> Result<()> {
+    let watch = Watch::of(&args.objects, json)?;
+    let follow = FollowArgs {
+        netns: args.netns.clone(),
+        seconds: args.seconds,
+        rcvbuf: args.rcvbuf,
+        queries: false,
+        verbose: false,
+        then: Vec::new(),
+    };
+    run_watching(&follow, Some(watch), &mut |_, _| Ok(()))
+}
+
+/// Runs the follower (see the module's documentation).
+pub fn run(args: &FollowArgs, answer: &mut Answer<'_>) -> Result<()> {
+    run_watching(args, None, answer)
+}
+
+fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>) -> Result<()> {
+    enter_namespace(&args.netns)?;
+    let events = NetlinkSocket::open()?;
+    events.set_receive_buffer(args.rcvbuf)?;
+    for (group, name) in GROUPS {
+        events
+            .join(group)
+            .with_context(|| format!("joining {name}"))?;
+    }
+    let mut follower = Follower::new(args.verbose);
+    follower.resync(&events)?;
+    // Changes are printed from the start's state on; stderr says when
+    // that is (a script or test waits for it before changing anything).
+    follower.watch = watch;
+    if watch.is_some() {
+        stdio::warn(format_args!("fibre monitor: following {}", args.netns));
+    }
+    let deadline = (args.seconds > 0).then(|| Instant::now() + Duration::from_secs(args.seconds));
+    let mut queries = args.queries.then(Queries::default);
+    // Neither a time, queries nor a monitor: one snapshot, for `--then`.
+    let snapshot = deadline.is_none() && queries.is_none() && watch.is_none();
+    if !snapshot {
+        loop {
+            let wait = match deadline {
+                Some(at) => match at.checked_duration_since(Instant::now()) {
+                    Some(left) => left,
+                    None => break,
+                },
+                None => Duration::from_secs(3600),
+            };
+            let (netlink_ready, stdin_ready) = poll(events.fd(), queries.is_some(), wait)?;
+            if netlink_ready {
+                follower.read_events(&events)?;
+            }
+            let Some(reader) = queries.as_mut().filter(|_| stdin_ready) else {
+                continue;
+            };
+            let open = reader.fill()?;
+            while let Some(words) = reader.next_line() {
+                // Everything the kernel queued before the query was read is
+                // applied before it is answered.
+                follower.read_events(&events)?;
+                if let Err(err) = answer(follower.writer.fib().clone(), words) {
+                    stdio::warn(format_args!("fibre: {err:#}"));
+                }
+                let mut out = io::stdout().lock();
+                writeln!(out, ".")?;
+                out.flush()?;
+            }
+            if !open {
+                queries = None;
+                if deadline.is_none() {
+                    break;
+                }
+            }
+        }
+    }
+    follower.read_events(&events)?;
+    if !args.then.is_empty() {
+        answer(follower.writer.fib().clone(), args.then.clone())?;
+    }
+    Ok(())
+}
+
+/// The queries on stdin, read with read(2) as poll(2) reports them (a
+/// buffered reader could hold lines poll does not know of).
+#[derive(Default)]
+struct Queries {
+    pending: Vec<u8>,
+}
+
+/// The longest query line kept: longer ones are cut (no fibre command is
+/// near it), so a stdin without newlines cannot grow memory unbounded.
+const MAX_QUERY: usize = 64 << 10;
+
+impl Queries {
+    /// Reads what stdin has; false once it is closed.
+    fn fill(&mut self) -> Result<bool> {
+        let mut buf = [0u8; 4096];
+        // SAFETY: `buf` is valid for writes of its length; fd 0 is stdin.
+        let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                return Ok(true);
+            }
+            return Err(err).context("reading a query from stdin");
+        }
+        let n = n as usize;
+        self.pending.extend_from_slice(&buf[..n]);
+        if self.pending.len() > MAX_QUERY && !self.pending.contains(&b'\n') {
+            self.pending.truncate(MAX_QUERY);
+        }
+        if n == 0 && !self.pending.is_empty() && !self.pending.ends_with(b"\n") {
+            // The last line, without its newline.
+            self.pending.push(b'\n');
+        }
+        Ok(n > 0)
+    }
+
+    /// The next complete line's words (empty lines skipped).
+    fn next_line(&mut self) -> Option<Vec<String>> {
+        loop {
+            let end = self.pending.iter().position(|&b| b == b'\n')?;
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let words: Vec<String> = String::from_utf8_lossy(&line)
+                .split_whitespace()
+                .map(String::from)
+                .collect();
+            if !words.is_empty() {
+                return Some(words);
+            }
+        }
+    }
+}
+
+/// setns(2) into the namespace: this process only follows, so the whole
+/// thread (the only one) moves, before any socket is opened.
+fn enter_namespace(netns: &str) -> Result<()> {
+    let path = if netns.contains('/') {
+        netns.to_string()
+    } else {
+        format!("/run/netns/{netns}")
+    };
+    let file = File::open(&path).with_context(|| format!("--netns {netns}: cannot open {path}"))?;
+    // SAFETY: setns takes a valid open descriptor (kept open by `file`
+    // for the call) and a namespace type; it changes only this thread's
+    // namespace and touches no memory of ours.
+    let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error())
+            .with_context(|| format!("--netns {netns}: setns (root is needed)"));
+    }
+    Ok(())
+}
+
+/// Waits for the netlink socket and, if asked, stdin.
+fn poll(netlink: RawFd, stdin: bool, wait: Duration) -> Result<(bool, bool)> {
+    let mut fds = [
+        libc::pollfd {
+            fd: netlink,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: if stdin { 0 } else { -1 },
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX).max(1);
+    // SAFETY: `fds` is a valid array of two pollfd for the call's length;
+    // poll writes only their `revents`.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+    if rc < 0 {
+        let err = io::Error::last_os_error();
+        if err.kind() == io::ErrorKind::Interrupted {
+            return Ok((false, false));
+        }
+        return Err(err).context("poll");
+    }
+    let ready = |f: &libc::pollfd| f.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0;
+    Ok((ready(&fds[0]), stdin && ready(&fds[1])))
+}
+
+/// The follower's state: the FIB (behind its writer) and the translator
+/// that knows what the namespace's messages said.
+struct Follower {
+    writer: FibWriter,
+    translator: Translator,
+    reported: BTreeSet<String>,
+    verbose: bool,
+    buf: Vec<u8>,
+    seq: u32,
+    /// Resyncs after overruns so far.
+    resyncs: u64,
+    /// `fibre monitor`: print each batch's changes.
+    watch: Option<Watch>,
+}
+
+/// How a pass over the queued notifications ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// Nothing left queued.
+    CaughtUp,
+    /// The kernel dropped notifications (ENOBUFS).
+    Overrun,
+}
+
+/// Receive buffer: the largest datagram the kernel sends a dump in
+/// (NLMSG_GOODSIZE is a page; 32 KiB with large pages) fits many times.
+const RECV_BUF: usize = 256 << 10;
+
+/// How often a dump interrupted by changes is taken again before the
+/// follower gives up (a namespace changing faster than it can be dumped).
+const DUMP_TRIES: usize = 20;
+
+impl Follower {
+    fn new(verbose: bool) -> Follower {
+        Follower {
+            writer: FibWriter::new(Fib::following_kernel()),
+            translator: Translator::new(),
+            reported: BTreeSet::new(),
+            verbose,
+            buf: vec![0; RECV_BUF],
+            seq: 0,
+            resyncs: 0,
+            watch: None,
+        }
+    }
+
+    /// Dumps the namespace into a fresh FIB and publishes it whole, then
+    /// replays what `events` queued meanwhile (resyncing again, in a loop
+    /// rather than recursion, for as long as overruns go on).
+    fn resync(&mut self, events: &NetlinkSocket) -> Result<()> {
+        self.dump_and_publish()?;
+        self.read_events(events)
+    }
+
+    fn dump_and_publish(&mut self) -> Result<()> {
+        let dumper = NetlinkSocket::open()?;
+        let mut tries = 0;
+        let (fib, translator) = loop {
+            tries += 1;
+            match self.dump_once(&dumper)? {
+                Some(done) => break done,
+                None if tries < DUMP_TRIES => continue,
+                None => bail!("the namespace changed during each of {DUMP_TRIES} dumps"),
+            }
+        };
+        self.translator = translator;
+        if let Some(watch) = self.watch {
+            print_changes(watch, self.writer.fib(), &fib, &mut io::stdout().lock())?;
+        }
+        self.writer = FibWriter::new(fib);
+        self.report_unmodelled();
+        Ok(())
+    }
+
+    /// One dump of everything; `None` if the kernel marked it interrupted.
+    fn dump_once(&mut self, socket: &NetlinkSocket) -> Result<Option<(Fib, Translator)>> {
+        let mut translator = Translator::new();
+        let mut commands = Vec::new();
+        let mut rules = Vec::new();
+        for dump in DUMPS {
+            self.seq += 1;
+            socket.send(&dump.request(self.seq))?;
+            let mut done = false;
+            while !done {
+                let n = socket.recv(&mut self.buf)?;
+                for raw in wire::messages(&self.buf[..n]) {
+                    let raw = raw.with_context(|| format!("dump of {}", dump.what))?;
+                    if raw.seq != self.seq {
+                        continue;
+                    }
+                    if raw.flags & NLM_F_DUMP_INTR != 0 {
+                        return Ok(None);
+                    }
+                    match message::parse(&raw) {
+                        Ok(Message::Done) => done = true,
+                        Ok(Message::Error(errno)) if errno < 0 => {
+                            // A kernel without nexthop objects refuses
+                            // their dump: there are none to follow.
+                            if dump.kind == message::RTM_GETNEXTHOP {
+                                done = true;
+                            } else {
+                                return Err(io::Error::from_raw_os_error(-errno))
+                                    .with_context(|| format!("dump of {}", dump.what));
+                            }
+                        }
+                        Ok(m @ (Message::NewRule(_) | Message::DelRule(_))) => {
+                            translator.translate(&m, Origin::Dump, &mut rules)
+                        }
+                        Ok(m) => translator.translate(&m, Origin::Dump, &mut commands),
+                        Err(err) => note(self.verbose, format!("dump of {}: {err}", dump.what)),
+                    }
+                }
+            }
+        }
+        let mut fib = Fib::following_kernel();
+        let mut refused = Vec::new();
+        for command in &commands {
+            if let Err(err) = fib.apply(command) {
+                refused.push(format!("{command:?}: {err}"));
+            }
+        }
+        replace_rules(&mut fib, &rules, &mut refused);
+        for r in refused {
+            note(self.verbose, format!("dump: refused {r}"));
+        }
+        Ok(Some((fib, translator)))
+    }
+
+    /// Reads every queued notification and applies them as one batch; an
+    /// overrun resyncs.
+    fn read_events(&mut self, events: &NetlinkSocket) -> Result<()> {
+        while self.read_queued(events)? == Read::Overrun {
+            self.resyncs += 1;
+            if self.verbose {
+                stdio::warn(format_args!(
+                    "fibre follow: notifications lost (ENOBUFS): resync {} by dump",
+                    self.resyncs
+                ));
+            }
+            // Empty the queue before the dump: the kernel raises ENOBUFS
+            // again only once a reader has drained the queue
+            // (`netlink_rcv_wake` clears NETLINK_S_CONGESTED), so an
+            // overrun during the dump would otherwise go unreported.
+            // What is dropped here is older than the dump.
+            discard_queued(events, &mut self.buf)?;
+            self.dump_and_publish()?;
+        }
+        Ok(())
+    }
+
+    /// One pass over the queued notifications.
+    fn read_queued(&mut self, events: &NetlinkSocket) -> Result<Read> {
+        let mut commands = Vec::new();
+        loop {
+            let n = match events.recv_nonblocking(&mut self.buf) {
+                Ok(Some(n)) => n,
+                Ok(None) => break,
+                Err(err) if err.raw_os_error() == Some(libc::ENOBUFS) => {
+                    // What was read before the overrun is older than the
+                    // dump that follows: the dump supersedes it.
+                    return Ok(Read::Overrun);
+                }
+                Err(err) => return Err(err).context("reading rtnetlink notifications"),
+            };
+            for raw in wire::messages(&self.buf[..n]) {
+                let raw = match raw {
+                    Ok(raw) => raw,
+                    Err(err) => {
+                        note(self.verbose, format!("notification: {err}"));
+                        break;
+                    }
+                };
+                match message::parse(&raw) {
+                    Ok(m) => self.translator.translate(
+                        &m,
+                        Origin::Notification(raw.flags),
+                        &mut commands,
+                    ),
+                    Err(err) => note(self.verbose, format!("notification: {err}")),
+                }
+            }
+        }
+        if commands.is_empty() {
+            self.report_unmodelled();
+            return Ok(Read::CaughtUp);
+        }
+        // Only a monitor pays for the copy it compares with.
+        let before = self.watch.map(|_| self.writer.fib().clone());
+        let report = self
+            .writer
+            .apply_batch(&commands, BatchMode::BestEffort)
+            .context("applying notifications")?;
+        if let (Some(watch), Some(before)) = (self.watch, &before) {
+            print_changes(watch, before, self.writer.fib(), &mut io::stdout().lock())?;
+        }
+        if self.verbose {
+            for refusal in &report.refused {
+                stdio::warn(format_args!(
+                    "fibre follow: refused {:?}: {}",
+                    commands[refusal.index], refusal.error
+                ));
+            }
+        }
+        self.report_unmodelled();
+        Ok(Read::CaughtUp)
+    }
+
+    /// Each kind of thing not modelled, once.
+    fn report_unmodelled(&mut self) {
+        for kind in self.translator.unmodelled().keys() {
+            if self.reported.insert(kind.clone()) {
+                stdio::warn(format_args!("fibre follow: not modelled, skipped: {kind}"));
+            }
+        }
+    }
+}
+
+/// Reads and drops every queued notification (ENOBUFS included).
+fn discard_queued(events: &NetlinkSocket, buf: &mut [u8]) -> Result<()> {
+    loop {
+        match events.recv_nonblocking(buf) {
+            Ok(Some(_)) => {}
+            Ok(None) => return Ok(()),
+            Err(err) if err.raw_os_error() == Some(libc::ENOBUFS) => {}
+            Err(err) => return Err(err).context("reading rtnetlink notifications"),
+        }
+    }
+}
+
+/// A message for `--verbose`.
+fn note(verbose: bool, what: String) {
+    if verbose {
+        stdio::warn(format_args!("fibre follow: {what}"));
+    }
+}
+
+/// The dumped rules in place of a fresh FIB's defaults, unless they are
+/// those defaults (a FIB whose rules were never changed keeps the kernel's
+/// fast path of an unchanged rule set, as the kernel does).
+fn replace_rules(fib: &mut Fib, rules: &[Command], refused: &mut Vec<String>) {
+    let mut replaced = fib.clone();
+    for family in [Family::V4, Family::V6] {
+        let existing: Vec<_> = replaced.rules(family).to_vec();
+        for rule in existing {
+            let mut spec = fibre_fib::RuleSpec::new(family);
+            spec.priority = Some(rule.priority);
+            spec.action = Some(rule.action);
+            let _ = replaced.apply(&Command::Rule {
+                op: fibre_fib::RuleOp::Del,
+                spec,
+            });
+        }
+    }
+    for command in rules {
+        if let Err(err) = replaced.apply(command) {
+            refused.push(format!("{command:?}: {err}"));
+        }
+    }
+    let same = [Family::V4, Family::V6]
+        .iter()
+        .all(|&f| replaced.rules(f) == fib.rules(f));
+    if !same {
+        *fib = replaced;
+    }
+}
+
+/// A NETLINK_ROUTE socket.
+struct NetlinkSocket {
+    fd: OwnedFd,
+}
+
+impl NetlinkSocket {
+    fn open() -> Result<NetlinkSocket> {
+        // SAFETY: socket(2) with constant arguments; the descriptor it
+        // returns is checked and then owned by OwnedFd.
+        let fd = unsafe {
+            libc::socket(
+                libc::AF_NETLINK,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                libc::NETLINK_ROUTE,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error()).context("socket(AF_NETLINK, NETLINK_ROUTE)");
+        }
+        // SAFETY: `fd` was just returned by socket(2) and nothing else owns it.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: sockaddr_nl is plain data; all zeroes is a valid value.
+        let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        addr.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+        // SAFETY: `addr` is a valid sockaddr_nl for the length given.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                std::ptr::from_ref(&addr).cast(),
+                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error()).context("bind(AF_NETLINK)");
+        }
+        let socket = NetlinkSocket { fd };
+        // Strict checking makes the kernel refuse malformed dump requests
+        // rather than guess; and ask for extended acks.
+        let _ = socket.set_int(libc::SOL_NETLINK, libc::NETLINK_GET_STRICT_CHK, 1);
+        Ok(socket)
+    }
+
+    fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    fn set_int(&self, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
+        // SAFETY: the option value is a valid c_int for the length given.
+        let rc = unsafe {
+            libc::setsockopt(
+                self.fd(),
+                level,
+                name,
+                std::ptr::from_ref(&value).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// SO_RCVBUFFORCE (root may pass rmem_max); SO_RCVBUF otherwise.
+    fn set_receive_buffer(&self, bytes: usize) -> Result<()> {
+        let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        self.set_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, bytes)
+            .or_else(|_| self.set_int(libc::SOL_SOCKET, libc::SO_RCVBUF, bytes))
+            .context("setting the receive buffer")
+    }
+
+    fn join(&self, group: u32) -> io::Result<()> {
+        self.set_int(
+            libc::SOL_NETLINK,
+            libc::NETLINK_ADD_MEMBERSHIP,
+            libc::c_int::try_from(group).unwrap_or(0),
+        )
+    }
+
+    fn send(&self, bytes: &[u8]) -> Result<()> {
+        // SAFETY: sockaddr_nl is plain data; all zeroes addresses the kernel.
+        let mut to: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+        to.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+        // SAFETY: `bytes` is valid for its length, `to` for its size.
+        let rc = unsafe {
+            libc::sendto(
+                self.fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                0,
+                std::ptr::from_ref(&to).cast(),
+                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
+            )
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error()).context("sending a dump request");
+        }
+        Ok(())
+    }
+
+    /// One datagram, waiting for it.
+    fn recv(&self, buf: &mut [u8]) -> Result<usize> {
+        loop {
+            match self.recv_flags(buf, 0) {
+                Ok(n) => return Ok(n),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err).context("receiving a dump"),
+            }
+        }
+    }
+
+    /// One datagram if one is queued.
+    fn recv_nonblocking(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        match self.recv_flags(buf, libc::MSG_DONTWAIT) {
+            Ok(n) => Ok(Some(n)),
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => Ok(None),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    fn recv_flags(&self, buf: &mut [u8], flags: libc::c_int) -> io::Result<usize> {
+        // SAFETY: `buf` is valid for writes of its length.
+        let rc = unsafe { libc::recv(self.fd(), buf.as_mut_ptr().cast(), buf.len(), flags) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(rc as usize)
+    }
+}

@@ -1,0 +1,291 @@
+//! `fibre follow` behind a real routing daemon: namespaces A and B joined
+//! by a veth pair, a BIRD in each, BGP sessions between them over IPv4 and
+//! IPv6; BIRD A announces static routes (2,000 IPv4 /24s and 500 IPv6 /48s
+//! in a random order per seed), BIRD B installs them in B's kernel, and
+//! fibre follows B. After each scenario (the full announcement, a part
+//! withdrawn, a BGP session flap, the link down) fibre's `route show table
+//! all -j` equals the kernel's in B.
+//!
+//! Needs root, `ip` and BIRD 2 (`bird`, `birdc`; Debian's `bird2`); without
+//! them it says why and passes, and `FIBRE_REQUIRE_TOOLS=1` (CI) makes that
+//! a failure. The daemons are our own children, stopped by pid (and told
+//! to go down first).
+
+#[path = "support/follower.rs"]
+mod follower;
+#[path = "support/netns.rs"]
+mod netns;
+#[path = "kernel_diff/process.rs"]
+mod process;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fibre_testkit::SplitMix64;
+use follower::{assert_same, Follower};
+use netns::Namespace;
+
+/// What is compared after each scenario.
+const SHOWN: &[&str] = &["route show table all"];
+
+const V4_ROUTES: usize = 2000;
+const V6_ROUTES: usize = 500;
+
+fn unavailable_reason() -> Option<String> {
+    match fibre_testkit::effective_uid() {
+        Some(0) => {}
+        Some(uid) => return Some(format!("not root (effective uid {uid})")),
+        None => return Some("cannot read the effective uid".into()),
+    }
+    fibre_testkit::missing_tool(&["ip", "bird", "birdc"])
+}
+
+/// A BIRD in a namespace, our child; `birdc down` then kill by pid on drop.
+struct Bird {
+    child: Child,
+    socket: PathBuf,
+    config: PathBuf,
+}
+
+impl Bird {
+    fn start(ns: &Namespace, dir: &std::path::Path, name: &str, config: &str) -> Bird {
+        let config_path = dir.join(format!("{name}.conf"));
+        std::fs::write(&config_path, config).expect("the BIRD configuration is written");
+        let socket = dir.join(format!("{name}.ctl"));
+        let child = ns
+            .command(
+                "bird",
+                &[
+                    "-f",
+                    "-c",
+                    config_path.to_str().unwrap(),
+                    "-s",
+                    socket.to_str().unwrap(),
+                ],
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("bird starts");
+        Bird {
+            child,
+            socket,
+            config: config_path,
+        }
+    }
+
+    fn birdc(&self, args: &[&str]) {
+        let status = Command::new("birdc")
+            .arg("-s")
+            .arg(&self.socket)
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .expect("birdc runs");
+        assert!(status.success(), "birdc {args:?}: {status}");
+    }
+
+    fn reconfigure(&self, config: &str) {
+        std::fs::write(&self.config, config).expect("the BIRD configuration is written");
+        self.birdc(&["configure"]);
+    }
+}
+
+impl Drop for Bird {
+    fn drop(&mut self) {
+        let _ = Command::new("birdc")
+            .arg("-s")
+            .arg(&self.socket)
+            .arg("down")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// BIRD A: the statics `v4` and `v6` (indexes into the prefix pools),
+/// exported over both sessions with itself as next hop.
+fn config_a(v4: &[usize], v6: &[usize]) -> String {
+    let mut c =
+        String::from("router id 10.0.0.1;\nprotocol device {}\nprotocol static s4 { ipv4;\n");
+    for i in v4 {
+        let _ = writeln!(
+            c,
+            "  route 10.{}.{}.0/24 blackhole;",
+            100 + i / 256,
+            i % 256
+        );
+    }
+    c.push_str("}\nprotocol static s6 { ipv6;\n");
+    for i in v6 {
+        let _ = writeln!(c, "  route 2001:db8:{:x}::/48 blackhole;", 0x1000 + i);
+    }
+    c.push_str(
+        "}
+protocol bgp p4 { local 10.0.0.1 as 65001; neighbor 10.0.0.2 as 65002;
+  ipv4 { import none; export all; next hop self; }; }
+protocol bgp p6 { local 2001:db8::1 as 65001; neighbor 2001:db8::2 as 65002;
+  ipv6 { import none; export all; next hop self; }; }
+",
+    );
+    c
+}
+
+const CONFIG_B: &str = "router id 10.0.0.2;
+protocol device {}
+protocol kernel k4 { ipv4 { import none; export all; }; }
+protocol kernel k6 { ipv6 { import none; export all; }; }
+protocol bgp p4 { local 10.0.0.2 as 65002; neighbor 10.0.0.1 as 65001;
+  ipv4 { import all; export none; }; }
+protocol bgp p6 { local 2001:db8::2 as 65002; neighbor 2001:db8::1 as 65001;
+  ipv6 { import all; export none; }; }
+";
+
+/// Waits until B's kernel holds `v4` and `v6` routes of protocol bird.
+fn wait_for_kernel(b: &Namespace, v4: usize, v6: usize, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let count = |flag: &str| {
+            b.ip(&[flag, "route", "show", "proto", "bird"])
+                .map(|s| s.lines().count())
+                .unwrap_or(usize::MAX)
+        };
+        let (have4, have6) = (count("-4"), count("-6"));
+        if (have4, have6) == (v4, v6) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: B's kernel has {have4} IPv4 and {have6} IPv6 BIRD routes after 60 s, expected {v4} and {v6}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn shuffled(n: usize, rng: &mut SplitMix64) -> Vec<usize> {
+    let mut v: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        v.swap(i, rng.below(i + 1));
+    }
+    v
+}
+
+#[test]
+fn follow_matches_the_kernel_behind_bird() {
+    if let Some(reason) = unavailable_reason() {
+        fibre_testkit::unavailable("follow_matches_the_kernel_behind_bird", &reason);
+        return;
+    }
+    let seeds = fibre_testkit::env_number("FIBRE_FOLLOW_BIRD_SEEDS", 2);
+    for seed in 1..=seeds {
+        run_seed(seed);
+    }
+}
+
+fn run_seed(seed: u64) {
+    let sysctls = [
+        ("net/ipv4/ip_forward", "1"),
+        ("net/ipv6/conf/all/forwarding", "1"),
+        ("net/ipv6/conf/default/forwarding", "1"),
+        ("net/ipv6/conf/all/accept_dad", "0"),
+        ("net/ipv6/conf/default/accept_dad", "0"),
+    ];
+    let prefix = format!("ffb{seed}");
+    let a = Namespace::create(&prefix, "a", &sysctls).expect("namespace A");
+    let b = Namespace::create(&prefix, "b", &sysctls).expect("namespace B");
+    a.ip(&[
+        "link",
+        "add",
+        "a0",
+        "type",
+        "veth",
+        "peer",
+        "name",
+        "b0",
+        "netns",
+        b.name(),
+    ])
+    .expect("veth");
+    a.batch(&[
+        "link set lo up",
+        "link set a0 up",
+        "addr add 10.0.0.1/24 dev a0",
+        "-6 addr add 2001:db8::1/64 dev a0",
+    ])
+    .expect("A's addresses");
+    b.batch(&[
+        "link set lo up",
+        "link set b0 up",
+        "addr add 10.0.0.2/24 dev b0",
+        "-6 addr add 2001:db8::2/64 dev b0",
+    ])
+    .expect("B's addresses");
+    let dir = std::env::temp_dir().join(format!("fibre-follow-bird-{}-{seed}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+
+    let mut f = Follower::start(&b, &[]).expect("fibre follow starts");
+    let mut rng = SplitMix64(seed);
+    let v4 = shuffled(V4_ROUTES, &mut rng);
+    let v6 = shuffled(V6_ROUTES, &mut rng);
+    let bird_b = Bird::start(&b, &dir, "b", CONFIG_B);
+    let bird_a = Bird::start(&a, &dir, "a", &config_a(&v4, &v6));
+    wait_for_kernel(&b, V4_ROUTES, V6_ROUTES, "the full announcement");
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: the full announcement"),
+    );
+
+    // A part withdrawn: a random quarter of each family.
+    let kept4 = &v4[V4_ROUTES / 4..];
+    let kept6 = &v6[V6_ROUTES / 4..];
+    bird_a.reconfigure(&config_a(kept4, kept6));
+    wait_for_kernel(&b, kept4.len(), kept6.len(), "a part withdrawn");
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: a part withdrawn"),
+    );
+
+    // The IPv4 session flaps.
+    bird_a.birdc(&["disable", "p4"]);
+    wait_for_kernel(&b, 0, kept6.len(), "the IPv4 session down");
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: the IPv4 session down"),
+    );
+    bird_a.birdc(&["enable", "p4"]);
+    wait_for_kernel(&b, kept4.len(), kept6.len(), "the IPv4 session back");
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: the IPv4 session back"),
+    );
+
+    // The link goes down under the daemons: the kernel drops the routes
+    // over it without a notification.
+    b.ip(&["link", "set", "b0", "down"]).expect("link down");
+    assert_same(
+        &b,
+        &mut f,
+        SHOWN,
+        &[],
+        &format!("seed {seed}: the link down"),
+    );
+    drop(bird_a);
+    drop(bird_b);
+    let _ = std::fs::remove_dir_all(&dir);
+}
