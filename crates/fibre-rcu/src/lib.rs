@@ -97,12 +97,14 @@
 //! covers the protocol.
 
 mod cell;
+mod chunks;
 mod domain;
 mod reader;
 mod stall;
 mod sync;
 
 pub use cell::{Backpressure, CellBuilder, Pending, RcuCell, WriteBatch, WrongDomain};
+pub use chunks::{CowChunks, OutOfBounds};
 pub use domain::{Domain, DomainBuilder, DomainStats, GracePeriodTimeout, DEFAULT_STALL_AFTER};
 pub use reader::{Offline, ReadGuard, ReaderHandle};
 pub use stall::{StallCallback, StallReport};
