@@ -1,65 +1,5 @@
-//! A vector stored as copy-on-write chunks: the building block for
-//! publishing one large array by RCU at the granularity of what changed.
-//!
-//! Left-right (two full copies, see `fibre_fib::shared`) and whole-value
-//! copy-on-write ([`RcuCell::update`](crate::RcuCell::update)) both pay for
-//! the whole array at each publication: left-right in memory (two copies)
-//! and in cold caches (readers move to the other copy), copy-on-write in
-//! time (a 16 MB FIB arena copied per batch). [`CowChunks`] splits the
-//! array into fixed chunks of `N` elements, each behind an [`Arc`]:
-//!
-//! * a version readers see is a [`CowChunks`] published in an
-//!   [`RcuCell`](crate::RcuCell); cloning one (what the writer does once
-//!   per publication) copies only the directory of chunk pointers, one
-//!   pointer and one reference-count increment per chunk;
-//! * the writer mutates its working copy through
-//!   [`get_mut`](CowChunks::get_mut) and friends: a chunk no published
-//!   version holds (reference count 1, i.e. made since the last
-//!   publication) is changed in place; a shared one is copied first, once
-//!   per publication, so each batch costs one chunk copy per chunk it
-//!   touches (the persistent arrays of Driscoll et al., "Making data
-//!   structures persistent", JCSS 1989, with path copying one level deep);
-//! * a replaced chunk stays alive as long as a version that holds it does:
-//!   the retired version is freed after its grace period by the cell, and
-//!   its drop releases the chunks only it held. No reader ever touches a
-//!   reference count: readers borrow the version through their read
-//!   section and index into it.
-//!
-//! Memory: one copy of the array, plus per version still waiting for its
-//! grace period the chunks the next batch replaced and that version's
-//! directory ([`CowChunks::exclusive_bytes`] counts what one version alone
-//! holds). With the cell's [`max_pending`](crate::CellBuilder::max_pending)
-//! bound `P` and at most `C` chunks changed per batch, the memory beyond
-//! one copy is at most `P * (C * chunk_bytes + directory_bytes)`: a stalled
-//! reader makes the writer wait or refuse ([`RcuCell::try_publish`]) rather
-//! than grow it. `tests/cow_chunks.rs` checks that bound with a writer at
-//! full speed and with a stalled reader.
-//!
-//! Layout: each chunk's elements start on a cache line ([`CachePadded`]) of
-//! their own, away from the `Arc`'s counts that the writer increments at
-//! each publication, so those increments never invalidate a line readers
-//! read. A lookup costs one more dependent load than a flat `Vec` (the
-//! directory entry, usually cached: 8 bytes per chunk).
-//!
-//! [`RcuCell::try_publish`]: crate::RcuCell::try_publish
-//!
-//! ```
-//! use fibre_rcu::{CowChunks, Domain, RcuCell};
-//! let domain = Domain::new();
-//! let mut work: CowChunks<u32, 64> = CowChunks::new(0);
-//! work.resize(1000, 7);
-//! let cell = RcuCell::new(&domain, work.clone());
-//! let mut reader = domain.register();
-//!
-//! // Writer: change one element, publish. Only its chunk is copied.
-//! *work.get_mut(999).unwrap() = 8;
-//! assert_eq!(work.chunks_shared_with(cell.read(&reader.read())), 15);
-//! cell.publish(work.clone());
-//!
-//! let seen = cell.read(&reader.read())[999];
-//! reader.quiescent();
-//! assert_eq!(seen, 8);
-//! ```
+//! An array in copy-on-write chunks, published by RCU one chunk at a time:
+//! see [`CowChunks`].
 
 use std::fmt;
 use std::ops::Index;
@@ -81,8 +21,73 @@ const _: () = assert!(
      line of their own; if this fires, wrap the chunk in CachePadded again"
 );
 
+/// A vector stored as copy-on-write chunks: the building block for
+/// publishing one large array by RCU at the granularity of what changed.
+///
+/// Left-right (two full copies, see `fibre_fib::shared`) and whole-value
+/// copy-on-write ([`RcuCell::update`](crate::RcuCell::update)) both pay for
+/// the whole array at each publication: left-right in memory (two copies)
+/// and in cold caches (readers move to the other copy), copy-on-write in
+/// time (a 16 MB FIB arena copied per batch). [`CowChunks`] splits the
+/// array into fixed chunks of `N` elements, each behind an [`Arc`]:
+///
+/// * a version readers see is a [`CowChunks`] published in an
+///   [`RcuCell`](crate::RcuCell); cloning one (what the writer does once
+///   per publication) copies only the directory of chunk pointers, one
+///   pointer and one reference-count increment per chunk;
+/// * the writer mutates its working copy through
+///   [`get_mut`](CowChunks::get_mut) and friends: a chunk no published
+///   version holds (reference count 1, i.e. made since the last
+///   publication) is changed in place; a shared one is copied first, once
+///   per publication, so each batch costs one chunk copy per chunk it
+///   touches (the persistent arrays of Driscoll et al., "Making data
+///   structures persistent", JCSS 1989, with path copying one level deep);
+/// * a replaced chunk stays alive as long as a version that holds it does:
+///   the retired version is freed after its grace period by the cell, and
+///   its drop releases the chunks only it held. No reader ever touches a
+///   reference count: readers borrow the version through their read
+///   section and index into it.
+///
+/// Memory: one copy of the array, plus per version still waiting for its
+/// grace period the chunks the next batch replaced and that version's
+/// directory ([`CowChunks::exclusive_bytes`] counts what one version alone
+/// holds). With the cell's [`max_pending`](crate::CellBuilder::max_pending)
+/// bound `P` and at most `C` chunks changed per batch, the memory beyond
+/// one copy is at most `P * (C * chunk_bytes + directory_bytes)`: a stalled
+/// reader makes the writer wait or refuse ([`RcuCell::try_publish`]) rather
+/// than grow it. `tests/cow_chunks.rs` checks that bound with a writer at
+/// full speed and with a stalled reader.
+///
+/// Layout: each chunk's elements start on a cache line ([`CachePadded`]) of
+/// their own, away from the `Arc`'s counts that the writer increments at
+/// each publication, so those increments never invalidate a line readers
+/// read. A lookup costs one more dependent load than a flat `Vec` (the
+/// directory entry, usually cached: 8 bytes per chunk).
+///
+/// [`RcuCell::try_publish`]: crate::RcuCell::try_publish
+///
+/// ```
+/// use fibre_rcu::{CowChunks, Domain, RcuCell};
+/// let domain = Domain::new();
+/// let mut work: CowChunks<u32, 64> = CowChunks::new(0);
+/// work.resize(1000, 7);
+/// let cell = RcuCell::new(&domain, work.clone());
+/// let mut reader = domain.register();
+///
+/// // Writer: change one element, publish. Only its chunk is copied.
+/// *work.get_mut(999).unwrap() = 8;
+/// assert_eq!(work.chunks_shared_with(cell.read(&reader.read())), 15);
+/// cell.publish(work.clone());
+///
+/// let seen = cell.read(&reader.read())[999];
+/// reader.quiescent();
+/// assert_eq!(seen, 8);
+/// ```
+///
+/// # Layout of the array
+///
 /// A growable array of `T` in copy-on-write chunks of `N` elements (a power
-/// of two); cloning it shares every chunk. See the [module docs](self).
+/// of two); cloning it shares every chunk.
 ///
 /// Slots past [`len`](CowChunks::len) in the last chunk hold the `fill`
 /// value given to [`new`](CowChunks::new) (so a chunk is always whole).
