@@ -221,17 +221,22 @@ impl<T: Clone, const N: usize> CowChunks<T, N> {
     }
 
     /// Removes and returns the last element (its slot goes back to `fill`;
-    /// an emptied chunk is dropped from this copy).
+    /// an emptied chunk is dropped from this copy, and not copied first if
+    /// a published version shares it).
     pub fn pop(&mut self) -> Option<T> {
         let index = self.len.checked_sub(1)?;
+        let slot = index & (N - 1);
+        self.len = index;
+        if slot == 0 {
+            let mut chunk = self.chunks.pop()?;
+            return Some(match get_mut(&mut chunk) {
+                Some(unique) => std::mem::replace(&mut unique[0], self.fill.clone()),
+                None => chunk[0].clone(),
+            });
+        }
         let fill = self.fill.clone();
         let last = self.chunks.len() - 1;
-        let value = std::mem::replace(&mut self.chunk_mut(last)[index & (N - 1)], fill);
-        self.len = index;
-        if index & (N - 1) == 0 {
-            self.chunks.pop();
-        }
-        Some(value)
+        Some(std::mem::replace(&mut self.chunk_mut(last)[slot], fill))
     }
 
     /// Grows to `len` with copies of `value`, or shrinks to `len`.
@@ -406,6 +411,21 @@ mod tests {
             OutOfBounds { index: 3, len: 3 }.to_string(),
             "index 3 is out of bounds for a length of 3"
         );
+    }
+
+    #[test]
+    fn popping_a_shared_chunk_empty_does_not_copy_it() {
+        let mut a: CowChunks<u32, 4> = CowChunks::new(0);
+        a.extend(1..=5);
+        let published = a.clone();
+        assert_eq!(a.pop(), Some(5));
+        assert_eq!((a.chunk_count(), a.chunks_shared_with(&published)), (1, 1));
+        assert_eq!(
+            published.iter().copied().collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(a.pop(), Some(4));
+        assert_eq!(a.chunks_shared_with(&published), 0, "a partial pop copies");
     }
 
     #[test]
