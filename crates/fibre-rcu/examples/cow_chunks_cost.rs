@@ -7,10 +7,11 @@
 //!
 //! The array is 262,144 entries of 64 bytes (16 MiB: the size of the IPv6
 //! FIB's prefix-entry arena with the RIS table). It prints:
-//! * the writer's costs: one publication (`CowChunks` clone: the chunk
-//!   directory; a `Vec` clone: whole-value copy-on-write), and a batch of 1,
-//!   100 or 1,024 writes to random entries after a publication (each first
-//!   write to a chunk copies it);
+//! * the writer's costs, with chunks of 64 and of 256 entries (4 and 16
+//!   KiB): one publication (`CowChunks` clone: the chunk directory; a `Vec`
+//!   clone: whole-value copy-on-write), and a batch of 1, 100 or 1,024
+//!   writes to random entries after a publication (each first write to a
+//!   chunk copies it);
 //! * one thread's random reads, `Vec` against `CowChunks` (the extra
 //!   dependent load of the directory);
 //! * N readers' lookups/s reading a hot set of 16,384 entries scattered over
@@ -83,26 +84,28 @@ fn time<S, R>(
     median(samples)
 }
 
-fn writer_costs(chunked: &Chunked, flat: &[Entry]) {
+/// The writer's costs with chunks of `N` entries: one publication (and a
+/// whole copy for comparison), and batches of writes after one.
+fn writer_costs<const N: usize>(flat: &[Entry]) {
+    let mut chunked: CowChunks<Entry, N> = CowChunks::new([0; 8]);
+    chunked.extend(flat.iter().copied());
     let publish = time(200, || (), |()| std::hint::black_box(chunked.clone()));
     let copy = time(20, || (), |()| std::hint::black_box(flat.to_vec()));
     println!(
-        "publication: CowChunks directory {:.1} us, whole Vec copy {:.0} us ({:.0}x)",
+        "chunks of {N} entries ({} KiB, {} chunks): publication {:.1} us (a whole Vec copy {:.0} us, {:.0}x)",
+        N * std::mem::size_of::<Entry>() / 1024,
+        chunked.chunk_count(),
         publish.as_secs_f64() * 1e6,
         copy.as_secs_f64() * 1e6,
         copy.as_secs_f64() / publish.as_secs_f64()
     );
     for writes in [1usize, 100, 1024] {
         let mut rng = SplitMix64(writes as u64 + 1);
-        let mut held = Vec::new();
+        // Each round's copy shares every chunk with `chunked`, as a working
+        // copy does with the version just published.
         let batch = time(
             100,
-            || {
-                let work = chunked.clone();
-                held.push(work.clone()); // the published version
-                held.truncate(1);
-                work
-            },
+            || chunked.clone(),
             |mut work| {
                 for _ in 0..writes {
                     let index = rng.below(ENTRIES);
@@ -112,7 +115,7 @@ fn writer_costs(chunked: &Chunked, flat: &[Entry]) {
             },
         );
         println!(
-            "batch of {writes} writes after a publication (chunk copies): {:.1} us",
+            "  a batch of {writes} random writes after a publication (chunk copies): {:.1} us",
             batch.as_secs_f64() * 1e6
         );
     }
@@ -290,7 +293,8 @@ fn main() -> ExitCode {
     let flat: Vec<Entry> = (0..ENTRIES as u64).map(|i| [i; 8]).collect();
     let mut chunked: Chunked = CowChunks::new([0; 8]);
     chunked.extend(flat.iter().copied());
-    writer_costs(&chunked, &flat);
+    writer_costs::<CHUNK>(&flat);
+    writer_costs::<{ 4 * CHUNK }>(&flat);
     read_costs(&chunked, &flat);
 
     let mut rng = SplitMix64(3);

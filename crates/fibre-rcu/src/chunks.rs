@@ -71,7 +71,8 @@ const _: () = assert!(
 /// | | figure |
 /// |---|---|
 /// | publication (directory clone, 4,096 chunks) | 23-25 us (a whole `Vec` copy: 1.2-1.3 ms, 51-53x) |
-/// | a batch of 1 / 100 / 1,024 random writes after a publication | 0.6-0.7 / 58-60 / 397-450 us |
+/// | a batch of 1 / 100 / 1,024 random writes after a publication | 0.6-0.7 / 56-60 / 397-490 us |
+/// | the same with chunks of 256 (16 KiB, 1,024 chunks) | publication 5.3 us; writes 2.0 / 140 / 970 us |
 /// | one thread's random reads, against a flat `Vec` | 0.79x, 1.18x, 0.96x (noise dominates) |
 /// | 2 readers beside a writer asked for 1,000 single-write batches/s | one copy: all of them; left-right: 47-76 a second (each waits for a grace period) |
 /// | 2 readers beside a full-speed writer, batches of 100 | one copy 1,058-1,873 batches/s; left-right 52-180 |
@@ -79,8 +80,11 @@ const _: () = assert!(
 /// The readers' rates in those runs (0.5-1.26x their writer-free ones for
 /// both schemes) moved with the other builds' load more than with the
 /// scheme, so they are not claimed here. The publication cost grows with
-/// the chunk count (about 6 ns a chunk): a two-level directory would make
-/// it grow with its square root, for one more (cached) load per read.
+/// the chunk count (about 5-6 ns a chunk, paid again when the version is
+/// dropped), a write with the chunk's bytes: pick `N` for the write rate
+/// (chunks of 256 entries quarter the publication and double a single
+/// write), or a two-level directory would make publication grow with the
+/// square root of the chunk count, for one more (cached) load per read.
 ///
 /// [`RcuCell::try_publish`]: crate::RcuCell::try_publish
 ///
