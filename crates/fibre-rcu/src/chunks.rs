@@ -70,9 +70,9 @@ const _: () = assert!(
 ///
 /// | | figure |
 /// |---|---|
-/// | publication (directory clone, 4,096 chunks) | 23-25 us (a whole `Vec` copy: 1.2-1.3 ms, 51-53x) |
+/// | publication (directory clone, 4,096 chunks) | 23-25 us (a whole `Vec` copy: 1.2-1.3 ms, 51-53x; 5.3 ms in a fourth, busier run) |
 /// | a batch of 1 / 100 / 1,024 random writes after a publication | 0.6-0.7 / 56-60 / 397-490 us |
-/// | the same with chunks of 256 (16 KiB, 1,024 chunks) | publication 5.3 us; writes 2.0 / 140 / 970 us |
+/// | the same with chunks of 256 (16 KiB, 1,024 chunks; the fourth run) | publication 5.3 us; writes 2.0 / 140 / 970 us |
 /// | one thread's random reads, against a flat `Vec` | 0.79x, 1.18x, 0.96x (noise dominates) |
 /// | 2 readers beside a writer asked for 1,000 single-write batches/s | one copy: all of them; left-right: 47-76 a second (each waits for a grace period) |
 /// | 2 readers beside a full-speed writer, batches of 100 | one copy 1,058-1,873 batches/s; left-right 52-180 |
