@@ -145,7 +145,8 @@ impl<T: Clone, const N: usize> CowChunks<T, N> {
         assert!(
             N.is_power_of_two() && N > 0,
             "CowChunks' chunk size N must be a power of two, so that an index splits into \
-             chunk and slot by a shift and a mask; pick 16, 64, 256..."
+             chunk and slot by a shift and a mask; if this fires, pick a power of two for N \
+             (16, 64, 256...)"
         );
         N.trailing_zeros()
     };
