@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 use fibre_base::CachePadded;
 use fibre_rcu::{Domain, RcuCell};
 
+mod common;
+
 const BATCH: usize = 32;
 
 struct Settings {
@@ -31,26 +33,15 @@ struct Settings {
     rounds: usize,
 }
 
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Settings, String> {
-    let mut settings = Settings {
-        readers: thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1)),
-        rounds: 2000,
-    };
-    while let Some(flag) = args.next() {
-        let value = args.next().ok_or(format!("{flag} needs a number"))?;
-        let number = value
-            .parse::<usize>()
-            .map_err(|e| format!("{flag} {value:?}: {e}"))?;
-        if number == 0 {
-            return Err(format!("{flag} must be at least 1"));
-        }
-        match flag.as_str() {
-            "--readers" => settings.readers = number,
-            "--rounds" => settings.rounds = number,
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(settings)
+fn parse(args: impl Iterator<Item = String>) -> Result<Settings, String> {
+    let mut readers =
+        thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
+    let mut rounds = 2000;
+    common::parse_counts(
+        args,
+        &mut [("--readers", &mut readers), ("--rounds", &mut rounds)],
+    )?;
+    Ok(Settings { readers, rounds })
 }
 
 /// p50, p99 and max of `samples`, as a line.

@@ -86,7 +86,9 @@
 //! to keep the normal build's artifacts). Each model fails if the protocol is
 //! weakened: no fence when a reader comes online, no fence after the epoch
 //! advance, a relaxed quiescent store, or a report that brings an offline
-//! reader online.
+//! reader online. One more model publishes a [`CowChunks`] array batch by
+//! batch and fails if a chunk a batch replaced were freed, or written in
+//! place, while a reader could still read it.
 //!
 //! Miri (nightly, `rustup component add --toolchain nightly miri rust-src`)
 //! runs the tests that drive the `unsafe` code through readers, writers,
@@ -97,12 +99,14 @@
 //! covers the protocol.
 
 mod cell;
+mod chunks;
 mod domain;
 mod reader;
 mod stall;
 mod sync;
 
 pub use cell::{Backpressure, CellBuilder, Pending, RcuCell, WriteBatch, WrongDomain};
+pub use chunks::{CowChunks, OutOfBounds};
 pub use domain::{Domain, DomainBuilder, DomainStats, GracePeriodTimeout, DEFAULT_STALL_AFTER};
 pub use reader::{Offline, ReadGuard, ReaderHandle};
 pub use stall::{StallCallback, StallReport};

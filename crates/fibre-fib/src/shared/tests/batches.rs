@@ -21,11 +21,7 @@ fn mixed_batch() -> Vec<Command> {
 /// plain FIB, and that FIB.
 fn reference() -> (Fib, Vec<(usize, String)>) {
     let mut fib = router();
-    let refusals = mixed_batch()
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| fib.apply(c).err().map(|e| (i, e.to_string())))
-        .collect();
+    let refusals = apply_one_by_one(&mut fib, &mixed_batch());
     (fib, refusals)
 }
 
@@ -37,11 +33,7 @@ fn best_effort_refuses_one_by_one_and_publishes_exactly_the_rest() {
     let report = writer
         .apply_batch(&mixed_batch(), BatchMode::BestEffort)
         .unwrap();
-    let refusals: Vec<(usize, String)> = report
-        .refused
-        .iter()
-        .map(|r| (r.index, r.error.to_string()))
-        .collect();
+    let refusals = refusals(&report);
     assert_eq!(refusals, expected_refusals);
     assert_eq!(
         refusals.iter().map(|r| r.0).collect::<Vec<_>>(),
@@ -64,11 +56,7 @@ fn all_or_nothing_publishes_nothing_when_one_command_is_refused() {
     let report = writer
         .apply_batch(&mixed_batch(), BatchMode::AllOrNothing)
         .unwrap();
-    let refusals: Vec<(usize, String)> = report
-        .refused
-        .iter()
-        .map(|r| (r.index, r.error.to_string()))
-        .collect();
+    let refusals = refusals(&report);
     assert_eq!(refusals, expected_refusals);
     assert_eq!(report.published, None);
     assert_eq!(reader.batch(|s| (s.version(), dump(s.fib()))), (0, before));

@@ -137,3 +137,22 @@ pub fn command_line(line: &str) -> Option<Command> {
     let words = crate::config::tokenize(line).ok()?;
     crate::config::parse_words(&words).ok()?.pop()
 }
+
+/// A batch report's refusals as (command index, the kernel's message).
+pub fn refusals(report: &crate::shared::BatchReport) -> Vec<(usize, String)> {
+    report
+        .refused
+        .iter()
+        .map(|r| (r.index, r.error.to_string()))
+        .collect()
+}
+
+/// Applies `batch` to `fib` command by command, as a plain FIB would, and
+/// returns the refusals as (command index, the kernel's message).
+pub fn apply_one_by_one(fib: &mut Fib, batch: &[Command]) -> Vec<(usize, String)> {
+    batch
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| fib.apply(c).err().map(|e| (i, e.to_string())))
+        .collect()
+}

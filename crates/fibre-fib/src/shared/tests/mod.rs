@@ -1,8 +1,10 @@
 //! Tests of the shared FIB: concurrent readers against a writer, batch
-//! reports, stalled readers, and the two copies staying identical.
+//! reports, refused multipath changes, stalled readers, and the two copies
+//! staying identical.
 
 mod batches;
 mod copies;
 pub(crate) mod fixtures;
+mod refusals;
 mod stall;
 mod stress;

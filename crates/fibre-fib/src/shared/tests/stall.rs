@@ -1,5 +1,6 @@
-//! A reader that stops reporting is detected and reported, and the writer
-//! gives up on it instead of waiting forever.
+//! A reader that stops reporting is detected and reported, the writer
+//! gives up on it instead of waiting forever, and the memory it pins stays
+//! one old version.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -45,6 +46,12 @@ fn a_stalled_reader_is_reported_and_the_batch_refused_until_it_reports() {
     assert!(shared.stats().stalls_detected >= 1);
     assert!(reports.load(Ordering::Relaxed) >= 1);
     assert_eq!(writer.version(), 1, "nothing of the refused batch applied");
+    // However long the reader stalls, what it pins stays the one old copy:
+    // every further batch is refused, none retires another version.
+    for _ in 0..2 {
+        assert!(writer.apply_batch(&second, BatchMode::BestEffort).is_err());
+        assert_eq!(shared.stats().pending_versions, 1);
+    }
 
     // Once it reports, the same batch goes through.
     assert_eq!(stuck.batch(|s| s.version()), 1);
