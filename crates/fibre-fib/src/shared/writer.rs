@@ -396,8 +396,13 @@ impl FibWriter {
                 return Ok(());
             }
             if started.elapsed() >= self.grace_timeout {
-                // One last full scan names the readers still behind.
-                self.published.domain.synchronize_timeout(Duration::ZERO)?;
+                // One last full scan names the readers still behind; the
+                // scan itself waits nothing, the batch waited since `started`.
+                if let Err(mut timeout) = self.published.domain.synchronize_timeout(Duration::ZERO)
+                {
+                    timeout.waited = started.elapsed();
+                    return Err(timeout.into());
+                }
                 self.published.cell.reclaim();
                 continue;
             }

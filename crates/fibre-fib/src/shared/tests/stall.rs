@@ -40,6 +40,8 @@ fn a_stalled_reader_is_reported_and_the_batch_refused_until_it_reports() {
         .unwrap_err();
     let WriteError::GracePeriodTimeout(timeout) = &err;
     assert_eq!(timeout.blocking_readers, 1);
+    // The message says how long the batch waited, not the last scan.
+    assert!(timeout.waited >= Duration::from_millis(300), "{err}");
     assert!(err
         .to_string()
         .starts_with("FIB batch not applied: grace period"));
