@@ -388,3 +388,115 @@ fn a_requests_dev_beside_paths_with_their_own_is_still_looked_up() {
         "Cannot find device \"fd6\"",
     );
 }
+
+/// Kernel-checked (6.18): a reject route keeps the request's `onlink`
+/// (fib_nh_init copies the flags into IPv4's one path; fib6_nh_init sets
+/// it before fib6_is_reject hangs the route off lo), and ip shows it:
+/// `blackhole 10.50.0.0/16 onlink`, `blackhole 2001:db8:20::/48 dev lo
+/// metric 1024 onlink pref medium`. Without it there is no flag, and an
+/// IPv4 reject route has no path.
+#[test]
+fn reject_routes_keep_onlink() {
+    let fib = accepted(
+        "route add blackhole 10.50.0.0/16 onlink\n\
+         route add unreachable 10.51.0.0/16\n\
+         -6 route add blackhole 2001:db8:20::/48 scope 253 nexthop via ff02::1 dev lo onlink\n\
+         -6 route add prohibit 2001:db8:23::/48 dev fd0 onlink\n\
+         -6 route add blackhole 2001:db8:24::/48",
+    );
+    let onlink = |family: Family, dst: &str| -> Vec<bool> {
+        fib.routes(family, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix(dst))
+            .unwrap_or_else(|| panic!("{dst} not installed"))
+            .nexthops
+            .iter()
+            .map(|n| n.flags.onlink)
+            .collect()
+    };
+    assert_eq!(onlink(Family::V4, "10.50.0.0/16"), [true]);
+    assert_eq!(onlink(Family::V4, "10.51.0.0/16"), [] as [bool; 0]);
+    assert_eq!(onlink(Family::V6, "2001:db8:20::/48"), [true]);
+    assert_eq!(onlink(Family::V6, "2001:db8:23::/48"), [true]);
+    assert_eq!(onlink(Family::V6, "2001:db8:24::/48"), [false]);
+    // Still a blackhole, deleted by its destination and type.
+    assert_eq!(
+        get_to(&fib, "10.50.1.1"),
+        get_to(&accepted("route add blackhole 10.50.0.0/16"), "10.50.1.1")
+    );
+    let fib = accepted("route add blackhole 10.50.0.0/16 onlink\nroute del blackhole 10.50.0.0/16");
+    assert!(routes_to(&fib, Family::V4, "10.50.0.0/16").is_empty());
+}
+
+/// Kernel-checked (6.18): `mtu 0` is no MTU metric (ip_metrics_convert
+/// keeps the zero, rtnetlink_put_metrics reports only values that are not
+/// zero), but a locked one is still shown, `mtu lock 0`; both families.
+#[test]
+fn an_mtu_of_zero_is_no_mtu_unless_locked() {
+    let fib = accepted(
+        "route add 10.77.0.0/16 dev fd0 mtu 00\n\
+         route replace 224.0.0.0/4 mtu 0 oif fd0 table unspec metric 10\n\
+         route add 10.79.0.0/16 dev fd0 mtu lock 0\n\
+         -6 route add 2001:db8:77::/64 dev fd0 mtu 0\n\
+         -6 route add 2001:db8:79::/64 dev fd0 mtu lock 0",
+    );
+    let mtu = |family: Family, dst: &str| {
+        let r = fib
+            .routes(family, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix(dst))
+            .unwrap_or_else(|| panic!("{dst} not installed"));
+        (r.mtu, r.mtu_lock)
+    };
+    assert_eq!(mtu(Family::V4, "10.77.0.0/16"), (None, false));
+    assert_eq!(mtu(Family::V4, "224.0.0.0/4"), (None, false));
+    assert_eq!(mtu(Family::V4, "10.79.0.0/16"), (Some(0), true));
+    assert_eq!(mtu(Family::V6, "2001:db8:77::/64"), (None, false));
+    assert_eq!(mtu(Family::V6, "2001:db8:79::/64"), (Some(0), true));
+}
+
+/// Kernel-checked (6.18): `addr add 224.0.0.0/4 dev lo` gets lo's local
+/// prefix route `local 224.0.0.0/4 dev lo table local ... src 224.0.0.0`:
+/// fib_valid_prefsrc takes a local route's own destination as its source
+/// whatever its length, though inet_addr_type calls the address multicast.
+#[test]
+fn a_multicast_prefix_on_lo_gets_its_local_route() {
+    let fib = accepted("link set lo up\naddr add 224.0.0.0/4 dev lo");
+    let local = show(&fib, Family::V4, TABLE_LOCAL);
+    assert!(
+        local
+            .iter()
+            .any(|r| r.starts_with("local 224.0.0.0/4 dev lo")),
+        "{local:?}"
+    );
+    assert!(
+        local
+            .iter()
+            .any(|r| r.starts_with("local 224.0.0.0 dev lo")),
+        "{local:?}"
+    );
+}
+
+/// iproute2 6.1's ipaddr_modify reads any prefix of `help` (`h`, `he`,
+/// ...) where it reads the local address as a request for its usage,
+/// before it refuses a second address.
+#[test]
+fn help_where_an_address_goes_prints_the_address_usage() {
+    for line in [
+        "addr del 10.1.0.2/31 broadcast 10.1.0.255 h dev lo",
+        "-4 addr del 127.0.0.1/024 h dev lo",
+        "addr add local he dev fd0",
+        "addr add help",
+    ] {
+        refused_with(
+            line,
+            "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]",
+        );
+    }
+    // The empty word is no prefix to matches(), `home` a flag, not help.
+    refused_with(
+        "addr add 10.1.0.1/31 \"\" dev fdv0",
+        "Error: either \"local\" is duplicate, or \"\" is a garbage.",
+    );
+    accepted("addr add 10.1.0.9/24 home dev fd0");
+}

@@ -89,6 +89,12 @@ enum Broadcast {
     AllZeros,
 }
 
+/// The head of iproute2 6.1's `ip address` usage (ipaddress.c `usage()`),
+/// printed for `help` where an address is read.
+const ADDR_USAGE: &str = "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]\n\
+                          \x20                                                     [ CONFFLAG-LIST ]\n\
+                          \x20      ip address del IFADDR dev IFNAME [mngtmpaddr]";
+
 /// The address request of the words after the verb (`delete`: of an `addr
 /// del`), and whether it is iproute2's wildcard deletion: an IPv4 `addr
 /// del` without a length sends no `IFA_ADDRESS`, so the kernel deletes the
@@ -255,6 +261,13 @@ fn parse_addr_warning(
                 } else {
                     other
                 };
+                if !token.is_empty() && "help".starts_with(token) {
+                    // ipaddr_modify: `matches(*argv, "help")` (a prefix that
+                    // is not empty) prints the usage, before the duplicate
+                    // check.
+                    return Err(unknown_word("addr", "an address, not help", token)
+                        .with_system_message(ADDR_USAGE));
+                }
                 if local.is_some() {
                     return Err(unknown_word(
                         "addr",

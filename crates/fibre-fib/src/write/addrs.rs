@@ -230,6 +230,12 @@ impl Fib {
         list.insert(at, addr.clone());
         self.local_addrs.added(&addr.local);
         self.add_ifaddr_routes_v4(index, &addr);
+        // fib_inetaddr_event (NETDEV_UP): paths the last address's
+        // departure killed come back (fib_sync_up needs the link up).
+        if let Some(link) = self.link(index).filter(|l| l.up) {
+            let carrier = link.carrier;
+            self.revive_v4_nexthops_of_dev(index, carrier);
+        }
         Ok(())
     }
 
@@ -379,6 +385,15 @@ impl Fib {
                 // fib_sync_down_addr: routes preferring a vanished source die.
                 self.flush_routes_with_prefsrc(&a.local);
             }
+        }
+        if self.addrs_v4.get(&index).is_none_or(|l| l.is_empty()) {
+            // fib_inetaddr_event (NETDEV_DOWN): the last address gone,
+            // fib_disable_ip(dev, NETDEV_DOWN, force) kills every IPv4
+            // path through the link, whatever its scope, and arp_ifdown
+            // empties its ARP table; the link itself stays up.
+            self.flush_v4_routes_of_dev_forced(index);
+            self.neighbours
+                .retain(|_, n| n.link != index || !n.addr.is_ipv4());
         }
         Ok(())
     }
