@@ -471,11 +471,16 @@ fn examine_gre(origin: &str, base: &[String], lines: &[String]) -> Result<Vec<Fi
         .filter_map(|(i, line)| {
             let parsed = fibre_fib::config::tokenize(line)
                 .and_then(|words| fibre_fib::config::parse_words(&words));
-            parsed.err().map(|e| kernel::Refusal {
+            let message = parsed
+                .err()?
+                .refusal_with(|name| fib.link_by_name(name).is_some());
+            // A refusal fibre's parser words as the kernel's (a name the
+            // kernel's dev_valid_name refuses: `RTNETLINK answers: Invalid
+            // argument`) comes after rtnl_newlink's `Unknown device type`
+            // on this kernel: iproute2's parser took the line.
+            (!message.contains("RTNETLINK answers:")).then(|| kernel::Refusal {
                 line: i + 1,
-                message: answer::normalise_error(
-                    &e.refusal_with(|name| fib.link_by_name(name).is_some()),
-                ),
+                message: answer::normalise_error(&message),
             })
         })
         .collect();
