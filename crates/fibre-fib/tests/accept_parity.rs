@@ -500,3 +500,64 @@ fn help_where_an_address_goes_prints_the_address_usage() {
     );
     accepted("addr add 10.1.0.9/24 home dev fd0");
 }
+
+/// Kernel-checked (6.18), each line's answer after the base:
+/// fib_create_info checks the type's scope before fib_get_nhs compares a
+/// device beside the nexthops; rtm_to_fib6_config refuses RTA_VIA on a
+/// delete too; `default` of a known family is its all-zero address.
+#[test]
+fn kernel_order_of_scope_via_and_default_address_refusals() {
+    refused_with(
+        "route replace xresolve 010.20.0.0/16 oif lo nexthop via 10.1.0.3 dev fd0 nexthop via 10.1.0.4 dev fd0",
+        "Error: Invalid scope.",
+    );
+    refused_with(
+        "route add local 10.20.0.0/16 scope link dev lo nexthop via 10.1.0.3 dev fd0",
+        "Error: Invalid scope.",
+    );
+    refused_with(
+        "-6 route del default onlink via inet 10.2.0.9",
+        "Error: IPv6 does not support RTA_VIA attribute.",
+    );
+    refused_with("-6 addr r default dev lo", "Error: ipv6: Invalid address.");
+    refused_with(
+        "-4 addr del default dev lo",
+        "Error: ipv4: Address not found.",
+    );
+    refused_with(
+        "-6 addr del default dev lo",
+        "Error: ipv6: address not found.",
+    );
+    refused_with(
+        "addr add default dev lo",
+        "RTNETLINK answers: Operation not supported",
+    );
+    // 0.0.0.0/32: __inet_insert_ifa drops it, the request succeeds.
+    let fib = accepted("-4 addr add default dev lo");
+    assert_eq!(
+        fib.addresses(Some(Family::V4)).len(),
+        ip_namespace::fib().addresses(Some(Family::V4)).len()
+    );
+}
+
+/// Kernel-checked (6.18): `brd -` and `brd +` come from the peer as
+/// written, at its length (ipaddr_modify's `brd = peer`): with `remote
+/// 0.0.0.0/0` the broadcast address is 0.0.0.0 and makes no route.
+#[test]
+fn broadcast_rules_start_from_the_peer() {
+    let fib =
+        accepted("addr replace 198.51.100.0/24 brd - preference 256 remote 0.0.0.0/0 dev fd0");
+    let local = show(&fib, Family::V4, TABLE_LOCAL);
+    assert!(
+        !local.iter().any(|r| r.starts_with("broadcast 198.51.100")),
+        "{local:?}"
+    );
+    let fib = accepted("addr add 10.7.0.1/24 peer 10.9.0.0/16 brd + dev fd0");
+    let local = show(&fib, Family::V4, TABLE_LOCAL);
+    assert!(
+        local
+            .iter()
+            .any(|r| r.starts_with("broadcast 10.9.255.255 dev fd0")),
+        "{local:?}"
+    );
+}

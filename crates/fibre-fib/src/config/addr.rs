@@ -279,6 +279,19 @@ fn parse_addr_warning(
                     )));
                 }
                 if values::is_default_word(token) {
+                    if let (Some(family), "default") = (words.family, token) {
+                        // get_addr_1: `default` of a known family is its
+                        // all-zero address (and get_prefix_1 its full
+                        // length): `-6 addr add default dev lo` is "ipv6:
+                        // Invalid address", `-4 addr add default dev lo`
+                        // 0.0.0.0, which the kernel drops (kernel-checked).
+                        let zero = match family {
+                            Family::V4 => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+                            Family::V6 => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+                        };
+                        local = Some((zero, Some(family.bits())));
+                        continue;
+                    }
                     // get_prefix: no bytes, so a later word is a local again.
                     zero_local = true;
                     continue;
@@ -379,7 +392,17 @@ fn parse_addr_warning(
         None | Some(Broadcast::GivenV6) => None,
         Some(Broadcast::AllOnes | Broadcast::AllZeros) if delete => None,
         Some(Broadcast::Given(a)) => Some(a),
-        Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
+        Some(rule) => {
+            // ipaddr_modify computes `brd +|-` from the peer as written
+            // (the local address when there is none), at the peer's own
+            // length: `remote 0.0.0.0/0 brd -` is broadcast 0.0.0.0, which
+            // makes no route (kernel-checked).
+            let (base, len) = match peer {
+                Some((addr, len)) => (addr, len.unwrap_or(bits)),
+                None => (local_addr, local_len.unwrap_or(bits)),
+            };
+            subnet_broadcast(base, len, matches!(rule, Broadcast::AllOnes))
+        }
     };
     // The kernel's checks, after all of iproute2's.
     if let Some(label) = &long_label {

@@ -373,6 +373,23 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             // Only where every path has its own device (see dev_unused).
             return Err(refusal);
         }
+        // fib_create_info's "fast check" of the type's scope comes before
+        // fib_get_nhs (kernel-checked: `route replace xresolve P oif lo
+        // nexthop ...` is "Invalid scope").
+        if !deleting {
+            let (type_scope, default) = match (unmodelled_type, kind) {
+                (Some("nat"), _) => (Scope::HOST, Scope::HOST),
+                (Some(_), _) => (Scope::NOWHERE, Scope::UNIVERSE),
+                (None, Some(RouteType::Local)) => (Scope::HOST, Scope::HOST),
+                (None, Some(RouteType::Broadcast | RouteType::Anycast)) => {
+                    (Scope::LINK, Scope::LINK)
+                }
+                (None, _) => (Scope::UNIVERSE, Scope::UNIVERSE),
+            };
+            if type_scope > scope.unwrap_or(default) {
+                return Err(refusal.with_system_message("Error: Invalid scope."));
+            }
+        }
         // fib_get_nhs: a device or gateway beside the nexthops must be the
         // first nexthop's (and the route's `onlink` is not the paths').
         let first = &paths[0];

@@ -1112,6 +1112,20 @@ impl Fib {
     /// `ip6_route_del`: the first route (or, with a gateway, the one path)
     /// matching the given dev/gateway/metric/protocol.
     fn route_del_v6(&mut self, spec: &RouteSpec) -> Result<(), KernelError> {
+        // rtm_to_fib6_config refuses RTA_VIA (a gateway of another family)
+        // for a delete as for an add; a path's RTA_VIA inside
+        // RTA_MULTIPATH is not looked at there.
+        if !spec.multipath
+            && spec
+                .nexthops
+                .iter()
+                .any(|nh| matches!(nh.gateway, Some(IpAddr::V4(_))))
+        {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "IPv6 does not support RTA_VIA attribute",
+            ));
+        }
         let devs = self.resolve_nexthop_devs(spec)?;
         let wanted: Vec<(Option<IpAddr>, Option<LinkIndex>)> = if spec.nexthops.is_empty() {
             vec![(None, None)]
