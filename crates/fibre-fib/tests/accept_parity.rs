@@ -561,3 +561,28 @@ fn broadcast_rules_start_from_the_peer() {
         "{local:?}"
     );
 }
+
+/// Kernel-checked (6.18): an IPv6 request's `dev` beside nexthops that all
+/// name their own device is looked up by iproute2 (before the paths) and
+/// then unused by ip6_route_multipath_add; the paths are judged as the
+/// kernel judges them.
+#[test]
+fn an_ipv6_device_no_path_takes_is_only_looked_up() {
+    refused_with(
+        "route rep 2001:db8:20:1::/64 dev fdv0 via 2001:db8:2::9 nexthop via 2001:db8:1::1 dev fd0 weight 0x10",
+        "Error: Gateway can not be a local address.",
+    );
+    refused_with(
+        "route add 2001:db8:20::/48 dev fd9 nexthop via 2001:db8:2::5 dev fd8",
+        "Cannot find device \"fd9\"",
+    );
+    refused_with(
+        "route add 2001:db8:20::/48 dev fd9 nexthop via 2001:db8:1::5 dev fd0",
+        "Cannot find device \"fd9\"",
+    );
+    let fib = accepted("route add 2001:db8:20::/48 dev fd2 nexthop via 2001:db8:1::5 dev fd0");
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:20::/48"),
+        ["unicast 2001:db8:20::/48 via 2001:db8:1::5 dev fd0 proto boot scope global metric 1024"]
+    );
+}

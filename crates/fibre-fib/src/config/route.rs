@@ -134,7 +134,10 @@ const ROUTE_WORDS: &str = "a prefix, \"default\", a route type or one of via, de
                            table, proto, scope, mtu, tos, onlink, nexthop";
 
 /// The route request of the words after the verb.
-pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpec, ParseError> {
+pub(crate) fn parse_route(
+    op: RouteOp,
+    words: &mut Words<'_>,
+) -> Result<(RouteSpec, Vec<String>), ParseError> {
     let deleting = op == RouteOp::Del;
     let mut dst: Option<PrefixWord> = None;
     let mut kind: Option<RouteType> = None;
@@ -340,15 +343,21 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         words.look_up(dev, format!("Cannot find device \"{dev}\""));
     }
     let family = words.final_family();
-    // A request's `dev` that no path takes is still looked up by iproute2
-    // (above), and a RouteSpec has no place to carry it to that lookup:
-    // such a line is refused below, with that lookup first.
-    let dev_unused = path.dev.is_some()
-        && multipath
-            .as_ref()
-            .is_some_and(|paths| paths.iter().all(|p| p.dev.is_some() && p.dev != path.dev));
-    if let (true, Some(paths), Family::V6, false) = (path_given, &mut multipath, family, dev_unused)
-    {
+    // The devices iproute2 looks up that no path of the request takes: an
+    // IPv6 request's `dev` where every path has its own (iproute_modify
+    // looks it up, ip6_route_multipath_add never uses it). The caller
+    // looks them up before the route: iproute_modify finds the request's
+    // device before parse_nexthops reads the paths (kernel-checked: `dev
+    // fd9 nexthop via A dev fd8` is `Cannot find device "fd9"`).
+    let mut looked_up = Vec::new();
+    if let (true, Some(paths), Family::V6) = (path_given, &mut multipath, family) {
+        if let Some(dev) = path.dev.as_ref().filter(|dev| {
+            paths
+                .iter()
+                .all(|p| p.dev.is_some() && p.dev.as_ref() != Some(*dev))
+        }) {
+            looked_up.push(dev.clone());
+        }
         // ip6_route_multipath_add and _del start each path from the
         // request's own fields (`memcpy(&r_cfg, cfg, ...)`): a path's
         // gateway and device win, the request's `via` and `dev` fill in
@@ -369,10 +378,6 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
             "either via/dev/onlink or nexthop clauses, not both",
             Some("nexthop"),
         );
-        if family == Family::V6 {
-            // Only where every path has its own device (see dev_unused).
-            return Err(refusal);
-        }
         // fib_create_info's "fast check" of the type's scope comes before
         // fib_get_nhs (kernel-checked: `route replace xresolve P oif lo
         // nexthop ...` is "Invalid scope").
@@ -533,7 +538,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     };
     match unmodelled_refusal {
         Some(refusal) => Err(refusal.after_kernel_checks(Command::Route { op, spec })),
-        None => Ok(spec),
+        None => Ok((spec, looked_up)),
     }
 }
 
