@@ -586,3 +586,50 @@ fn an_ipv6_device_no_path_takes_is_only_looked_up() {
         ["unicast 2001:db8:20::/48 via 2001:db8:1::5 dev fd0 proto boot scope global metric 1024"]
     );
 }
+
+/// Kernel-checked (6.18): inet_rtm_deladdr matches IFA_ADDRESS (the peer,
+/// or the local address) against an address's subnet (inet_ifa_match), so
+/// a peer in the subnet deletes it and a local address does not delete an
+/// address that has a peer; without an in_device (MTU under 68) it is
+/// "ipv4: Device not found", without an inet6_dev (under 1280)
+/// inet6_addr_del's "ipv6: IPv6 is disabled on this device".
+#[test]
+fn address_deletions_match_as_the_kernel_does() {
+    let fib = accepted("addr del 10.1.0.1/024 brd + remote 10.1.0.0/24 dev fd0");
+    assert!(fib
+        .addresses(Some(Family::V4))
+        .iter()
+        .all(|a| a.local != ip("10.1.0.1")));
+    refused_with(
+        "addr add 10.9.0.1 peer 10.9.0.2 dev fd0\naddr del 10.9.0.1/32 dev fd0",
+        "Error: ipv4: Address not found.",
+    );
+    accepted("addr add 10.8.0.1/24 peer 10.7.0.0/24 dev fd0\naddr del 10.8.0.1/24 peer 10.7.0.99/24 dev fd0");
+    refused_with(
+        "link set fd0 mtu 67\naddr del 10.1.0.1/24 dev fd0",
+        "Error: ipv4: Device not found.",
+    );
+    refused_with(
+        "link set fd0 mtu 1000\naddr del 2001:db8:1::1/64 dev fd0",
+        "Error: ipv6: IPv6 is disabled on this device.",
+    );
+}
+
+/// Kernel-checked (6.18): fib_nh_match compares a delete's `via`/`dev`
+/// with the route's first path and never reads its nexthop clauses.
+#[test]
+fn an_ipv4_delete_with_via_beside_nexthops_matches_the_first_path() {
+    let route = "route add 10.12.0.0/16 nexthop via 10.1.0.9 nexthop via 10.1.0.8\n";
+    let fib = accepted(&format!(
+        "{route}route del 10.12.0.0/16 via 10.1.0.9 nexthop via 10.2.0.7"
+    ));
+    assert!(routes_to(&fib, Family::V4, "10.12.0.0/16").is_empty());
+    refused_with(
+        &format!("{route}route del 10.12.0.0/16 via 10.1.0.8 nexthop via 10.1.0.9"),
+        "No such process",
+    );
+    refused_with(
+        &format!("{route}route del 10.12.0.0/16 via 10.1.0.9 nexthop via 10.1.0.7 dev fd7"),
+        "Cannot find device \"fd7\"",
+    );
+}

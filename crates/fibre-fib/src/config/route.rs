@@ -372,6 +372,17 @@ pub(crate) fn parse_route(
         }
         path_given = false;
     }
+    if deleting && path_given && family == Family::V4 {
+        if let Some(paths) = multipath.take() {
+            // fib_nh_match: a delete with RTA_OIF or RTA_GATEWAY compares
+            // them with the route's first path and never reads
+            // RTA_MULTIPATH (kernel-checked: `route del P via A nexthop via
+            // B` is "No such process" unless P's first path is via A).
+            // iproute2 still looks every device up, the request's first.
+            looked_up.extend(path.dev.clone());
+            looked_up.extend(paths.into_iter().filter_map(|p| p.dev));
+        }
+    }
     if let (true, Some(paths)) = (path_given, &multipath) {
         let refusal = ParseError::new(
             "nexthop",

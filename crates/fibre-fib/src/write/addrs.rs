@@ -99,6 +99,14 @@ fn already_assigned(op: AddrOp, message: &str) -> Result<(), KernelError> {
     Err(KernelError::with_extack(Errno::Exist, message))
 }
 
+/// `inet_ifa_match`: the request's IFA_ADDRESS (its peer, or its local
+/// address) lies in the address's subnet, as its own IFA_ADDRESS (peer or
+/// local) and mask give it: `addr del 10.1.0.1/24 remote 10.1.0.0/24`
+/// deletes 10.1.0.1/24 (kernel-checked).
+fn in_subnet(wanted: IpAddr, a: &Address) -> bool {
+    (v4(&wanted) ^ v4(&a.peer.unwrap_or(a.local))) & v4_mask(a.prefix_len) == 0
+}
+
 impl Fib {
     pub(crate) fn addr_apply(&mut self, op: AddrOp, spec: &AddressSpec) -> Result<(), KernelError> {
         let index = self.resolve_dev(&spec.dev)?;
@@ -330,6 +338,14 @@ impl Fib {
         spec: &AddressSpec,
         by_length: bool,
     ) -> Result<(), KernelError> {
+        if self.ipv4_off.contains(&index) {
+            // inet_rtm_deladdr: inetdev_by_index finds no in_device (an MTU
+            // under 68 took it).
+            return Err(KernelError::with_extack(
+                Errno::NoDev,
+                "ipv4: Device not found",
+            ));
+        }
         let list = self.addrs_v4.get(&index).cloned().unwrap_or_default();
         // An address added without a label carries the device's name.
         let dev_name = self.link(index).map(|l| l.name.clone()).unwrap_or_default();
@@ -341,7 +357,7 @@ impl Fib {
                     .is_none_or(|wanted| a.label.as_deref().unwrap_or(&dev_name) == wanted.as_str())
                 && (!by_length
                     || a.prefix_len == spec.prefix_len
-                        && (spec.peer.is_none() || a.peer == spec.peer))
+                        && in_subnet(spec.peer.unwrap_or(spec.local), a))
         });
         let Some(pos) = found else {
             return Err(KernelError::with_extack(
@@ -569,6 +585,13 @@ impl Fib {
     }
 
     fn addr_del_v6(&mut self, index: LinkIndex, spec: &AddressSpec) -> Result<(), KernelError> {
+        if !self.has_inet6_dev(index) {
+            // inet6_addr_del: no inet6_dev (an MTU under 1280 took it).
+            return Err(KernelError::with_extack(
+                Errno::NxIo,
+                "ipv6: IPv6 is disabled on this device",
+            ));
+        }
         let list = self.addrs_v6.get(&index).cloned().unwrap_or_default();
         let Some(pos) = list
             .iter()
