@@ -633,3 +633,22 @@ fn an_ipv4_delete_with_via_beside_nexthops_matches_the_first_path() {
         "Cannot find device \"fd7\"",
     );
 }
+
+/// Kernel-checked (6.18): with lo's MTU under 68 lo has no in_device, and
+/// __mkroute_output refuses local delivery, which leaves by lo (-EINVAL),
+/// even for a local route on another link.
+#[test]
+fn local_delivery_without_ipv4_on_lo_is_invalid() {
+    let fib = accepted("link set lo up\naddr add 127.0.0.1/16 dev fd0\nlink set lo mtu 67 up");
+    assert_eq!(
+        get_to(&fib, "127.0.0.1"),
+        "RTNETLINK answers: Invalid argument"
+    );
+    assert_eq!(
+        get_to(&fib, "10.1.0.1"),
+        "RTNETLINK answers: Invalid argument"
+    );
+    assert!(get_to(&fib, "10.1.0.7").contains("dev fd0"));
+    let fib = accepted("link set lo up");
+    assert!(get_to(&fib, "10.1.0.1").contains("local"));
+}
