@@ -652,3 +652,46 @@ fn local_delivery_without_ipv4_on_lo_is_invalid() {
     let fib = accepted("link set lo up");
     assert!(get_to(&fib, "10.1.0.1").contains("local"));
 }
+
+/// Kernel-checked (6.18): ip6_route_info_create makes `proto 0` boot (IPv4
+/// keeps unspec); rtm_to_fib_config sets no gateway family for `via
+/// 0.0.0.0`, so beside nexthops it is compared with nothing; a second
+/// `fwmark` replaces the mark and keeps a mask given before (nla_parse
+/// keeps the last FRA_FWMARK, FRA_FWMASK stays).
+#[test]
+fn protocol_zero_zero_gateways_and_repeated_fwmarks() {
+    let fib = accepted(
+        "route add 10.30.0.0/16 dev fd0 proto 0\n\
+         -6 route add multicast 2001:db8:31::/48 dev fd0 proto 0\n\
+         route replace 10.20.1.0/24 via 0.0.0.0 nexthop via 10.1.0.1",
+    );
+    let protocol = |family: Family, dst: &str| {
+        fib.routes(family, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix(dst))
+            .unwrap_or_else(|| panic!("{dst} not installed"))
+            .protocol
+    };
+    assert_eq!(protocol(Family::V4, "10.30.0.0/16"), Protocol::UNSPEC);
+    assert_eq!(protocol(Family::V6, "2001:db8:31::/48"), Protocol::BOOT);
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.20.1.0/24"),
+        ["unicast 10.20.1.0/24 via 10.1.0.1 dev fd0 proto boot scope global metric 0"]
+    );
+    let marks = |text: &str| -> Vec<Option<(u32, u32)>> {
+        accepted(text)
+            .rules(Family::V4)
+            .iter()
+            .filter(|r| r.priority == 99)
+            .map(|r| r.fwmark)
+            .collect()
+    };
+    assert_eq!(
+        marks("rule add fwmark 0x10/0xff fwmark 010 pref 99"),
+        [Some((8, 0xff))]
+    );
+    assert_eq!(
+        marks("rule add fwmark 0x10 fwmark 7 pref 99"),
+        [Some((7, u32::MAX))]
+    );
+}

@@ -414,7 +414,10 @@ pub(crate) fn parse_route(
                 refusal.with_system_message("Error: Nexthop device index does not match RTA_OIF.")
             );
         }
-        if path.gateway.is_some() && path.gateway != first.gateway {
+        // rtm_to_fib_config: RTA_GATEWAY 0.0.0.0 sets no gateway family,
+        // so `via 0.0.0.0` beside nexthops is compared with nothing.
+        let gateway = path.gateway.filter(|g| !g.is_unspecified());
+        if gateway.is_some() && gateway != first.gateway {
             return Err(refusal.with_system_message(
                 "Error: Nexthop gateway does not match RTA_GATEWAY or RTA_VIA.",
             ));

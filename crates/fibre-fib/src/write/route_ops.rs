@@ -748,7 +748,13 @@ impl Fib {
             dst: spec.dst,
             tos: 0,
             kind: spec.kind,
-            protocol: spec.protocol,
+            // ip6_route_info_create: RTPROT_UNSPEC becomes RTPROT_BOOT
+            // (kernel-checked: `proto 0` shows no proto; IPv4 keeps unspec).
+            protocol: if spec.protocol == Protocol::UNSPEC {
+                Protocol::BOOT
+            } else {
+                spec.protocol
+            },
             scope: Scope::UNIVERSE,
             metric,
             prefsrc: spec.prefsrc,
