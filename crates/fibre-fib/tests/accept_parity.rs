@@ -695,3 +695,17 @@ fn protocol_zero_zero_gateways_and_repeated_fwmarks() {
         [Some((7, u32::MAX))]
     );
 }
+
+/// Kernel-checked (6.18): fib_nl2rule checks an address's size before the
+/// goto, so an IPv6 `from` on an IPv4 rule is refused as such first.
+#[test]
+fn a_rules_address_family_comes_before_its_goto() {
+    refused_with(
+        "rul del from 2001:db8:5::/48 lookup 100 goto 200 no",
+        "Error: Invalid source address.",
+    );
+    refused_with(
+        "rule add to 2001:db8:5::/48 goto 200 pref 10",
+        "Error: Invalid dst address.",
+    );
+}

@@ -597,3 +597,31 @@ fn the_last_ipv4_address_takes_the_links_ipv4_routes() {
         .any(|r| r.contains("10.11.0.0/16 via 10.1.0.9 dev fd0")));
     assert_eq!(show(&fib, Family::V4, 100).len(), 1);
 }
+
+/// Kernel-checked (6.18), in the kernel's order: rtnl_newlink's parse of
+/// the request (a new name of 16 bytes fails IFLA_IFNAME's policy), then
+/// the kind's validate (veth's MTU: bare EINVAL; vxlan's required id),
+/// then veth_newlink's parse of the peer's name.
+#[test]
+fn a_new_links_name_policy_then_the_kinds_checks_then_the_peers() {
+    refused_with(
+        "link add fd6 mtu 0x10 up type veth peer abcdefghijklmnop",
+        "RTNETLINK answers: Invalid argument",
+    );
+    refused_with(
+        "link add fd6 type veth peer abcdefghijklmnop",
+        "Error: Attribute failed policy validation.",
+    );
+    refused_with(
+        "link add abcdefghijklmnop type vxlan",
+        "Error: Attribute failed policy validation.",
+    );
+    refused_with(
+        "link add abcdefghijklmnop mtu 10 type veth",
+        "Error: Attribute failed policy validation.",
+    );
+    refused_with(
+        "link add a:b type vxlan",
+        "Error: Required attributes not provided to perform the operation.",
+    );
+}

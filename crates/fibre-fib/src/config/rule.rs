@@ -217,6 +217,27 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
         table = TABLE_MAIN;
     }
     // fib_nl2rule: a goto target only with action goto, and goto only with one.
+    if action == FR_ACT_GOTO || goto_target.is_some() {
+        // fib_nl2rule checks the addresses' size before the goto: `from
+        // 2001:db8::/48` without -6 is "Invalid source address" first
+        // (kernel-checked); the FIB checks them again for other lines.
+        let wrong_family = |p: &Option<Prefix>| p.is_some_and(|p| p.family() != spec.family);
+        for (wrong, word, message) in [
+            (
+                wrong_family(&spec.from),
+                "from",
+                "Error: Invalid source address.",
+            ),
+            (wrong_family(&spec.to), "to", "Error: Invalid dst address."),
+        ] {
+            if wrong {
+                return Err(
+                    ParseError::new(word, "an address of the rule's family", None)
+                        .with_system_message(message),
+                );
+            }
+        }
+    }
     match (action, goto_target) {
         (FR_ACT_GOTO, None) => {
             return Err(
