@@ -709,3 +709,13 @@ fn a_rules_address_family_comes_before_its_goto() {
         "Error: Invalid dst address.",
     );
 }
+
+/// fib_props gives nat scope nowhere, and iproute2 gives it scope host:
+/// beside nexthops the scope is refused first, as for xresolve.
+#[test]
+fn an_ipv4_nat_beside_nexthops_is_an_invalid_scope() {
+    refused_with(
+        "route add nat 10.20.0.0/16 dev fd0 nexthop via 10.1.0.3 dev fd2",
+        "Error: Invalid scope.",
+    );
+}

@@ -391,10 +391,11 @@ pub(crate) fn parse_route(
         );
         // fib_create_info's "fast check" of the type's scope comes before
         // fib_get_nhs (kernel-checked: `route replace xresolve P oif lo
-        // nexthop ...` is "Invalid scope").
+        // nexthop ...` is "Invalid scope"); fib_props gives nat and
+        // xresolve scope nowhere, iproute2 nat scope host by default.
         if !deleting {
             let (type_scope, default) = match (unmodelled_type, kind) {
-                (Some("nat"), _) => (Scope::HOST, Scope::HOST),
+                (Some("nat"), _) => (Scope::NOWHERE, Scope::HOST),
                 (Some(_), _) => (Scope::NOWHERE, Scope::UNIVERSE),
                 (None, Some(RouteType::Local)) => (Scope::HOST, Scope::HOST),
                 (None, Some(RouteType::Broadcast | RouteType::Anycast)) => {

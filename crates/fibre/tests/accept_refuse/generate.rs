@@ -961,7 +961,17 @@ fn route_line(rng: &mut Rng) -> String {
             }
             9 => {
                 b.keyword("scope");
-                let s = *b.rng.pick(SCOPES);
+                let mut s = *b.rng.pick(SCOPES);
+                // Not scope nowhere on an IPv4 nat or xresolve add: with no
+                // path fib_create_info installs that type (its props' error
+                // is only for lookups), which fibre's routes do not have;
+                // with any lower scope the kernel refuses it, as fibre does.
+                if matches!(kind, Some("nat" | "xresolve"))
+                    && !deleting
+                    && matches!(s, "nowhere" | "255")
+                {
+                    s = "host";
+                }
                 b.word(s);
             }
             10 => {
