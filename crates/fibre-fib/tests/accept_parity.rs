@@ -719,3 +719,39 @@ fn an_ipv4_nat_beside_nexthops_is_an_invalid_scope() {
         "Error: Invalid scope.",
     );
 }
+
+/// Kernel-checked (6.18): `via inet 0.0.0.0` is no gateway on an IPv4
+/// route but RTA_VIA on an IPv6 one; IPv4's RTAX_LOCK gathers the locks of
+/// every `mtu` word; an IPv4 `addr replace` of a held address moves its
+/// prefix route to the metric asked (0 when none is).
+#[test]
+fn zero_gateways_repeated_mtus_and_replaced_address_metrics() {
+    refused_with(
+        "route add 2001:db8:21::/48 dev fd0 via inet 0.0.0.0",
+        "Error: IPv6 does not support RTA_VIA attribute.",
+    );
+    let fib = accepted("-6 route add multicast 2001:db8:20::/48 mtu lock 0 dev fd0 mtu 1280");
+    let r = fib
+        .routes(Family::V6, Some(TABLE_MAIN))
+        .into_iter()
+        .find(|r| r.dst == prefix("2001:db8:20::/48"))
+        .unwrap();
+    assert_eq!((r.mtu, r.mtu_lock), (Some(1280), true));
+    let metric_of_subnet = |text: &str| {
+        accepted(text)
+            .routes(Family::V4, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix("10.1.0.0/24"))
+            .map(|r| r.metric)
+    };
+    assert_eq!(
+        metric_of_subnet("addr replace 10.1.0.1/24 priority 65536 dev fd0"),
+        Some(65536)
+    );
+    assert_eq!(
+        metric_of_subnet(
+            "addr replace 10.1.0.1/24 priority 9 dev fd0\naddr replace 10.1.0.1/24 dev fd0"
+        ),
+        Some(0)
+    );
+}

@@ -230,7 +230,10 @@ pub(crate) fn parse_route(
                     value.min(IP_MAX_MTU_METRIC)
                 });
                 request.metrics += 8;
-                mtu_lock = lock;
+                // RTAX_LOCK gathers the locks of every `mtu` word, and
+                // ip_metrics_convert keeps the last value (kernel-checked:
+                // `mtu lock 0 ... mtu 1280` is `mtu lock 1280`).
+                mtu_lock |= lock;
                 if lock {
                     metric_locks |= 1 << RouteMetrics::MTU;
                 }

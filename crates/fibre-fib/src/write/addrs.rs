@@ -130,7 +130,9 @@ impl Fib {
                     a.local == addr.local && a.prefix_len == addr.prefix_len && a.peer == addr.peer
                 });
                 if exists {
-                    return already_assigned(op, "ipv4: Address already assigned");
+                    already_assigned(op, "ipv4: Address already assigned")?;
+                    self.addr_modify_v4(index, &addr);
+                    return Ok(());
                 }
                 self.addr_insert_v4(index, addr)
             }
@@ -245,6 +247,50 @@ impl Fib {
             self.revive_v4_nexthops_of_dev(index, carrier);
         }
         Ok(())
+    }
+
+    /// `inet_rtm_newaddr` replacing an address it found: a metric other
+    /// than the held one (none given is 0) moves the prefix route to it
+    /// (fib_modify_prefix_metric; kernel-checked: `addr replace
+    /// 10.20.0.1/20 priority 65536` of 10.20.0.1/20 shows the route with
+    /// metric 65536).
+    fn addr_modify_v4(&mut self, index: LinkIndex, asked: &Address) {
+        let Some(held) = self
+            .addrs_v4
+            .get(&index)
+            .and_then(|list| {
+                list.iter().find(|a| {
+                    a.local == asked.local
+                        && a.prefix_len == asked.prefix_len
+                        && a.peer == asked.peer
+                })
+            })
+            .cloned()
+        else {
+            return;
+        };
+        if held.metric == asked.metric {
+            return;
+        }
+        let before = self.ifaddr_routes_v4(index, &held);
+        if let Some(a) = self.addrs_v4.get_mut(&index).and_then(|list| {
+            list.iter_mut().find(|a| {
+                a.local == held.local && a.prefix_len == held.prefix_len && a.peer == held.peer
+            })
+        }) {
+            a.metric = asked.metric;
+        }
+        let changed = Address {
+            metric: asked.metric,
+            ..held
+        };
+        let after = self.ifaddr_routes_v4(index, &changed);
+        for r in before.iter().filter(|r| !after.contains(r)) {
+            self.remove_exact_route(r);
+        }
+        for r in after.into_iter().filter(|r| !before.contains(r)) {
+            self.add_kernel_route(r);
+        }
     }
 
     /// The primary address a secondary one hangs off (itself when primary).

@@ -238,8 +238,10 @@ impl Fib {
         spec.table = effective_table(spec.table);
         for nh in &mut spec.nexthops {
             // rtm_to_fib_config, fib_get_nhs: an IPv4 gateway of 0.0.0.0 sets
-            // no gateway family, so the path has no gateway.
-            if nh.gateway == Some(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)) {
+            // no gateway family, so the path has no gateway. An IPv6 route
+            // refuses it as RTA_VIA (rtm_to_fib6_config, kernel-checked).
+            let v4_route = spec.dst.family() == Family::V4;
+            if v4_route && nh.gateway == Some(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)) {
                 nh.gateway = None;
             }
         }
