@@ -755,3 +755,22 @@ fn zero_gateways_repeated_mtus_and_replaced_address_metrics() {
         Some(0)
     );
 }
+
+/// Kernel-checked (6.18): find_matching_ifa takes a peer in the held
+/// address's subnet as that address; an empty IFA_LOCAL (`default` with no
+/// family) before the address fails the policy whatever follows; a link
+/// losing IPv4 (MTU under 68) with no address keeps its routes.
+#[test]
+fn matching_addresses_empty_locals_and_ipv4_off_without_addresses() {
+    refused_with(
+        "a add 10.1.0.1/24 label fd0 dev fd0 remote 10.1.0.0/24",
+        "Error: ipv4: Address already assigned.",
+    );
+    refused_with(
+        "addre add local default 0 dev fd0",
+        "Error: Attribute failed policy validation.",
+    );
+    let fib = accepted("link set fd2 up\nroute add default dev fd2\nlink set fd2 mtu 8");
+    let main = show(&fib, Family::V4, TABLE_MAIN);
+    assert!(main.iter().any(|r| r.contains(" dev fd2")), "{main:?}");
+}

@@ -369,6 +369,15 @@ fn parse_addr_warning(
             Some(_) => refusal.with_system_message("Error: Attribute failed policy validation."),
         });
     };
+    if zero_local {
+        // A `default` (no bytes) before the address sent an empty
+        // IFA_LOCAL too, which the policy refuses whatever follows
+        // (kernel-checked: `addr add local default 0 dev fd0`).
+        return Err(
+            ParseError::new("local", "one local address", Some("default"))
+                .with_system_message("Error: Attribute failed policy validation."),
+        );
+    }
     if let Some(token) = zero_peer {
         // ifa_ipv4_policy (IFA_ADDRESS is a u32) and ifa_ipv6_policy (16
         // bytes at least) refuse the empty IFA_ADDRESS before the request

@@ -99,6 +99,16 @@ fn already_assigned(op: AddrOp, message: &str) -> Result<(), KernelError> {
     Err(KernelError::with_extack(Errno::Exist, message))
 }
 
+/// `find_matching_ifa`: the address `held` is the one `asked` names when
+/// the masks and local addresses are the same and `asked`'s IFA_ADDRESS
+/// lies in `held`'s subnet (`addr add 10.1.0.1/24 remote 10.1.0.0/24` of
+/// a held 10.1.0.1/24 is "Address already assigned", kernel-checked).
+fn same_ifa(held: &Address, asked: &Address) -> bool {
+    held.local == asked.local
+        && held.prefix_len == asked.prefix_len
+        && in_subnet(asked.peer.unwrap_or(asked.local), held)
+}
+
 /// `inet_ifa_match`: the request's IFA_ADDRESS (its peer, or its local
 /// address) lies in the address's subnet, as its own IFA_ADDRESS (peer or
 /// local) and mask give it: `addr del 10.1.0.1/24 remote 10.1.0.0/24`
@@ -126,9 +136,12 @@ impl Fib {
                 let addr = self.address_from_spec(index, spec);
                 // IPv4 is the same address only with the same prefix and peer
                 // (inet_insert_ifa); IPv6 by its local address alone (ipv6_add_addr).
-                let exists = self.addrs_v4.get(&index).into_iter().flatten().any(|a| {
-                    a.local == addr.local && a.prefix_len == addr.prefix_len && a.peer == addr.peer
-                });
+                let exists = self
+                    .addrs_v4
+                    .get(&index)
+                    .into_iter()
+                    .flatten()
+                    .any(|a| same_ifa(a, &addr));
                 if exists {
                     already_assigned(op, "ipv4: Address already assigned")?;
                     self.addr_modify_v4(index, &addr);
@@ -258,13 +271,7 @@ impl Fib {
         let Some(held) = self
             .addrs_v4
             .get(&index)
-            .and_then(|list| {
-                list.iter().find(|a| {
-                    a.local == asked.local
-                        && a.prefix_len == asked.prefix_len
-                        && a.peer == asked.peer
-                })
-            })
+            .and_then(|list| list.iter().find(|a| same_ifa(a, asked)))
             .cloned()
         else {
             return;
