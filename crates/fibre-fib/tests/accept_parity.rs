@@ -774,3 +774,22 @@ fn matching_addresses_empty_locals_and_ipv4_off_without_addresses() {
     let main = show(&fib, Family::V4, TABLE_MAIN);
     assert!(main.iter().any(|r| r.contains(" dev fd2")), "{main:?}");
 }
+
+/// Kernel-checked (6.18): extract_addr takes IFA_ADDRESS as a peer only
+/// when it differs from IFA_LOCAL, so `remote` equal to the address adds
+/// no peer route.
+#[test]
+fn a_peer_equal_to_the_local_address_is_none() {
+    let fib = accepted("a add 2001:db8:20::/48 remote 2001:db8:20::/48 dev fd0");
+    let main = show(&fib, Family::V6, TABLE_MAIN);
+    assert!(
+        !main
+            .iter()
+            .any(|r| r.starts_with("unicast 2001:db8:20:: dev")),
+        "{main:?}"
+    );
+    assert!(fib
+        .addresses(Some(Family::V6))
+        .iter()
+        .any(|a| a.local == ip("2001:db8:20::") && a.peer.is_none()));
+}

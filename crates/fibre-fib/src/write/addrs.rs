@@ -200,7 +200,10 @@ impl Fib {
             link: index,
             local: spec.local,
             prefix_len: spec.prefix_len,
-            peer: spec.peer,
+            // extract_addr (IPv6) and inet_fill_ifaddr (IPv4): a peer equal
+            // to the local address is none (kernel-checked: `add
+            // 2001:db8:20::/48 remote 2001:db8:20::/48` routes no peer).
+            peer: spec.peer.filter(|peer| *peer != spec.local),
             broadcast: spec.broadcast,
             scope,
             secondary: false,
