@@ -773,6 +773,11 @@ fn matching_addresses_empty_locals_and_ipv4_off_without_addresses() {
     let fib = accepted("link set fd2 up\nroute add default dev fd2\nlink set fd2 mtu 8");
     let main = show(&fib, Family::V4, TABLE_MAIN);
     assert!(main.iter().any(|r| r.contains(" dev fd2")), "{main:?}");
+    // ...which __mkroute_output then refuses: fd2 has no in_device.
+    assert_eq!(
+        get_to(&fib, "8.8.8.8"),
+        "RTNETLINK answers: Invalid argument"
+    );
 }
 
 /// Kernel-checked (6.18): extract_addr takes IFA_ADDRESS as a peer only

@@ -607,6 +607,11 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         return Ok(output_answer(fib, req, &res, kind, None, 1, prefsrc));
     }
     let (nh, dev) = chosen_path(fib, &res, &flow)?;
+    if fib.ipv4_off.contains(&dev) {
+        // __mkroute_output: no in_device on the way out (kernel-checked:
+        // `default dev fd1` after `link set fd1 mtu 8` is Invalid argument).
+        return Err(err(Errno::Inval));
+    }
     let s = match saddr {
         Some(s) => Some(s),
         None => res.route.prefsrc.map(|p| v4(&p)).or_else(|| {
