@@ -17,6 +17,8 @@ pub enum Errno {
     Exist,
     /// ENODEV
     NoDev,
+    /// ENXIO: `IPv6 is disabled on this device` (no inet6_dev).
+    NxIo,
     /// EINVAL
     Inval,
     /// ERANGE
@@ -49,6 +51,7 @@ impl Errno {
             Errno::Acces => "Permission denied",
             Errno::Exist => "File exists",
             Errno::NoDev => "No such device",
+            Errno::NxIo => "No such device or address",
             Errno::Inval => "Invalid argument",
             Errno::Range => "Numerical result out of range",
             Errno::NetDown => "Network is down",
@@ -71,6 +74,7 @@ impl Errno {
             Errno::Acces => 13,
             Errno::Exist => 17,
             Errno::NoDev => 19,
+            Errno::NxIo => 6,
             Errno::Inval => 22,
             Errno::Range => 34,
             Errno::NetDown => 100,

@@ -388,3 +388,413 @@ fn a_requests_dev_beside_paths_with_their_own_is_still_looked_up() {
         "Cannot find device \"fd6\"",
     );
 }
+
+/// Kernel-checked (6.18): a reject route keeps the request's `onlink`
+/// (fib_nh_init copies the flags into IPv4's one path; fib6_nh_init sets
+/// it before fib6_is_reject hangs the route off lo), and ip shows it:
+/// `blackhole 10.50.0.0/16 onlink`, `blackhole 2001:db8:20::/48 dev lo
+/// metric 1024 onlink pref medium`. Without it there is no flag, and an
+/// IPv4 reject route has no path.
+#[test]
+fn reject_routes_keep_onlink() {
+    let fib = accepted(
+        "route add blackhole 10.50.0.0/16 onlink\n\
+         route add unreachable 10.51.0.0/16\n\
+         -6 route add blackhole 2001:db8:20::/48 scope 253 nexthop via ff02::1 dev lo onlink\n\
+         -6 route add prohibit 2001:db8:23::/48 dev fd0 onlink\n\
+         -6 route add blackhole 2001:db8:24::/48",
+    );
+    let onlink = |family: Family, dst: &str| -> Vec<bool> {
+        fib.routes(family, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix(dst))
+            .unwrap_or_else(|| panic!("{dst} not installed"))
+            .nexthops
+            .iter()
+            .map(|n| n.flags.onlink)
+            .collect()
+    };
+    assert_eq!(onlink(Family::V4, "10.50.0.0/16"), [true]);
+    assert_eq!(onlink(Family::V4, "10.51.0.0/16"), [] as [bool; 0]);
+    assert_eq!(onlink(Family::V6, "2001:db8:20::/48"), [true]);
+    assert_eq!(onlink(Family::V6, "2001:db8:23::/48"), [true]);
+    assert_eq!(onlink(Family::V6, "2001:db8:24::/48"), [false]);
+    // Still a blackhole, deleted by its destination and type.
+    assert_eq!(
+        get_to(&fib, "10.50.1.1"),
+        get_to(&accepted("route add blackhole 10.50.0.0/16"), "10.50.1.1")
+    );
+    let fib = accepted("route add blackhole 10.50.0.0/16 onlink\nroute del blackhole 10.50.0.0/16");
+    assert!(routes_to(&fib, Family::V4, "10.50.0.0/16").is_empty());
+}
+
+/// Kernel-checked (6.18): `mtu 0` is no MTU metric (ip_metrics_convert
+/// keeps the zero, rtnetlink_put_metrics reports only values that are not
+/// zero), but a locked one is still shown, `mtu lock 0`; both families.
+#[test]
+fn an_mtu_of_zero_is_no_mtu_unless_locked() {
+    let fib = accepted(
+        "route add 10.77.0.0/16 dev fd0 mtu 00\n\
+         route replace 224.0.0.0/4 mtu 0 oif fd0 table unspec metric 10\n\
+         route add 10.79.0.0/16 dev fd0 mtu lock 0\n\
+         -6 route add 2001:db8:77::/64 dev fd0 mtu 0\n\
+         -6 route add 2001:db8:79::/64 dev fd0 mtu lock 0",
+    );
+    let mtu = |family: Family, dst: &str| {
+        let r = fib
+            .routes(family, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix(dst))
+            .unwrap_or_else(|| panic!("{dst} not installed"));
+        (r.mtu, r.mtu_lock)
+    };
+    assert_eq!(mtu(Family::V4, "10.77.0.0/16"), (None, false));
+    assert_eq!(mtu(Family::V4, "224.0.0.0/4"), (None, false));
+    assert_eq!(mtu(Family::V4, "10.79.0.0/16"), (Some(0), true));
+    assert_eq!(mtu(Family::V6, "2001:db8:77::/64"), (None, false));
+    assert_eq!(mtu(Family::V6, "2001:db8:79::/64"), (Some(0), true));
+}
+
+/// Kernel-checked (6.18): `addr add 224.0.0.0/4 dev lo` gets lo's local
+/// prefix route `local 224.0.0.0/4 dev lo table local ... src 224.0.0.0`:
+/// fib_valid_prefsrc takes a local route's own destination as its source
+/// whatever its length, though inet_addr_type calls the address multicast.
+#[test]
+fn a_multicast_prefix_on_lo_gets_its_local_route() {
+    let fib = accepted("link set lo up\naddr add 224.0.0.0/4 dev lo");
+    let local = show(&fib, Family::V4, TABLE_LOCAL);
+    assert!(
+        local
+            .iter()
+            .any(|r| r.starts_with("local 224.0.0.0/4 dev lo")),
+        "{local:?}"
+    );
+    assert!(
+        local
+            .iter()
+            .any(|r| r.starts_with("local 224.0.0.0 dev lo")),
+        "{local:?}"
+    );
+}
+
+/// iproute2 6.1's ipaddr_modify reads any prefix of `help` (`h`, `he`,
+/// ...) where it reads the local address as a request for its usage,
+/// before it refuses a second address.
+#[test]
+fn help_where_an_address_goes_prints_the_address_usage() {
+    for line in [
+        "addr del 10.1.0.2/31 broadcast 10.1.0.255 h dev lo",
+        "-4 addr del 127.0.0.1/024 h dev lo",
+        "addr add local he dev fd0",
+        "addr add help",
+    ] {
+        refused_with(
+            line,
+            "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]",
+        );
+    }
+    // The empty word is no prefix to matches(), `home` a flag, not help.
+    refused_with(
+        "addr add 10.1.0.1/31 \"\" dev fdv0",
+        "Error: either \"local\" is duplicate, or \"\" is a garbage.",
+    );
+    accepted("addr add 10.1.0.9/24 home dev fd0");
+}
+
+/// Kernel-checked (6.18), each line's answer after the base:
+/// fib_create_info checks the type's scope before fib_get_nhs compares a
+/// device beside the nexthops; rtm_to_fib6_config refuses RTA_VIA on a
+/// delete too; `default` of a known family is its all-zero address.
+#[test]
+fn kernel_order_of_scope_via_and_default_address_refusals() {
+    refused_with(
+        "route replace xresolve 010.20.0.0/16 oif lo nexthop via 10.1.0.3 dev fd0 nexthop via 10.1.0.4 dev fd0",
+        "Error: Invalid scope.",
+    );
+    refused_with(
+        "route add local 10.20.0.0/16 scope link dev lo nexthop via 10.1.0.3 dev fd0",
+        "Error: Invalid scope.",
+    );
+    refused_with(
+        "-6 route del default onlink via inet 10.2.0.9",
+        "Error: IPv6 does not support RTA_VIA attribute.",
+    );
+    refused_with("-6 addr r default dev lo", "Error: ipv6: Invalid address.");
+    refused_with(
+        "-4 addr del default dev lo",
+        "Error: ipv4: Address not found.",
+    );
+    refused_with(
+        "-6 addr del default dev lo",
+        "Error: ipv6: address not found.",
+    );
+    refused_with(
+        "addr add default dev lo",
+        "RTNETLINK answers: Operation not supported",
+    );
+    // 0.0.0.0/32: __inet_insert_ifa drops it, the request succeeds.
+    let fib = accepted("-4 addr add default dev lo");
+    assert_eq!(
+        fib.addresses(Some(Family::V4)).len(),
+        ip_namespace::fib().addresses(Some(Family::V4)).len()
+    );
+}
+
+/// Kernel-checked (6.18): `brd -` and `brd +` come from the peer as
+/// written, at its length (ipaddr_modify's `brd = peer`): with `remote
+/// 0.0.0.0/0` the broadcast address is 0.0.0.0 and makes no route.
+#[test]
+fn broadcast_rules_start_from_the_peer() {
+    let fib =
+        accepted("addr replace 198.51.100.0/24 brd - preference 256 remote 0.0.0.0/0 dev fd0");
+    let local = show(&fib, Family::V4, TABLE_LOCAL);
+    assert!(
+        !local.iter().any(|r| r.starts_with("broadcast 198.51.100")),
+        "{local:?}"
+    );
+    let fib = accepted("addr add 10.7.0.1/24 peer 10.9.0.0/16 brd + dev fd0");
+    let local = show(&fib, Family::V4, TABLE_LOCAL);
+    assert!(
+        local
+            .iter()
+            .any(|r| r.starts_with("broadcast 10.9.255.255 dev fd0")),
+        "{local:?}"
+    );
+}
+
+/// Kernel-checked (6.18): an IPv6 request's `dev` beside nexthops that all
+/// name their own device is looked up by iproute2 (before the paths) and
+/// then unused by ip6_route_multipath_add; the paths are judged as the
+/// kernel judges them.
+#[test]
+fn an_ipv6_device_no_path_takes_is_only_looked_up() {
+    refused_with(
+        "route rep 2001:db8:20:1::/64 dev fdv0 via 2001:db8:2::9 nexthop via 2001:db8:1::1 dev fd0 weight 0x10",
+        "Error: Gateway can not be a local address.",
+    );
+    refused_with(
+        "route add 2001:db8:20::/48 dev fd9 nexthop via 2001:db8:2::5 dev fd8",
+        "Cannot find device \"fd9\"",
+    );
+    refused_with(
+        "route add 2001:db8:20::/48 dev fd9 nexthop via 2001:db8:1::5 dev fd0",
+        "Cannot find device \"fd9\"",
+    );
+    let fib = accepted("route add 2001:db8:20::/48 dev fd2 nexthop via 2001:db8:1::5 dev fd0");
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:20::/48"),
+        ["unicast 2001:db8:20::/48 via 2001:db8:1::5 dev fd0 proto boot scope global metric 1024"]
+    );
+}
+
+/// Kernel-checked (6.18): inet_rtm_deladdr matches IFA_ADDRESS (the peer,
+/// or the local address) against an address's subnet (inet_ifa_match), so
+/// a peer in the subnet deletes it and a local address does not delete an
+/// address that has a peer; without an in_device (MTU under 68) it is
+/// "ipv4: Device not found", without an inet6_dev (under 1280)
+/// inet6_addr_del's "ipv6: IPv6 is disabled on this device".
+#[test]
+fn address_deletions_match_as_the_kernel_does() {
+    let fib = accepted("addr del 10.1.0.1/024 brd + remote 10.1.0.0/24 dev fd0");
+    assert!(fib
+        .addresses(Some(Family::V4))
+        .iter()
+        .all(|a| a.local != ip("10.1.0.1")));
+    refused_with(
+        "addr add 10.9.0.1 peer 10.9.0.2 dev fd0\naddr del 10.9.0.1/32 dev fd0",
+        "Error: ipv4: Address not found.",
+    );
+    accepted("addr add 10.8.0.1/24 peer 10.7.0.0/24 dev fd0\naddr del 10.8.0.1/24 peer 10.7.0.99/24 dev fd0");
+    refused_with(
+        "link set fd0 mtu 67\naddr del 10.1.0.1/24 dev fd0",
+        "Error: ipv4: Device not found.",
+    );
+    refused_with(
+        "link set fd0 mtu 1000\naddr del 2001:db8:1::1/64 dev fd0",
+        "Error: ipv6: IPv6 is disabled on this device.",
+    );
+}
+
+/// Kernel-checked (6.18): fib_nh_match compares a delete's `via`/`dev`
+/// with the route's first path and never reads its nexthop clauses.
+#[test]
+fn an_ipv4_delete_with_via_beside_nexthops_matches_the_first_path() {
+    let route = "route add 10.12.0.0/16 nexthop via 10.1.0.9 nexthop via 10.1.0.8\n";
+    let fib = accepted(&format!(
+        "{route}route del 10.12.0.0/16 via 10.1.0.9 nexthop via 10.2.0.7"
+    ));
+    assert!(routes_to(&fib, Family::V4, "10.12.0.0/16").is_empty());
+    refused_with(
+        &format!("{route}route del 10.12.0.0/16 via 10.1.0.8 nexthop via 10.1.0.9"),
+        "No such process",
+    );
+    refused_with(
+        &format!("{route}route del 10.12.0.0/16 via 10.1.0.9 nexthop via 10.1.0.7 dev fd7"),
+        "Cannot find device \"fd7\"",
+    );
+}
+
+/// Kernel-checked (6.18): with lo's MTU under 68 lo has no in_device, and
+/// __mkroute_output refuses local delivery, which leaves by lo (-EINVAL),
+/// even for a local route on another link.
+#[test]
+fn local_delivery_without_ipv4_on_lo_is_invalid() {
+    let fib = accepted("link set lo up\naddr add 127.0.0.1/16 dev fd0\nlink set lo mtu 67 up");
+    assert_eq!(
+        get_to(&fib, "127.0.0.1"),
+        "RTNETLINK answers: Invalid argument"
+    );
+    assert_eq!(
+        get_to(&fib, "10.1.0.1"),
+        "RTNETLINK answers: Invalid argument"
+    );
+    assert!(get_to(&fib, "10.1.0.7").contains("dev fd0"));
+    let fib = accepted("link set lo up");
+    assert!(get_to(&fib, "10.1.0.1").contains("local"));
+}
+
+/// Kernel-checked (6.18): ip6_route_info_create makes `proto 0` boot (IPv4
+/// keeps unspec); rtm_to_fib_config sets no gateway family for `via
+/// 0.0.0.0`, so beside nexthops it is compared with nothing; a second
+/// `fwmark` replaces the mark and keeps a mask given before (nla_parse
+/// keeps the last FRA_FWMARK, FRA_FWMASK stays).
+#[test]
+fn protocol_zero_zero_gateways_and_repeated_fwmarks() {
+    let fib = accepted(
+        "route add 10.30.0.0/16 dev fd0 proto 0\n\
+         -6 route add multicast 2001:db8:31::/48 dev fd0 proto 0\n\
+         route replace 10.20.1.0/24 via 0.0.0.0 nexthop via 10.1.0.1",
+    );
+    let protocol = |family: Family, dst: &str| {
+        fib.routes(family, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix(dst))
+            .unwrap_or_else(|| panic!("{dst} not installed"))
+            .protocol
+    };
+    assert_eq!(protocol(Family::V4, "10.30.0.0/16"), Protocol::UNSPEC);
+    assert_eq!(protocol(Family::V6, "2001:db8:31::/48"), Protocol::BOOT);
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.20.1.0/24"),
+        ["unicast 10.20.1.0/24 via 10.1.0.1 dev fd0 proto boot scope global metric 0"]
+    );
+    let marks = |text: &str| -> Vec<Option<(u32, u32)>> {
+        accepted(text)
+            .rules(Family::V4)
+            .iter()
+            .filter(|r| r.priority == 99)
+            .map(|r| r.fwmark)
+            .collect()
+    };
+    assert_eq!(
+        marks("rule add fwmark 0x10/0xff fwmark 010 pref 99"),
+        [Some((8, 0xff))]
+    );
+    assert_eq!(
+        marks("rule add fwmark 0x10 fwmark 7 pref 99"),
+        [Some((7, u32::MAX))]
+    );
+}
+
+/// Kernel-checked (6.18): fib_nl2rule checks an address's size before the
+/// goto, so an IPv6 `from` on an IPv4 rule is refused as such first.
+#[test]
+fn a_rules_address_family_comes_before_its_goto() {
+    refused_with(
+        "rul del from 2001:db8:5::/48 lookup 100 goto 200 no",
+        "Error: Invalid source address.",
+    );
+    refused_with(
+        "rule add to 2001:db8:5::/48 goto 200 pref 10",
+        "Error: Invalid dst address.",
+    );
+}
+
+/// fib_props gives nat scope nowhere, and iproute2 gives it scope host:
+/// beside nexthops the scope is refused first, as for xresolve.
+#[test]
+fn an_ipv4_nat_beside_nexthops_is_an_invalid_scope() {
+    refused_with(
+        "route add nat 10.20.0.0/16 dev fd0 nexthop via 10.1.0.3 dev fd2",
+        "Error: Invalid scope.",
+    );
+}
+
+/// Kernel-checked (6.18): `via inet 0.0.0.0` is no gateway on an IPv4
+/// route but RTA_VIA on an IPv6 one; IPv4's RTAX_LOCK gathers the locks of
+/// every `mtu` word; an IPv4 `addr replace` of a held address moves its
+/// prefix route to the metric asked (0 when none is).
+#[test]
+fn zero_gateways_repeated_mtus_and_replaced_address_metrics() {
+    refused_with(
+        "route add 2001:db8:21::/48 dev fd0 via inet 0.0.0.0",
+        "Error: IPv6 does not support RTA_VIA attribute.",
+    );
+    let fib = accepted("-6 route add multicast 2001:db8:20::/48 mtu lock 0 dev fd0 mtu 1280");
+    let r = fib
+        .routes(Family::V6, Some(TABLE_MAIN))
+        .into_iter()
+        .find(|r| r.dst == prefix("2001:db8:20::/48"))
+        .unwrap();
+    assert_eq!((r.mtu, r.mtu_lock), (Some(1280), true));
+    let metric_of_subnet = |text: &str| {
+        accepted(text)
+            .routes(Family::V4, Some(TABLE_MAIN))
+            .into_iter()
+            .find(|r| r.dst == prefix("10.1.0.0/24"))
+            .map(|r| r.metric)
+    };
+    assert_eq!(
+        metric_of_subnet("addr replace 10.1.0.1/24 priority 65536 dev fd0"),
+        Some(65536)
+    );
+    assert_eq!(
+        metric_of_subnet(
+            "addr replace 10.1.0.1/24 priority 9 dev fd0\naddr replace 10.1.0.1/24 dev fd0"
+        ),
+        Some(0)
+    );
+}
+
+/// Kernel-checked (6.18): find_matching_ifa takes a peer in the held
+/// address's subnet as that address; an empty IFA_LOCAL (`default` with no
+/// family) before the address fails the policy whatever follows; a link
+/// losing IPv4 (MTU under 68) with no address keeps its routes.
+#[test]
+fn matching_addresses_empty_locals_and_ipv4_off_without_addresses() {
+    refused_with(
+        "a add 10.1.0.1/24 label fd0 dev fd0 remote 10.1.0.0/24",
+        "Error: ipv4: Address already assigned.",
+    );
+    refused_with(
+        "addre add local default 0 dev fd0",
+        "Error: Attribute failed policy validation.",
+    );
+    let fib = accepted("link set fd2 up\nroute add default dev fd2\nlink set fd2 mtu 8");
+    let main = show(&fib, Family::V4, TABLE_MAIN);
+    assert!(main.iter().any(|r| r.contains(" dev fd2")), "{main:?}");
+    // ...which __mkroute_output then refuses: fd2 has no in_device.
+    assert_eq!(
+        get_to(&fib, "8.8.8.8"),
+        "RTNETLINK answers: Invalid argument"
+    );
+}
+
+/// Kernel-checked (6.18): extract_addr takes IFA_ADDRESS as a peer only
+/// when it differs from IFA_LOCAL, so `remote` equal to the address adds
+/// no peer route.
+#[test]
+fn a_peer_equal_to_the_local_address_is_none() {
+    let fib = accepted("a add 2001:db8:20::/48 remote 2001:db8:20::/48 dev fd0");
+    let main = show(&fib, Family::V6, TABLE_MAIN);
+    assert!(
+        !main
+            .iter()
+            .any(|r| r.starts_with("unicast 2001:db8:20:: dev")),
+        "{main:?}"
+    );
+    assert!(fib
+        .addresses(Some(Family::V6))
+        .iter()
+        .any(|a| a.local == ip("2001:db8:20::") && a.peer.is_none()));
+}

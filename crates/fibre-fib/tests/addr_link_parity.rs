@@ -533,3 +533,95 @@ fn words_after_a_veth_peer_are_the_peers() {
     )
     .is_err());
 }
+
+/// Kernel-checked (6.18): deleting fd0's only IPv4 address takes every
+/// IPv4 route through fd0 with it, gateways, device routes and local
+/// routes alike (`fib_disable_ip` with force), a multipath route keeps
+/// its other path marked `dead linkdown` until an address comes back;
+/// fd0's ARP entries go, its IPv6 ones stay. With another address left
+/// on fd0 the routes stay.
+#[test]
+fn the_last_ipv4_address_takes_the_links_ipv4_routes() {
+    let base = "addr add 10.3.0.1/24 dev fdv0\n\
+                route add 10.11.0.0/16 via 10.1.0.9\n\
+                route add 10.12.0.0/16 dev fd0 table 100\n\
+                route add local 10.14.0.1 dev fd0\n\
+                route add 10.13.0.0/16 nexthop via 10.1.0.9 nexthop via 10.3.0.9\n\
+                -6 route add 2001:db8:20::/48 dev fd0\n\
+                neigh add 10.1.0.7 lladdr 02:00:00:00:00:01 dev fd0\n\
+                neigh add 2001:db8:1::7 lladdr 02:00:00:00:00:01 dev fd0\n";
+    let fib = accepted(&format!("{base}addr del 10.1.0.1 dev fd0"));
+    let main = show(&fib, Family::V4, TABLE_MAIN);
+    assert!(!main.iter().any(|r| r.contains("10.11.0.0")), "{main:?}");
+    assert!(show(&fib, Family::V4, 100).is_empty());
+    assert!(!show(&fib, Family::V4, TABLE_LOCAL)
+        .iter()
+        .any(|r| r.contains("10.14.0.1")));
+    let multipath = fib
+        .routes(Family::V4, Some(TABLE_MAIN))
+        .into_iter()
+        .find(|r| r.dst == prefix("10.13.0.0/16"))
+        .expect("the multipath route keeps its other path");
+    let flags: Vec<(bool, bool)> = multipath
+        .nexthops
+        .iter()
+        .map(|n| (n.flags.dead, n.flags.linkdown))
+        .collect();
+    assert_eq!(flags, [(true, true), (false, false)]);
+    assert!(show(&fib, Family::V6, TABLE_MAIN)
+        .iter()
+        .any(|r| r.contains("2001:db8:20::/48 dev fd0")));
+    let neighbours: Vec<std::net::IpAddr> = fib.neighbours().map(|n| n.addr).collect();
+    assert_eq!(neighbours, [ip("2001:db8:1::7")]);
+
+    // An address back on the up link revives the dead path.
+    let fib = accepted(&format!(
+        "{base}addr del 10.1.0.1/24 dev fd0\naddr add 10.1.0.1/24 dev fd0"
+    ));
+    let multipath = fib
+        .routes(Family::V4, Some(TABLE_MAIN))
+        .into_iter()
+        .find(|r| r.dst == prefix("10.13.0.0/16"))
+        .unwrap();
+    assert!(multipath
+        .nexthops
+        .iter()
+        .all(|n| !n.flags.dead && !n.flags.linkdown));
+
+    // Another address still on fd0: only its own routes go.
+    let fib = accepted(&format!(
+        "{base}addr add 10.5.0.1/24 dev fd0\naddr del 10.1.0.1/24 dev fd0"
+    ));
+    assert!(show(&fib, Family::V4, TABLE_MAIN)
+        .iter()
+        .any(|r| r.contains("10.11.0.0/16 via 10.1.0.9 dev fd0")));
+    assert_eq!(show(&fib, Family::V4, 100).len(), 1);
+}
+
+/// Kernel-checked (6.18), in the kernel's order: rtnl_newlink's parse of
+/// the request (a new name of 16 bytes fails IFLA_IFNAME's policy), then
+/// the kind's validate (veth's MTU: bare EINVAL; vxlan's required id),
+/// then veth_newlink's parse of the peer's name.
+#[test]
+fn a_new_links_name_policy_then_the_kinds_checks_then_the_peers() {
+    refused_with(
+        "link add fd6 mtu 0x10 up type veth peer abcdefghijklmnop",
+        "RTNETLINK answers: Invalid argument",
+    );
+    refused_with(
+        "link add fd6 type veth peer abcdefghijklmnop",
+        "Error: Attribute failed policy validation.",
+    );
+    refused_with(
+        "link add abcdefghijklmnop type vxlan",
+        "Error: Attribute failed policy validation.",
+    );
+    refused_with(
+        "link add abcdefghijklmnop mtu 10 type veth",
+        "Error: Attribute failed policy validation.",
+    );
+    refused_with(
+        "link add a:b type vxlan",
+        "Error: Required attributes not provided to perform the operation.",
+    );
+}

@@ -44,10 +44,11 @@
 //! Tests: the corpus of cases that once differed and now agree
 //! (`tests/accept_corpus/*.case`, kernel_diff's format), replayed every
 //! run; unit tests of the parts; and, on request (`-- --ignored`) while
-//! fibre still differs on a few generated lines in 5,000 (IPv4 multicast
-//! addresses on lo, a multicast route's cached answer, IPv4 reject routes
-//! keeping `onlink`, IPv6 `mngtmpaddr` against an address already there),
-//! the generated lines (fresh seed each run, printed) and the cases that
+//! fibre still differs on a line in 5,000 on about half the seeds (an IPv6
+//! `addr replace` that gives a held address a peer, `route del xresolve`
+//! in a table that does not exist, an IPv6 nexthop via `::1`, lifetimes,
+//! a `local` IPv6 route's answer), the generated lines (fresh seed each
+//! run, printed) and the cases that
 //! still differ (`tests/accept_corpus/pending/`). What ip takes and fibre
 //! cannot model is not generated, each with its reason in
 //! `accept_refuse/generate.rs`: GRE tunnels without one unicast remote,
@@ -471,11 +472,16 @@ fn examine_gre(origin: &str, base: &[String], lines: &[String]) -> Result<Vec<Fi
         .filter_map(|(i, line)| {
             let parsed = fibre_fib::config::tokenize(line)
                 .and_then(|words| fibre_fib::config::parse_words(&words));
-            parsed.err().map(|e| kernel::Refusal {
+            let message = parsed
+                .err()?
+                .refusal_with(|name| fib.link_by_name(name).is_some());
+            // A refusal fibre's parser words as the kernel's (a name the
+            // kernel's dev_valid_name refuses: `RTNETLINK answers: Invalid
+            // argument`) comes after rtnl_newlink's `Unknown device type`
+            // on this kernel: iproute2's parser took the line.
+            (!message.contains("RTNETLINK answers:")).then(|| kernel::Refusal {
                 line: i + 1,
-                message: answer::normalise_error(
-                    &e.refusal_with(|name| fib.link_by_name(name).is_some()),
-                ),
+                message: answer::normalise_error(&message),
             })
         })
         .collect();
@@ -658,8 +664,8 @@ fn publish(
 }
 
 #[test]
-#[ignore = "fibre still judges a few generated lines in 5,000 differently from ip 6.1 \
-            (tests/accept_corpus/README.md); run with --ignored"]
+#[ignore = "fibre still judges about one generated line in 5,000 differently from ip 6.1 \
+            on half the seeds (tests/accept_corpus/README.md); run with --ignored"]
 fn generated_lines_get_ips_verdict_and_the_kernels_state() {
     let settings = settings();
     if !kernel::available("accept_refuse") {

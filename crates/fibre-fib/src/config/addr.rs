@@ -89,6 +89,12 @@ enum Broadcast {
     AllZeros,
 }
 
+/// The head of iproute2 6.1's `ip address` usage (ipaddress.c `usage()`),
+/// printed for `help` where an address is read.
+const ADDR_USAGE: &str = "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]\n\
+                          \x20                                                     [ CONFFLAG-LIST ]\n\
+                          \x20      ip address del IFADDR dev IFNAME [mngtmpaddr]";
+
 /// The address request of the words after the verb (`delete`: of an `addr
 /// del`), and whether it is iproute2's wildcard deletion: an IPv4 `addr
 /// del` without a length sends no `IFA_ADDRESS`, so the kernel deletes the
@@ -255,6 +261,13 @@ fn parse_addr_warning(
                 } else {
                     other
                 };
+                if !token.is_empty() && "help".starts_with(token) {
+                    // ipaddr_modify: `matches(*argv, "help")` (a prefix that
+                    // is not empty) prints the usage, before the duplicate
+                    // check.
+                    return Err(unknown_word("addr", "an address, not help", token)
+                        .with_system_message(ADDR_USAGE));
+                }
                 if local.is_some() {
                     return Err(unknown_word(
                         "addr",
@@ -266,6 +279,19 @@ fn parse_addr_warning(
                     )));
                 }
                 if values::is_default_word(token) {
+                    if let (Some(family), "default") = (words.family, token) {
+                        // get_addr_1: `default` of a known family is its
+                        // all-zero address (and get_prefix_1 its full
+                        // length): `-6 addr add default dev lo` is "ipv6:
+                        // Invalid address", `-4 addr add default dev lo`
+                        // 0.0.0.0, which the kernel drops (kernel-checked).
+                        let zero = match family {
+                            Family::V4 => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+                            Family::V6 => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+                        };
+                        local = Some((zero, Some(family.bits())));
+                        continue;
+                    }
                     // get_prefix: no bytes, so a later word is a local again.
                     zero_local = true;
                     continue;
@@ -343,6 +369,15 @@ fn parse_addr_warning(
             Some(_) => refusal.with_system_message("Error: Attribute failed policy validation."),
         });
     };
+    if zero_local {
+        // A `default` (no bytes) before the address sent an empty
+        // IFA_LOCAL too, which the policy refuses whatever follows
+        // (kernel-checked: `addr add local default 0 dev fd0`).
+        return Err(
+            ParseError::new("local", "one local address", Some("default"))
+                .with_system_message("Error: Attribute failed policy validation."),
+        );
+    }
     if let Some(token) = zero_peer {
         // ifa_ipv4_policy (IFA_ADDRESS is a u32) and ifa_ipv6_policy (16
         // bytes at least) refuse the empty IFA_ADDRESS before the request
@@ -366,7 +401,17 @@ fn parse_addr_warning(
         None | Some(Broadcast::GivenV6) => None,
         Some(Broadcast::AllOnes | Broadcast::AllZeros) if delete => None,
         Some(Broadcast::Given(a)) => Some(a),
-        Some(rule) => subnet_broadcast(local_addr, prefix_len, matches!(rule, Broadcast::AllOnes)),
+        Some(rule) => {
+            // ipaddr_modify computes `brd +|-` from the peer as written
+            // (the local address when there is none), at the peer's own
+            // length: `remote 0.0.0.0/0 brd -` is broadcast 0.0.0.0, which
+            // makes no route (kernel-checked).
+            let (base, len) = match peer {
+                Some((addr, len)) => (addr, len.unwrap_or(bits)),
+                None => (local_addr, local_len.unwrap_or(bits)),
+            };
+            subnet_broadcast(base, len, matches!(rule, Broadcast::AllOnes))
+        }
     };
     // The kernel's checks, after all of iproute2's.
     if let Some(label) = &long_label {

@@ -372,7 +372,7 @@ fn kind_value(
                         ));
                 }
                 None => {
-                    if let Some(refusal) = veth_mtu_refusal(mtu) {
+                    if let Some(refusal) = name_policy(name).or_else(|| veth_mtu_refusal(mtu)) {
                         return Err(refusal);
                     }
                     // veth_newlink: the kernel names the peer itself.
@@ -386,10 +386,21 @@ fn kind_value(
                 Some("name") | Some("dev") => {
                     let keyword = words.next().unwrap_or("name");
                     named = keyword == "name";
-                    words.link_name(keyword, NameUse::Create)?
+                    (keyword, words.link_name(keyword, NameUse::Syntax)?)
                 }
-                _ => words.link_name("peer", NameUse::Create)?,
+                _ => ("peer", words.link_name("peer", NameUse::Syntax)?),
             };
+            // The kernel's order: the request's IFLA_IFNAME policy, then
+            // veth_validate's MTU, then the peer's own attributes in
+            // veth_newlink (kernel-checked: `link add fd6 mtu 16 type veth
+            // peer abcdefghijklmnop` is "Invalid argument").
+            let kernel_name_checks = || -> Result<(), ParseError> {
+                if let Some(refusal) = name_policy(name).or_else(|| veth_mtu_refusal(mtu)) {
+                    return Err(refusal);
+                }
+                link_name(peer.0, peer.1, NameUse::Create).map(|_| ())
+            };
+            let peer = peer.1;
             // veth_parse_opt reads the rest as the peer's own iplink_parse
             // words, which fibre does not model; `up` there asks the kernel
             // to open the peer before the pair exists.
@@ -399,7 +410,7 @@ fn kind_value(
             // ETH_MIN_MTU..=ETH_MAX_MTU, before __rtnl_newlink finds the
             // name taken (NLM_F_EXCL) and, for `up`, before the peer.
             let kernel_refusal = |refusal: ParseError, words: &mut Words<'_>| {
-                if let Some(invalid) = veth_mtu_refusal(mtu) {
+                if let Err(invalid) = kernel_name_checks() {
                     return invalid;
                 }
                 words.refuse_existing(name, "RTNETLINK answers: File exists");
@@ -433,14 +444,12 @@ fn kind_value(
                     _ => refusal,
                 });
             }
-            if let Some(refusal) = veth_mtu_refusal(mtu) {
-                return Err(refusal);
-            }
+            kernel_name_checks()?;
             Ok(LinkKind::Veth {
                 peer: peer.to_string(),
             })
         }
-        "vxlan" => Err(vxlan(words, mtu)),
+        "vxlan" => Err(vxlan(words, mtu, name)),
         other => {
             let expected = format!("a device type: {KINDS}");
             let refusal = ParseError::new("type", &expected, Some(other));
@@ -458,6 +467,18 @@ fn kind_value(
 /// veth_validate: a bare EINVAL for an MTU out of
 /// ETH_MIN_MTU..=ETH_MAX_MTU (`is_valid_veth_mtu`), which the kernel
 /// checks before it looks at the name.
+/// The kernel's IFLA_IFNAME policy (at most IFNAMSIZ - 1 bytes) for a new
+/// link's name iproute2 let through (a bare or `dev` name of 16 bytes or
+/// more), which rtnl_newlink's parse of the request refuses before any
+/// kind's own checks.
+fn name_policy(name: &str) -> Option<ParseError> {
+    (name.len() >= 16).then(|| {
+        link_name("dev", name, NameUse::Create)
+            .err()
+            .unwrap_or_else(|| ParseError::new("name", "a name of at most 15 bytes", Some(name)))
+    })
+}
+
 fn veth_mtu_refusal(mtu: Option<u32>) -> Option<ParseError> {
     let mtu = mtu.filter(|m| !(ETH_MIN_MTU..=ETH_MAX_MTU).contains(m))?;
     Some(
@@ -523,7 +544,7 @@ const VXLAN_WORDS: &[&str] = &[
 /// the kernel says where that does not depend on the options' values:
 /// without options the kernel's `vxlan_validate` wants an id; an option
 /// `vxlan_parse_opt` does not know it calls an unknown command.
-fn vxlan(words: &mut Words<'_>, mtu: Option<u32>) -> ParseError {
+fn vxlan(words: &mut Words<'_>, mtu: Option<u32>, name: &str) -> ParseError {
     let refusal = |got: Option<&str>| {
         ParseError::new(
             "vxlan",
@@ -534,6 +555,9 @@ fn vxlan(words: &mut Words<'_>, mtu: Option<u32>) -> ParseError {
     match words.next() {
         // vxlan_validate checks IFLA_MTU before it finds no options
         // (iproute2 6.1 sends even `mtu -1`: kernel-checked).
+        // rtnl_newlink's parse of the whole request (IFLA_IFNAME's policy)
+        // comes before vxlan_validate (kernel-checked).
+        None if name_policy(name).is_some() => name_policy(name).expect("checked"),
         None if mtu.is_some_and(|m| !(ETH_MIN_MTU..=ETH_MAX_MTU).contains(&m)) => {
             refusal(Some("vxlan")).with_system_message(format!(
                 "Error: MTU must be between {ETH_MIN_MTU} and {ETH_MAX_MTU}."

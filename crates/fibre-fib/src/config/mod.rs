@@ -233,8 +233,19 @@ fn parse_object(
                     ))
                 }
             };
-            let spec = route::parse_route(op, words)?;
-            Ok(vec![Command::Route { op, spec }])
+            let (spec, looked_up) = route::parse_route(op, words)?;
+            // A device iproute2 looks up that no path takes: `link set DEV`
+            // with nothing to change finds it ("Cannot find device").
+            let mut commands: Vec<Command> = looked_up
+                .into_iter()
+                .map(|name| Command::LinkSet {
+                    name,
+                    up: None,
+                    mtu: None,
+                })
+                .collect();
+            commands.push(Command::Route { op, spec });
+            Ok(commands)
         }
         Object::Rule => {
             let op = match find(verb, &["add", "delete"]) {

@@ -134,7 +134,10 @@ const ROUTE_WORDS: &str = "a prefix, \"default\", a route type or one of via, de
                            table, proto, scope, mtu, tos, onlink, nexthop";
 
 /// The route request of the words after the verb.
-pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpec, ParseError> {
+pub(crate) fn parse_route(
+    op: RouteOp,
+    words: &mut Words<'_>,
+) -> Result<(RouteSpec, Vec<String>), ParseError> {
     let deleting = op == RouteOp::Del;
     let mut dst: Option<PrefixWord> = None;
     let mut kind: Option<RouteType> = None;
@@ -227,7 +230,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                     value.min(IP_MAX_MTU_METRIC)
                 });
                 request.metrics += 8;
-                mtu_lock = lock;
+                // RTAX_LOCK gathers the locks of every `mtu` word, and
+                // ip_metrics_convert keeps the last value (kernel-checked:
+                // `mtu lock 0 ... mtu 1280` is `mtu lock 1280`).
+                mtu_lock |= lock;
                 if lock {
                     metric_locks |= 1 << RouteMetrics::MTU;
                 }
@@ -340,15 +346,21 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         words.look_up(dev, format!("Cannot find device \"{dev}\""));
     }
     let family = words.final_family();
-    // A request's `dev` that no path takes is still looked up by iproute2
-    // (above), and a RouteSpec has no place to carry it to that lookup:
-    // such a line is refused below, with that lookup first.
-    let dev_unused = path.dev.is_some()
-        && multipath
-            .as_ref()
-            .is_some_and(|paths| paths.iter().all(|p| p.dev.is_some() && p.dev != path.dev));
-    if let (true, Some(paths), Family::V6, false) = (path_given, &mut multipath, family, dev_unused)
-    {
+    // The devices iproute2 looks up that no path of the request takes: an
+    // IPv6 request's `dev` where every path has its own (iproute_modify
+    // looks it up, ip6_route_multipath_add never uses it). The caller
+    // looks them up before the route: iproute_modify finds the request's
+    // device before parse_nexthops reads the paths (kernel-checked: `dev
+    // fd9 nexthop via A dev fd8` is `Cannot find device "fd9"`).
+    let mut looked_up = Vec::new();
+    if let (true, Some(paths), Family::V6) = (path_given, &mut multipath, family) {
+        if let Some(dev) = path.dev.as_ref().filter(|dev| {
+            paths
+                .iter()
+                .all(|p| p.dev.is_some() && p.dev.as_ref() != Some(*dev))
+        }) {
+            looked_up.push(dev.clone());
+        }
         // ip6_route_multipath_add and _del start each path from the
         // request's own fields (`memcpy(&r_cfg, cfg, ...)`): a path's
         // gateway and device win, the request's `via` and `dev` fill in
@@ -363,15 +375,40 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
         }
         path_given = false;
     }
+    if deleting && path_given && family == Family::V4 {
+        if let Some(paths) = multipath.take() {
+            // fib_nh_match: a delete with RTA_OIF or RTA_GATEWAY compares
+            // them with the route's first path and never reads
+            // RTA_MULTIPATH (kernel-checked: `route del P via A nexthop via
+            // B` is "No such process" unless P's first path is via A).
+            // iproute2 still looks every device up, the request's first.
+            looked_up.extend(path.dev.clone());
+            looked_up.extend(paths.into_iter().filter_map(|p| p.dev));
+        }
+    }
     if let (true, Some(paths)) = (path_given, &multipath) {
         let refusal = ParseError::new(
             "nexthop",
             "either via/dev/onlink or nexthop clauses, not both",
             Some("nexthop"),
         );
-        if family == Family::V6 {
-            // Only where every path has its own device (see dev_unused).
-            return Err(refusal);
+        // fib_create_info's "fast check" of the type's scope comes before
+        // fib_get_nhs (kernel-checked: `route replace xresolve P oif lo
+        // nexthop ...` is "Invalid scope"); fib_props gives nat and
+        // xresolve scope nowhere, iproute2 nat scope host by default.
+        if !deleting {
+            let (type_scope, default) = match (unmodelled_type, kind) {
+                (Some("nat"), _) => (Scope::NOWHERE, Scope::HOST),
+                (Some(_), _) => (Scope::NOWHERE, Scope::UNIVERSE),
+                (None, Some(RouteType::Local)) => (Scope::HOST, Scope::HOST),
+                (None, Some(RouteType::Broadcast | RouteType::Anycast)) => {
+                    (Scope::LINK, Scope::LINK)
+                }
+                (None, _) => (Scope::UNIVERSE, Scope::UNIVERSE),
+            };
+            if type_scope > scope.unwrap_or(default) {
+                return Err(refusal.with_system_message("Error: Invalid scope."));
+            }
         }
         // fib_get_nhs: a device or gateway beside the nexthops must be the
         // first nexthop's (and the route's `onlink` is not the paths').
@@ -381,7 +418,10 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
                 refusal.with_system_message("Error: Nexthop device index does not match RTA_OIF.")
             );
         }
-        if path.gateway.is_some() && path.gateway != first.gateway {
+        // rtm_to_fib_config: RTA_GATEWAY 0.0.0.0 sets no gateway family,
+        // so `via 0.0.0.0` beside nexthops is compared with nothing.
+        let gateway = path.gateway.filter(|g| !g.is_unspecified());
+        if gateway.is_some() && gateway != first.gateway {
             return Err(refusal.with_system_message(
                 "Error: Nexthop gateway does not match RTA_GATEWAY or RTA_VIA.",
             ));
@@ -516,7 +556,7 @@ pub(crate) fn parse_route(op: RouteOp, words: &mut Words<'_>) -> Result<RouteSpe
     };
     match unmodelled_refusal {
         Some(refusal) => Err(refusal.after_kernel_checks(Command::Route { op, spec })),
-        None => Ok(spec),
+        None => Ok((spec, looked_up)),
     }
 }
 

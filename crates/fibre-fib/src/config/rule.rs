@@ -69,6 +69,7 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
     let mut table_ok = false;
     // The last table past 255, sent as FRA_TABLE.
     let mut table_attribute = None;
+    let mut fwmark_mask = None;
     while let Some(word) = words.next() {
         if word == "not" {
             spec.invert = true;
@@ -89,7 +90,15 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
         } else if word == "tos" || abbreviates(word, "dsfield") {
             spec.tos = dsfield(words, word)?;
         } else if word == "fwmark" {
-            spec.fwmark = Some(fwmark_value(words)?);
+            // A second fwmark sends a second FRA_FWMARK (nla_parse keeps the
+            // last), and a mask given before stays (FRA_FWMASK): `fwmark
+            // 0x10/0xff fwmark 010` is 0x8/0xff (kernel-checked).
+            let (mark, mask) = fwmark_value(words)?;
+            fwmark_mask = mask.or(fwmark_mask);
+            spec.fwmark = Some((
+                mark,
+                fwmark_mask.unwrap_or(if mark != 0 { u32::MAX } else { 0 }),
+            ));
         } else if abbreviates(word, "realms") {
             spec.realms = Some(realms(words, word)?);
         } else if abbreviates(word, "protocol") {
@@ -208,6 +217,27 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
         table = TABLE_MAIN;
     }
     // fib_nl2rule: a goto target only with action goto, and goto only with one.
+    if action == FR_ACT_GOTO || goto_target.is_some() {
+        // fib_nl2rule checks the addresses' size before the goto: `from
+        // 2001:db8::/48` without -6 is "Invalid source address" first
+        // (kernel-checked); the FIB checks them again for other lines.
+        let wrong_family = |p: &Option<Prefix>| p.is_some_and(|p| p.family() != spec.family);
+        for (wrong, word, message) in [
+            (
+                wrong_family(&spec.from),
+                "from",
+                "Error: Invalid source address.",
+            ),
+            (wrong_family(&spec.to), "to", "Error: Invalid dst address."),
+        ] {
+            if wrong {
+                return Err(
+                    ParseError::new(word, "an address of the rule's family", None)
+                        .with_system_message(message),
+                );
+            }
+        }
+    }
     match (action, goto_target) {
         (FR_ACT_GOTO, None) => {
             return Err(
@@ -497,10 +527,10 @@ fn strtol(token: &str) -> Option<i64> {
     Some(value.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64)
 }
 
-/// `fwmark MARK[/MASK]` as the kernel keeps it (`fib_nl2rule`): a
-/// non-zero mark without a mask compares all bits (mask 0xffffffff); a
-/// zero mark without one matches everything (no mark at all).
-fn fwmark_value(words: &mut Words<'_>) -> Result<(u32, u32), ParseError> {
+/// `fwmark MARK[/MASK]`: the mark and the mask if one is given. The kernel
+/// (`fib_nl2rule`) compares all bits of a non-zero mark without a mask
+/// (mask 0xffffffff), and a zero mark without one matches everything.
+fn fwmark_value(words: &mut Words<'_>) -> Result<(u32, Option<u32>), ParseError> {
     let expected = "a mark from 0 to 0xffffffff, optionally /MASK";
     let token = words.value("fwmark", expected)?;
     let (mark, mask) = match token.split_once('/') {
@@ -514,10 +544,9 @@ fn fwmark_value(words: &mut Words<'_>) -> Result<(u32, u32), ParseError> {
     };
     let mark = values::number_u32(mark).ok_or_else(|| refuse(mark, "fwmark value is invalid"))?;
     let mask = match mask {
-        None if mark != 0 => u32::MAX,
-        None => 0,
+        None => None,
         Some(mask) => {
-            values::number_u32(mask).ok_or_else(|| refuse(mask, "fwmask value is invalid"))?
+            Some(values::number_u32(mask).ok_or_else(|| refuse(mask, "fwmask value is invalid"))?)
         }
     };
     Ok((mark, mask))

@@ -596,12 +596,22 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         }
     };
     if res.kind == RouteType::Local {
+        if fib.ipv4_off.contains(&LOOPBACK_IFINDEX) {
+            // __mkroute_output: local delivery leaves by lo, and lo without
+            // an in_device (its MTU under 68) is -EINVAL (kernel-checked).
+            return Err(err(Errno::Inval));
+        }
         let kind = kind_by_dst_v4(&dst).unwrap_or(RouteType::Local);
         let s = saddr.or(res.route.prefsrc.map(|p| v4(&p))).unwrap_or(dst);
         let prefsrc = shown_source(req, Some(s));
         return Ok(output_answer(fib, req, &res, kind, None, 1, prefsrc));
     }
     let (nh, dev) = chosen_path(fib, &res, &flow)?;
+    if fib.ipv4_off.contains(&dev) {
+        // __mkroute_output: no in_device on the way out (kernel-checked:
+        // `default dev fd1` after `link set fd1 mtu 8` is Invalid argument).
+        return Err(err(Errno::Inval));
+    }
     let s = match saddr {
         Some(s) => Some(s),
         None => res.route.prefsrc.map(|p| v4(&p)).or_else(|| {

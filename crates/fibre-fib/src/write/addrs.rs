@@ -99,6 +99,24 @@ fn already_assigned(op: AddrOp, message: &str) -> Result<(), KernelError> {
     Err(KernelError::with_extack(Errno::Exist, message))
 }
 
+/// `find_matching_ifa`: the address `held` is the one `asked` names when
+/// the masks and local addresses are the same and `asked`'s IFA_ADDRESS
+/// lies in `held`'s subnet (`addr add 10.1.0.1/24 remote 10.1.0.0/24` of
+/// a held 10.1.0.1/24 is "Address already assigned", kernel-checked).
+fn same_ifa(held: &Address, asked: &Address) -> bool {
+    held.local == asked.local
+        && held.prefix_len == asked.prefix_len
+        && in_subnet(asked.peer.unwrap_or(asked.local), held)
+}
+
+/// `inet_ifa_match`: the request's IFA_ADDRESS (its peer, or its local
+/// address) lies in the address's subnet, as its own IFA_ADDRESS (peer or
+/// local) and mask give it: `addr del 10.1.0.1/24 remote 10.1.0.0/24`
+/// deletes 10.1.0.1/24 (kernel-checked).
+fn in_subnet(wanted: IpAddr, a: &Address) -> bool {
+    (v4(&wanted) ^ v4(&a.peer.unwrap_or(a.local))) & v4_mask(a.prefix_len) == 0
+}
+
 impl Fib {
     pub(crate) fn addr_apply(&mut self, op: AddrOp, spec: &AddressSpec) -> Result<(), KernelError> {
         let index = self.resolve_dev(&spec.dev)?;
@@ -118,11 +136,16 @@ impl Fib {
                 let addr = self.address_from_spec(index, spec);
                 // IPv4 is the same address only with the same prefix and peer
                 // (inet_insert_ifa); IPv6 by its local address alone (ipv6_add_addr).
-                let exists = self.addrs_v4.get(&index).into_iter().flatten().any(|a| {
-                    a.local == addr.local && a.prefix_len == addr.prefix_len && a.peer == addr.peer
-                });
+                let exists = self
+                    .addrs_v4
+                    .get(&index)
+                    .into_iter()
+                    .flatten()
+                    .any(|a| same_ifa(a, &addr));
                 if exists {
-                    return already_assigned(op, "ipv4: Address already assigned");
+                    already_assigned(op, "ipv4: Address already assigned")?;
+                    self.addr_modify_v4(index, &addr);
+                    return Ok(());
                 }
                 self.addr_insert_v4(index, addr)
             }
@@ -177,7 +200,10 @@ impl Fib {
             link: index,
             local: spec.local,
             prefix_len: spec.prefix_len,
-            peer: spec.peer,
+            // extract_addr (IPv6) and inet_fill_ifaddr (IPv4): a peer equal
+            // to the local address is none (kernel-checked: `add
+            // 2001:db8:20::/48 remote 2001:db8:20::/48` routes no peer).
+            peer: spec.peer.filter(|peer| *peer != spec.local),
             broadcast: spec.broadcast,
             scope,
             secondary: false,
@@ -230,7 +256,51 @@ impl Fib {
         list.insert(at, addr.clone());
         self.local_addrs.added(&addr.local);
         self.add_ifaddr_routes_v4(index, &addr);
+        // fib_inetaddr_event (NETDEV_UP): paths the last address's
+        // departure killed come back (fib_sync_up needs the link up).
+        if let Some(link) = self.link(index).filter(|l| l.up) {
+            let carrier = link.carrier;
+            self.revive_v4_nexthops_of_dev(index, carrier);
+        }
         Ok(())
+    }
+
+    /// `inet_rtm_newaddr` replacing an address it found: a metric other
+    /// than the held one (none given is 0) moves the prefix route to it
+    /// (fib_modify_prefix_metric; kernel-checked: `addr replace
+    /// 10.20.0.1/20 priority 65536` of 10.20.0.1/20 shows the route with
+    /// metric 65536).
+    fn addr_modify_v4(&mut self, index: LinkIndex, asked: &Address) {
+        let Some(held) = self
+            .addrs_v4
+            .get(&index)
+            .and_then(|list| list.iter().find(|a| same_ifa(a, asked)))
+            .cloned()
+        else {
+            return;
+        };
+        if held.metric == asked.metric {
+            return;
+        }
+        let before = self.ifaddr_routes_v4(index, &held);
+        if let Some(a) = self.addrs_v4.get_mut(&index).and_then(|list| {
+            list.iter_mut().find(|a| {
+                a.local == held.local && a.prefix_len == held.prefix_len && a.peer == held.peer
+            })
+        }) {
+            a.metric = asked.metric;
+        }
+        let changed = Address {
+            metric: asked.metric,
+            ..held
+        };
+        let after = self.ifaddr_routes_v4(index, &changed);
+        for r in before.iter().filter(|r| !after.contains(r)) {
+            self.remove_exact_route(r);
+        }
+        for r in after.into_iter().filter(|r| !before.contains(r)) {
+            self.add_kernel_route(r);
+        }
     }
 
     /// The primary address a secondary one hangs off (itself when primary).
@@ -324,6 +394,14 @@ impl Fib {
         spec: &AddressSpec,
         by_length: bool,
     ) -> Result<(), KernelError> {
+        if self.ipv4_off.contains(&index) {
+            // inet_rtm_deladdr: inetdev_by_index finds no in_device (an MTU
+            // under 68 took it).
+            return Err(KernelError::with_extack(
+                Errno::NoDev,
+                "ipv4: Device not found",
+            ));
+        }
         let list = self.addrs_v4.get(&index).cloned().unwrap_or_default();
         // An address added without a label carries the device's name.
         let dev_name = self.link(index).map(|l| l.name.clone()).unwrap_or_default();
@@ -335,7 +413,7 @@ impl Fib {
                     .is_none_or(|wanted| a.label.as_deref().unwrap_or(&dev_name) == wanted.as_str())
                 && (!by_length
                     || a.prefix_len == spec.prefix_len
-                        && (spec.peer.is_none() || a.peer == spec.peer))
+                        && in_subnet(spec.peer.unwrap_or(spec.local), a))
         });
         let Some(pos) = found else {
             return Err(KernelError::with_extack(
@@ -380,32 +458,16 @@ impl Fib {
                 self.flush_routes_with_prefsrc(&a.local);
             }
         }
-        if self.addrs_v4.get(&index).is_none_or(|v| v.is_empty()) {
-            self.disable_ipv4_routes_of(index);
+        if self.addrs_v4.get(&index).is_none_or(|l| l.is_empty()) {
+            // fib_inetaddr_event (NETDEV_DOWN): the last address gone,
+            // fib_disable_ip(dev, NETDEV_DOWN, force) kills every IPv4
+            // path through the link, whatever its scope, and arp_ifdown
+            // empties its ARP table; the link itself stays up.
+            self.flush_v4_routes_of_dev_forced(index);
+            self.neighbours
+                .retain(|_, n| n.link != index || !n.addr.is_ipv4());
         }
         Ok(())
-    }
-
-    /// `fib_inetaddr_event` (NETDEV_DOWN) after a link's last IPv4 address
-    /// went: `fib_disable_ip(dev, NETDEV_DOWN, true)`. Every IPv4 route
-    /// through the link dies; a multipath route's path through it is
-    /// marked dead and linkdown (`fib_sync_down_dev`), the route going
-    /// only when all its paths are dead. Kernel-checked by `fibre follow`'s
-    /// tests (follow_kernel.rs).
-    fn disable_ipv4_routes_of(&mut self, index: LinkIndex) {
-        self.retain_routes(|r| {
-            if r.family() != Family::V4 || !r.nexthops.iter().any(|n| n.dev == Some(index)) {
-                return true;
-            }
-            if r.nexthops.len() == 1 {
-                return false;
-            }
-            for n in r.nexthops.iter_mut().filter(|n| n.dev == Some(index)) {
-                n.flags.dead = true;
-                n.flags.linkdown = true;
-            }
-            !r.nexthops.iter().all(|n| n.flags.dead)
-        });
     }
 
     /// Removes each of `routes` unless an address still present makes it.
@@ -579,6 +641,13 @@ impl Fib {
     }
 
     fn addr_del_v6(&mut self, index: LinkIndex, spec: &AddressSpec) -> Result<(), KernelError> {
+        if !self.has_inet6_dev(index) {
+            // inet6_addr_del: no inet6_dev (an MTU under 1280 took it).
+            return Err(KernelError::with_extack(
+                Errno::NxIo,
+                "ipv6: IPv6 is disabled on this device",
+            ));
+        }
         let list = self.addrs_v6.get(&index).cloned().unwrap_or_default();
         let Some(pos) = list
             .iter()

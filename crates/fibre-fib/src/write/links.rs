@@ -527,7 +527,12 @@ impl Fib {
                 self.flush_routes_with_prefsrc(&a.local);
             }
         }
-        self.flush_family_routes_of_dev(index, Family::V4);
+        // The routes go with the last address (fib_inetaddr_event's
+        // fib_disable_ip): a link that had none keeps its routes
+        // (kernel-checked: `default dev fd1` outlives `link set fd1 mtu 8`).
+        if !v4.is_empty() {
+            self.flush_family_routes_of_dev(index, Family::V4);
+        }
     }
 
     fn link_down(&mut self, index: LinkIndex) {

@@ -238,8 +238,10 @@ impl Fib {
         spec.table = effective_table(spec.table);
         for nh in &mut spec.nexthops {
             // rtm_to_fib_config, fib_get_nhs: an IPv4 gateway of 0.0.0.0 sets
-            // no gateway family, so the path has no gateway.
-            if nh.gateway == Some(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)) {
+            // no gateway family, so the path has no gateway. An IPv6 route
+            // refuses it as RTA_VIA (rtm_to_fib6_config, kernel-checked).
+            let v4_route = spec.dst.family() == Family::V4;
+            if v4_route && nh.gateway == Some(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)) {
                 nh.gateway = None;
             }
         }
@@ -354,7 +356,7 @@ impl Fib {
             scope: spec.scope,
             metric: spec.metric.unwrap_or(0),
             prefsrc: spec.prefsrc,
-            mtu: spec.mtu,
+            mtu: kept_mtu(spec),
             mtu_lock: spec.mtu_lock && spec.mtu.is_some(),
             metrics: spec.metrics.kept(),
             nexthops: Vec::new(),
@@ -371,6 +373,22 @@ impl Fib {
                     Errno::Inval,
                     "Gateway, device and multipath can not be specified for this route type",
                 ));
+            }
+            if spec.nexthops.first().is_some_and(|n| n.onlink) {
+                // fib_nh_init copies the request's flags into the path a
+                // reject route still has (fib_info's one fib_nh), and ip
+                // shows them: `blackhole 10.50.0.0/16 onlink`
+                // (kernel-checked). A path without gateway or device is
+                // how this model holds it; other reject routes have none.
+                route.nexthops.push(Nexthop {
+                    gateway: None,
+                    dev: None,
+                    weight: 1,
+                    flags: NexthopFlags {
+                        onlink: true,
+                        ..NexthopFlags::default()
+                    },
+                });
             }
             return Ok(route);
         }
@@ -586,9 +604,15 @@ impl Fib {
         }
     }
 
-    /// `fib_valid_prefsrc`.
+    /// `fib_valid_prefsrc`: a local route's own (non-zero) destination
+    /// address is a valid source whatever the length, so that an address
+    /// `inet_addr_type_table` never calls local (224.0.0.0/4 on lo: it
+    /// says multicast) still gets lo's `local 224.0.0.0/4` prefix route.
     fn valid_prefsrc_v4(&self, route: &Route, src: IpAddr) -> bool {
-        if route.kind == RouteType::Local && route.dst.len() == 32 && route.dst.addr() == src {
+        if route.kind == RouteType::Local
+            && !route.dst.addr().is_unspecified()
+            && route.dst.addr() == src
+        {
             return true;
         }
         let table = if route.table == TABLE_LOCAL {
@@ -726,11 +750,17 @@ impl Fib {
             dst: spec.dst,
             tos: 0,
             kind: spec.kind,
-            protocol: spec.protocol,
+            // ip6_route_info_create: RTPROT_UNSPEC becomes RTPROT_BOOT
+            // (kernel-checked: `proto 0` shows no proto; IPv4 keeps unspec).
+            protocol: if spec.protocol == Protocol::UNSPEC {
+                Protocol::BOOT
+            } else {
+                spec.protocol
+            },
             scope: Scope::UNIVERSE,
             metric,
             prefsrc: spec.prefsrc,
-            mtu: spec.mtu,
+            mtu: kept_mtu(spec),
             mtu_lock: spec.mtu_lock && spec.mtu.is_some(),
             metrics: spec.metrics.kept(),
             nexthops: Vec::new(),
@@ -766,11 +796,17 @@ impl Fib {
                     return Err(KernelError::new(Errno::Exist));
                 }
             }
+            // fib6_nh_init sets RTNH_F_ONLINK before fib6_is_reject: the
+            // loopback path keeps the first path's `onlink` (kernel-checked).
+            let onlink = requested.first().is_some_and(|(nh, _)| nh.onlink);
             route.nexthops.push(Nexthop {
                 gateway: None,
                 dev: Some(LOOPBACK_INDEX),
                 weight: 1,
-                flags: NexthopFlags::default(),
+                flags: NexthopFlags {
+                    onlink,
+                    ..NexthopFlags::default()
+                },
             });
             return Ok(route);
         }
@@ -1084,6 +1120,20 @@ impl Fib {
     /// `ip6_route_del`: the first route (or, with a gateway, the one path)
     /// matching the given dev/gateway/metric/protocol.
     fn route_del_v6(&mut self, spec: &RouteSpec) -> Result<(), KernelError> {
+        // rtm_to_fib6_config refuses RTA_VIA (a gateway of another family)
+        // for a delete as for an add; a path's RTA_VIA inside
+        // RTA_MULTIPATH is not looked at there.
+        if !spec.multipath
+            && spec
+                .nexthops
+                .iter()
+                .any(|nh| matches!(nh.gateway, Some(IpAddr::V4(_))))
+        {
+            return Err(KernelError::with_extack(
+                Errno::Inval,
+                "IPv6 does not support RTA_VIA attribute",
+            ));
+        }
         let devs = self.resolve_nexthop_devs(spec)?;
         let wanted: Vec<(Option<IpAddr>, Option<LinkIndex>)> = if spec.nexthops.is_empty() {
             vec![(None, None)]
@@ -1317,6 +1367,45 @@ impl Fib {
         });
     }
 
+    /// `fib_sync_down_dev(dev, NETDEV_DOWN, force)`: every IPv4 path
+    /// through the link dies, host scope included (force makes the scope
+    /// checked `-1`); a multipath route keeps its other paths, marked as
+    /// they were, and dies with its last live one.
+    pub(crate) fn flush_v4_routes_of_dev_forced(&mut self, index: LinkIndex) {
+        self.retain_routes(|r| {
+            if r.family() != Family::V4 || !r.nexthops.iter().any(|n| n.dev == Some(index)) {
+                return true;
+            }
+            for n in r.nexthops.iter_mut() {
+                if n.dev == Some(index) {
+                    // NETDEV_DOWN falls through to NETDEV_CHANGE's flag.
+                    n.flags.dead = true;
+                    n.flags.linkdown = true;
+                }
+            }
+            r.nexthops.len() > 1 && !r.nexthops.iter().all(|n| n.flags.dead)
+        });
+    }
+
+    /// `fib_sync_up(dev, RTNH_F_DEAD)` on an IPv4 address added to an up
+    /// link: its dead IPv4 paths live again, and lose `linkdown` when the
+    /// link has carrier.
+    pub(crate) fn revive_v4_nexthops_of_dev(&mut self, index: LinkIndex, carrier: bool) {
+        self.retain_routes(|r| {
+            if r.family() == Family::V4 {
+                for n in r.nexthops.iter_mut() {
+                    if n.dev == Some(index) && n.flags.dead {
+                        n.flags.dead = false;
+                        if carrier {
+                            n.flags.linkdown = false;
+                        }
+                    }
+                }
+            }
+            true
+        });
+    }
+
     /// Every IPv6 route through a link goes (IPv6 turned off on it); multipath
     /// routes lose that path.
     pub(crate) fn flush_routes_of_dev_v6(&mut self, index: LinkIndex) {
@@ -1372,6 +1461,15 @@ impl Fib {
         }
         self.retain_routes(|r| r.prefsrc != Some(*addr));
     }
+}
+
+/// The MTU metric a route keeps: ip_metrics_convert stores `mtu 0` as
+/// no value, and the kernel reports only values that are not zero
+/// (rtnetlink_put_metrics), so `mtu 0` is shown as nothing; a locked one
+/// is still shown (`mtu lock 0`: print_rta_metrics prints locked metrics
+/// without a value), as [`RouteMetrics::shown`] does for the others.
+fn kept_mtu(spec: &RouteSpec) -> Option<u32> {
+    spec.mtu.filter(|&mtu| mtu != 0 || spec.mtu_lock)
 }
 
 /// `fib_nh_match`: the request's paths against a route's.

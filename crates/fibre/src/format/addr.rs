@@ -1,6 +1,7 @@
 //! `ip addr show` lines: each link's header, then its addresses.
 
 use std::fmt::Write;
+use std::net::{IpAddr, Ipv4Addr};
 
 use fibre_fib::{Address, Family, Link};
 use serde_json::{json, Map, Value};
@@ -21,8 +22,18 @@ fn shows_metric(addr: &Address) -> bool {
     addr.metric != unset
 }
 
+/// The peer and broadcast address the kernel reports: inet_fill_ifaddr
+/// puts IPv4's IFA_ADDRESS and IFA_BROADCAST only when they are not
+/// 0.0.0.0, inet6_fill_ifaddr a peer only when it is not `::`
+/// (kernel-checked: `remote 0.0.0.0/0` and `peer ::` are shown as none).
+fn reported(addr: &Address) -> (Option<IpAddr>, Option<Ipv4Addr>) {
+    let peer = addr.peer.filter(|p| !p.is_unspecified());
+    (peer, addr.broadcast.filter(|b| !b.is_unspecified()))
+}
+
 /// One address line pair as `ip addr show` prints it.
 pub fn address_text(link: &Link, addr: &Address) -> String {
+    let (peer, broadcast) = reported(addr);
     let mut out = String::new();
     let v4 = Family::of(&addr.local) == Family::V4;
     let _ = write!(
@@ -31,14 +42,14 @@ pub fn address_text(link: &Link, addr: &Address) -> String {
         if v4 { "inet" } else { "inet6" },
         addr.local
     );
-    if let Some(peer) = addr.peer {
+    if let Some(peer) = peer {
         let _ = write!(out, " peer {peer}");
     }
     let _ = write!(out, "/{} ", addr.prefix_len);
     if shows_metric(addr) {
         let _ = write!(out, "metric {} ", addr.metric);
     }
-    if let Some(brd) = addr.broadcast {
+    if let Some(brd) = broadcast {
         let _ = write!(out, "brd {brd} ");
     }
     let _ = write!(out, "scope {} ", addr.scope.name());
@@ -57,18 +68,19 @@ pub fn address_text(link: &Link, addr: &Address) -> String {
 
 /// One address as an `addr_info` entry of `ip -j addr show`.
 pub fn address_json(link: &Link, addr: &Address) -> Value {
+    let (peer, broadcast) = reported(addr);
     let v4 = Family::of(&addr.local) == Family::V4;
     let mut obj = Map::new();
     obj.insert("family".into(), json!(if v4 { "inet" } else { "inet6" }));
     obj.insert("local".into(), json!(addr.local.to_string()));
-    if let Some(peer) = addr.peer {
+    if let Some(peer) = peer {
         obj.insert("address".into(), json!(peer.to_string()));
     }
     obj.insert("prefixlen".into(), json!(addr.prefix_len));
     if shows_metric(addr) {
         obj.insert("metric".into(), json!(addr.metric));
     }
-    if let Some(brd) = addr.broadcast {
+    if let Some(brd) = broadcast {
         obj.insert("broadcast".into(), json!(brd.to_string()));
     }
     obj.insert("scope".into(), json!(addr.scope.name()));
@@ -154,6 +166,28 @@ mod tests {
             address_json(&eth0(), &a).to_string(),
             r#"{"family":"inet","local":"10.0.0.1","prefixlen":24,"metric":5,"broadcast":"10.0.0.255","scope":"global","label":"eth0","valid_life_time":4294967295,"preferred_life_time":4294967295}"#
         );
+    }
+
+    #[test]
+    fn a_zero_peer_and_broadcast_are_not_reported() {
+        // Kernel-checked: `addr add 198.51.100.0/24 brd - remote 0.0.0.0/0`.
+        let mut a = address("198.51.100.0", 24);
+        a.peer = Some("0.0.0.0".parse().unwrap());
+        a.broadcast = Some("0.0.0.0".parse().unwrap());
+        assert_eq!(
+            address_text(&eth0(), &a),
+            "    inet 198.51.100.0/24 scope global eth0\n       valid_lft forever preferred_lft forever\n"
+        );
+        assert!(!address_json(&eth0(), &a).to_string().contains("0.0.0.0"));
+        let mut b = address("2001:db8:7::1", 128);
+        b.metric = 256;
+        b.peer = Some("::".parse().unwrap());
+        assert_eq!(
+            address_text(&eth0(), &b),
+            "    inet6 2001:db8:7::1/128 scope global \n       valid_lft forever preferred_lft forever\n"
+        );
+        b.peer = Some("2001:db8:9::".parse().unwrap());
+        assert!(address_text(&eth0(), &b).contains(" peer 2001:db8:9::/128"));
     }
 
     #[test]

@@ -300,8 +300,12 @@ fn cache_flags(answer: &RouteAnswer) -> Vec<&'static str> {
     };
     // __mkroute_output: an output route leaving by the loopback device is
     // local (kernel-checked: `route add 10.20.1.0/24 dev lo` and `route
-    // add anycast 0.0.0.0/0 dev lo` answer `cache <local>`).
-    if answer.iif.is_none() && answer.dev.as_deref() == Some("lo") && !flags.contains(&"local") {
+    // add anycast 0.0.0.0/0 dev lo` answer `cache <local>`), but a
+    // multicast one loses RTCF_LOCAL again unless lo is a member of the
+    // group (ip_check_mc_rcu; kernel-checked: `route add multicast
+    // 10.20.0.0/16 via 127.0.0.1` answers `cache <mc>`).
+    let by_lo = answer.dev.as_deref() == Some("lo") && answer.kind != RouteType::Multicast;
+    if answer.iif.is_none() && by_lo && !flags.contains(&"local") {
         flags.insert(0, "local");
     }
     if answer.redirect {
@@ -418,6 +422,11 @@ mod tests {
             answer_json(&names(), &a, 0, false).to_string(),
             r#"{"type":"multicast","dst":"224.0.0.1","from":"10.0.0.9","dev":"lo","flags":["rt_offload_failed"],"cache":["local","mc"],"iif":"eth0"}"#
         );
+        // An output by lo of a `multicast` route to a unicast address: lo
+        // is no member of that group, so not local (kernel-checked).
+        a.dst = "10.20.200.1".parse().unwrap();
+        a.iif = None;
+        assert_eq!(cache_flags(&a), ["mc"]);
     }
 
     #[test]

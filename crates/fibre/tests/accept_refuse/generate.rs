@@ -901,6 +901,9 @@ fn route_line(rng: &mut Rng) -> String {
     };
     let to = kind.is_none() && b.rng.chance(6);
     let dst = prefix(b.rng, v6);
+    // The family iproute2 ends with: the flag, else the destination's (a
+    // prefix of the other family than the flag's intent is generated too).
+    let family_v6 = dst.contains(':') || (v6 && !dst.contains('.'));
     match kind {
         // Not an IPv6 nat or xresolve route but in a delete: the kernel
         // keeps that type (`nat P ... table local` in `route show`),
@@ -908,11 +911,7 @@ fn route_line(rng: &mut Rng) -> String {
         // the kernel would take the rest of the line, so ip accepting
         // one is always a difference. IPv4's, which the kernel refuses,
         // are kept.
-        Some("nat" | "xresolve")
-            if !deleting && (dst.contains(':') || (v6 && !dst.contains('.'))) =>
-        {
-            b.word("unicast")
-        }
+        Some("nat" | "xresolve") if !deleting && family_v6 => b.word("unicast"),
         Some(t) => b.word(t),
         None if to => b.word("to"),
         None => {}
@@ -962,7 +961,17 @@ fn route_line(rng: &mut Rng) -> String {
             }
             9 => {
                 b.keyword("scope");
-                let s = *b.rng.pick(SCOPES);
+                let mut s = *b.rng.pick(SCOPES);
+                // Not scope nowhere on an IPv4 nat or xresolve add: with no
+                // path fib_create_info installs that type (its props' error
+                // is only for lookups), which fibre's routes do not have;
+                // with any lower scope the kernel refuses it, as fibre does.
+                if matches!(kind, Some("nat" | "xresolve"))
+                    && !deleting
+                    && matches!(s, "nowhere" | "255")
+                {
+                    s = "host";
+                }
                 b.word(s);
             }
             10 => {
@@ -1027,8 +1036,8 @@ fn route_line(rng: &mut Rng) -> String {
                 // accept_parity.rs), so ip accepting one is always a
                 // difference. Their refusals both give are kept.
                 let unmodelled = match w {
-                    "realm" => !v6,
-                    "expires" => v6,
+                    "realm" => !family_v6,
+                    "expires" => family_v6,
                     _ => false,
                 };
                 let value = match (unmodelled && !deleting, w) {

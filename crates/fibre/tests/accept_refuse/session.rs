@@ -240,6 +240,9 @@ impl Session {
         for (index, raw) in config.iter().enumerate() {
             let (flag, rest) = kernel::family_flag(raw);
             let line = kernel::kernel_spelling(rest, kind);
+            // kernel_spelling joins a `link add` line's words by one blank.
+            let respelled =
+                line != rest && line != rest.split_whitespace().collect::<Vec<_>>().join(" ");
             let is_addr = line.split_whitespace().next() == Some("addr");
             if after_addr && !is_addr {
                 self.settle()?;
@@ -259,7 +262,11 @@ impl Session {
             let reply = self.run(flag, &line, marker)?;
             let refusal = refusal_in(&reply);
             let accepted = refusal.is_none();
-            if let Some(message) = refusal {
+            if let Some(mut message) = refusal {
+                if respelled {
+                    message = as_written(&message, kind);
+                }
+                message = own_usage(&line, message);
                 refusals.push(Refusal {
                     line: index + 1,
                     message,
@@ -388,6 +395,29 @@ impl Session {
     }
 }
 
+/// ip's message about a line whose `type dummy` was respelled for this
+/// kernel ([`kernel::kernel_spelling`]), as ip would have worded it about
+/// the line as written: a quoted stand-in kind (`"ifb"` is a garbage) is
+/// the generated line's `"dummy"`.
+fn as_written(message: &str, kind: &str) -> String {
+    message.replace(&format!("\"{kind}\""), "\"dummy\"")
+}
+
+/// ip's usage text for an `ip address` line as a fresh `ip` prints it:
+/// ipaddress.c's `usage()` prints `ip link`'s usage instead while the
+/// global `do_link` is set, and in one `ip -batch` process it stays set
+/// from the first `ip link` line on.
+fn own_usage(line: &str, message: String) -> String {
+    let command = line.split_whitespace().next().unwrap_or("");
+    if !command.is_empty()
+        && "address".starts_with(command)
+        && message.trim_start().starts_with("Usage: ip link")
+    {
+        return "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]".into();
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,6 +463,21 @@ mod tests {
         assert!(renames_links("link set fd0 name fd9"));
         assert!(!renames_links("link set fd0 up"));
         assert!(!renames_links("link add fd3 type ifb"));
+        assert_eq!(
+            own_usage("ad add ::1 h dev lo", "Usage: ip link add [link DEV".into()),
+            "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]"
+        );
+        assert_eq!(
+            own_usage("link add x", "Usage: ip link add [link DEV".into()),
+            "Usage: ip link add [link DEV"
+        );
+        assert_eq!(
+            as_written(
+                "Error: either \"dev\" is duplicate, or \"ifb\" is a garbage.",
+                "ifb"
+            ),
+            "Error: either \"dev\" is duplicate, or \"dummy\" is a garbage."
+        );
         assert!(!renames_links("route del 10.0.0.0/8"));
     }
 }
