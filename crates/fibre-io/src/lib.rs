@@ -57,9 +57,10 @@ pub use memory::MemoryPort;
 pub trait Port {
     /// Lends `deliver` the frames received since the last call, at most
     /// `max`, in one or more calls of at most `max` frames each; returns
-    /// how many there were. A super-frame a backend segments counts as one
-    /// toward `max` and is lent as its segments (so more than `max` may be
-    /// lent in all). Never blocks: none is `Ok(0)`.
+    /// how many there were. A super-frame a backend segments is lent
+    /// whole, as its segments, each counted toward `max`: the last one
+    /// taken may bring the total past `max` by its segments. Never blocks:
+    /// none is `Ok(0)`.
     fn receive(&mut self, max: usize, deliver: &mut dyn FnMut(&[&[u8]])) -> io::Result<usize>;
 
     /// Queues `frame` (a whole Ethernet frame) for the next

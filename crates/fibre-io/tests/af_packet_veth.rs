@@ -339,6 +339,28 @@ fn a_udp_super_frame_from_a_local_sender_is_lent_as_its_segments() {
             joined.extend_from_slice(&s[42..]);
         }
         assert_eq!(joined, data);
+
+        // Segments count toward a receive's `max`: three super-frames of
+        // four, taken with max 5, lend two of them (8 frames) in calls of
+        // at most 5, and leave the third for the next receive.
+        for _ in 0..3 {
+            socket.send_to(&data, "10.9.1.2:9").expect("sent");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let mut calls = Vec::new();
+        let lent = segmented
+            .receive(5, &mut |frames| calls.push(frames.len()))
+            .expect("receive");
+        assert!(calls.iter().all(|&c| c <= 5), "{calls:?}");
+        assert_eq!(lent, calls.iter().sum::<usize>());
+        assert!(
+            (5..=8).contains(&lent),
+            "lent {lent} with max 5 ({calls:?}): {:?}",
+            segmented.stats()
+        );
+        let rest = receive_udp_to_discard(&mut segmented, 12 - lent);
+        assert_eq!(segmented.stats().segmented, 4, "{:?}", segmented.stats());
+        assert!(!rest.is_empty());
     });
 }
 

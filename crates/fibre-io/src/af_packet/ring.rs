@@ -187,10 +187,14 @@ impl RxRing {
         self.cursor = None;
     }
 
-    /// Lends `deliver` up to `max` frames, one call per block read.
+    /// Lends `deliver` up to `max` frames, one call per block read (and
+    /// per run of segments). A super-frame's segments count toward `max`,
+    /// so that what one call lends stays near what the caller can queue;
+    /// a super-frame is only taken while fewer than `max` were lent, and
+    /// then lent whole (it may end the call past `max` by its segments).
     pub fn receive(&mut self, max: usize, deliver: &mut dyn FnMut(&[&[u8]])) -> Seen {
         let mut seen = Seen::default();
-        while (seen.frames as usize) < max && self.ready() {
+        while (seen.lent as usize) < max && self.ready() {
             // The block's frames, lent to `deliver`; dropped before the
             // block is released below.
             let mut slices: [&[u8]; RX_BURST] = [&[]; RX_BURST];
@@ -199,11 +203,12 @@ impl RxRing {
                 offset: header.offset_to_first_packet as usize,
                 left: header.packet_count,
             });
-            let room = (max - seen.frames as usize).min(RX_BURST);
             let base = self.block * self.block_size;
+            // `n` frames of this block wait in `slices`; `taken` frames were
+            // taken from the ring.
             let mut n = 0;
             let mut taken = 0;
-            while cursor.left > 0 && taken < room {
+            while cursor.left > 0 && n < RX_BURST && (seen.lent as usize) + n < max {
                 // SAFETY: the block at `base` is the reader's (`ready`), and
                 // the frame is dropped with `slices` before it is released.
                 let frame = unsafe {
