@@ -36,6 +36,10 @@ const PACKET_FANOUT_HASH: u32 = 0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AfPacketConfig {
     /// Bytes per ring block (a power of two, a multiple of the page size).
+    /// A `TPACKET_V3` frame may fill a block, less its header (the
+    /// kernel's `max_frame_len`): the default 256 KiB holds a 64 KiB
+    /// super-frame; a frame that does not fit is cut and counted as
+    /// truncated.
     pub block_size: usize,
     /// Blocks in the receive ring.
     pub blocks: usize,
