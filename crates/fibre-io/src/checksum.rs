@@ -14,6 +14,41 @@ const IPV4: [u8; 2] = [0x08, 0x00];
 const IPV6: [u8; 2] = [0x86, 0xdd];
 use fibre_net::ip::number::{TCP, UDP};
 
+/// Completes the partial checksum a `virtio_net_hdr` with
+/// `VIRTIO_NET_HDR_F_NEEDS_CSUM` describes, as `skb_checksum_help` does:
+/// the sum from `start` to the end of the IP packet (the frame's end when
+/// it is not IPv4 or IPv6) written, folded and complemented, at
+/// `start + offset` (a 0 written as 0xffff, `CSUM_MANGLED_0`); false,
+/// leaving the frame as it is, when the offsets do not fit the packet.
+pub(crate) fn complete_at(frame: &mut [u8], start: usize, offset: usize) -> bool {
+    let end = ip_end(frame).unwrap_or(frame.len()).min(frame.len());
+    if start + offset + 2 > end {
+        return false;
+    }
+    let sum = match checksum::checksum(&frame[start..end]) {
+        0 => 0xffff,
+        sum => sum,
+    };
+    frame[start + offset..start + offset + 2].copy_from_slice(&sum.to_be_bytes());
+    true
+}
+
+/// Where the IPv4 or IPv6 packet in Ethernet frame `frame` ends, by its
+/// length field.
+fn ip_end(frame: &[u8]) -> Option<usize> {
+    match frame.get(12..14)? {
+        t if t == IPV4 => {
+            let length = frame.get(16..18)?;
+            Some(14 + usize::from(u16::from_be_bytes([length[0], length[1]])))
+        }
+        t if t == IPV6 => {
+            let ip = frame.get(14..54)?;
+            Some(54 + usize::from(u16::from_be_bytes([ip[4], ip[5]])))
+        }
+        _ => None,
+    }
+}
+
 /// Completes the checksum of the TCP or UDP packet in `frame` (an
 /// Ethernet frame, IPv4 or IPv6 with TCP or UDP right after the fixed
 /// header); false, leaving the frame as it is, for anything else.
@@ -99,5 +134,39 @@ mod tests {
         let before = cut.clone();
         assert!(!complete_partial(&mut cut));
         assert_eq!(cut, before);
+    }
+}
+
+#[cfg(test)]
+mod needs_csum_tests {
+    use super::*;
+
+    #[test]
+    fn a_needs_csum_header_completes_the_checksum_where_it_says() {
+        // A UDP/IPv4 frame with the pseudo-header sum in its field, and
+        // two bytes of Ethernet padding past the IP packet.
+        let mut frame = vec![0u8; 14 + 20 + 8 + 5 + 2];
+        frame[12..14].copy_from_slice(&IPV4);
+        frame[14] = 0x45;
+        frame[16..18].copy_from_slice(&33u16.to_be_bytes());
+        frame[23] = UDP;
+        frame[26..30].copy_from_slice(&[10, 0, 0, 1]);
+        frame[30..34].copy_from_slice(&[10, 0, 0, 2]);
+        frame[38..40].copy_from_slice(&13u16.to_be_bytes());
+        frame[42..47].copy_from_slice(b"hello");
+        frame[47..49].copy_from_slice(&[0xaa, 0xbb]);
+        let pseudo = checksum::add(checksum::sum(&frame[26..34]), 17 + 13);
+        frame[40..42].copy_from_slice(&pseudo.to_be_bytes());
+        assert!(complete_at(&mut frame, 34, 6));
+        let whole = checksum::add(
+            checksum::add(checksum::sum(&frame[26..34]), 17 + 13),
+            checksum::sum(&frame[34..47]),
+        );
+        assert_eq!(whole, 0xffff);
+        // Offsets past the packet: refused, nothing written.
+        let before = frame.clone();
+        assert!(!complete_at(&mut frame, 34, 20));
+        assert!(!complete_at(&mut frame, 100, 0));
+        assert_eq!(frame, before);
     }
 }

@@ -13,7 +13,11 @@
 //!   ignoring its own transmissions (`PACKET_IGNORE_OUTGOING`), optionally
 //!   in a `PACKET_FANOUT` group that spreads flows across workers. A frame
 //!   a local sender left with a partial TCP or UDP checksum (transmit
-//!   offload: `TP_STATUS_CSUMNOTREADY`) is completed before it is lent.
+//!   offload: `TP_STATUS_CSUMNOTREADY`) is completed before it is lent,
+//!   and the 64 KiB super-frames of a sender's segmentation offload
+//!   (TSO/GSO, veth's default) are cut into ordinary frames first, as the
+//!   kernel's `skb_gso_segment` cuts them at output (see `PACKET_VNET_HDR`
+//!   in [`AfPacketConfig`]).
 //! - [`PacketSender`]: an `AF_PACKET` socket that only transmits (bound
 //!   with protocol 0, so the kernel copies it nothing): the control
 //!   thread's way out while the workers own the receiving sockets.
@@ -41,6 +45,7 @@
 
 mod af_packet;
 mod checksum;
+mod gso;
 mod memory;
 
 use std::io;
@@ -52,7 +57,10 @@ pub use memory::MemoryPort;
 pub trait Port {
     /// Lends `deliver` the frames received since the last call, at most
     /// `max`, in one or more calls of at most `max` frames each; returns
-    /// how many there were. Never blocks: none is `Ok(0)`.
+    /// how many there were. A super-frame a backend segments is lent
+    /// whole, as its segments, each counted toward `max`: the last one
+    /// taken may bring the total past `max` by its segments. Never blocks:
+    /// none is `Ok(0)`.
     fn receive(&mut self, max: usize, deliver: &mut dyn FnMut(&[&[u8]])) -> io::Result<usize>;
 
     /// Queues `frame` (a whole Ethernet frame) for the next

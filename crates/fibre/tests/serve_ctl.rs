@@ -5,9 +5,13 @@
 //! `ping` (IPv4 and IPv6, both ways), a TCP transfer they checksum,
 //! `tracepath`'s path MTU, and the router namespace's interface counters.
 //!
-//! Needs root, `ip`, iputils' `ping` and `tracepath`, `ethtool` (the
-//! hosts' segmentation offload off), `python3` (the TCP ends and the UDP
-//! flows) and util-linux's `setpriv` (a client of another uid); without them each test says why and
+//! The hosts keep veth's default offloads (TSO/GSO and transmit checksum
+//! on): their TCP reaches fibre as 64 KiB super-frames, which fibre-io
+//! segments as the kernel's `skb_gso_segment` would.
+//!
+//! Needs root, `ip`, iputils' `ping` and `tracepath`, `ethtool` (to see
+//! that the hosts' segmentation offload is on), `python3` (the TCP ends and
+//! the UDP flows) and util-linux's `setpriv` (a client of another uid); without them each test says why and
 //! passes, and `FIBRE_REQUIRE_TOOLS=1` (CI) makes that a failure. Every
 //! test makes and deletes its own namespaces (a prefix of its own), and
 //! its traffic is bounded in count and time.
@@ -121,18 +125,6 @@ fn topology(prefix: &str, links: Links) -> Result<[Namespace; 3], String> {
         host.ip(&["link", "set", outside, "netns", r.name()])?;
         host.ip(&["addr", "add", &format!("10.0.{subnet}.2/24"), "dev", inside])?;
         host.ip(&["link", "set", inside, "up"])?;
-        // A TCP sender's segmentation offload hands veth 64 KiB segments,
-        // which reach a packet socket whole; fibre does not segment them
-        // (the kernel would, in ip_finish_output_gso) and drops them as
-        // longer than the MTU: the hosts segment as a NIC without TSO does.
-        let offload = host.exec(
-            "ethtool",
-            &["-K", inside, "tso", "off", "gso", "off"],
-            Duration::from_secs(10),
-        )?;
-        if offload.code != Some(0) {
-            return Err(format!("ethtool -K {inside}: {}", offload.stderr));
-        }
         if default {
             host.ip(&[
                 "addr",
@@ -163,6 +155,16 @@ fn topology(prefix: &str, links: Links) -> Result<[Namespace; 3], String> {
     h2.ip(&["addr", "add", "10.9.0.1/32", "dev", "lo"])?;
     h2.ip(&["link", "set", "lo", "up"])?;
     Ok([h1, r, h2])
+}
+
+/// The topology for test `test` (namespaces prefixed `prefix`), or `None`
+/// when this machine cannot run it (the reason said).
+fn hosts(test: &str, prefix: &str, links: Links) -> Option<[Namespace; 3]> {
+    if let Some(reason) = unavailable_reason() {
+        fibre_testkit::unavailable(test, &reason);
+        return None;
+    }
+    Some(topology(prefix, links).expect("the namespaces are made"))
 }
 
 /// A running `fibre serve` in the router namespace, stopped by SIGTERM to
@@ -285,27 +287,31 @@ fn all_received(done: &process::Finished, count: u32) -> bool {
         .contains(&format!("{count} packets transmitted, {count} received"))
 }
 
-/// The kernel's count of packets the router namespace's `dev` sent.
-fn tx_packets(r: &Namespace, dev: &str) -> u64 {
+/// The kernel's counter `direction.field` (`tx.packets`, `rx.bytes`) of
+/// the router namespace's `dev`.
+fn link_counter(r: &Namespace, dev: &str, direction: &str, field: &str) -> u64 {
     let out = r.ip(&["-s", "-j", "link", "show", dev]).unwrap();
     let v: Value = serde_json::from_str(&out).unwrap();
-    v[0]["stats64"]["tx"]["packets"].as_u64().unwrap()
+    v[0]["stats64"][direction][field].as_u64().unwrap()
+}
+
+/// The kernel's count of packets the router namespace's `dev` sent.
+fn tx_packets(r: &Namespace, dev: &str) -> u64 {
+    link_counter(r, dev, "tx", "packets")
 }
 
 #[test]
 fn ping_both_ways_over_two_workers_and_ctl_reads_the_state() {
-    if let Some(reason) = unavailable_reason() {
-        fibre_testkit::unavailable("ping_both_ways_over_two_workers", &reason);
-        return;
-    }
-    let [h1, r, h2] = topology(
+    let Some([h1, r, h2]) = hosts(
+        "ping_both_ways_over_two_workers",
         "fsc1",
         Links {
             queues: 1,
             r1_mtu: 1500,
         },
-    )
-    .expect("the namespaces are made");
+    ) else {
+        return;
+    };
     let router = Router::start(&r, "ctl-ping", 2);
     let pings = [
         (&h1, "10.0.2.2", "h1 -> h2"),
@@ -506,7 +512,7 @@ fn ping_both_ways_over_two_workers_and_ctl_reads_the_state() {
 /// h2's receiver: the byte count and SHA-256 of what arrived.
 const RECEIVER: &str = r#"
 import hashlib, socket, sys
-l = socket.socket()
+l = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
 l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 l.bind((sys.argv[1], 5001))
 l.listen(1)
@@ -541,6 +547,48 @@ s.recv(1)
 s.close()
 "#;
 
+/// A TCP transfer of SIZE bytes from h1's SENDER to h2's RECEIVER at `to`.
+struct Transfer {
+    sender: Child,
+    receiver: Child,
+    receiver_out: BufReader<std::process::ChildStdout>,
+}
+
+impl Transfer {
+    /// Starts the receiver, waits until it listens, starts the sender.
+    fn start(h1: &Namespace, h2: &Namespace, to: &str, size: usize) -> Transfer {
+        let mut receiver = h2
+            .command("python3", &["-c", RECEIVER, to])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the receiver starts");
+        let mut line = String::new();
+        let mut receiver_out = BufReader::new(receiver.stdout.take().unwrap());
+        receiver_out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "listening");
+        let sender = h1
+            .command("python3", &["-c", SENDER, to, &size.to_string()])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the sender starts");
+        Transfer {
+            sender,
+            receiver,
+            receiver_out,
+        }
+    }
+
+    /// Waits for both ends; asserts that what arrived is what was sent
+    /// (length and SHA-256), all `size` bytes of it.
+    fn finish(mut self, size: usize, what: &str) {
+        let sent = wait_for(&mut self.sender, Duration::from_secs(60), "the sender");
+        self.receiver.stdout = Some(self.receiver_out.into_inner());
+        let received = wait_for(&mut self.receiver, Duration::from_secs(30), "the receiver");
+        assert_eq!(sent.trim(), received.trim(), "what arrived {what} differs");
+        assert!(sent.starts_with(&format!("{size} ")), "sender: {sent}");
+    }
+}
+
 fn wait_for(child: &mut Child, limit: Duration, what: &str) -> String {
     let deadline = Instant::now() + limit;
     loop {
@@ -566,34 +614,19 @@ fn wait_for(child: &mut Child, limit: Duration, what: &str) -> String {
 
 #[test]
 fn tcp_transfer_arrives_intact_across_a_route_replace() {
-    if let Some(reason) = unavailable_reason() {
-        fibre_testkit::unavailable("tcp_transfer_across_a_route_replace", &reason);
-        return;
-    }
-    let [h1, r, h2] = topology(
+    let Some([h1, r, h2]) = hosts(
+        "tcp_transfer_across_a_route_replace",
         "fsc2",
         Links {
             queues: 1,
             r1_mtu: 1500,
         },
-    )
-    .expect("the namespaces are made");
+    ) else {
+        return;
+    };
     let router = Router::start(&r, "ctl-tcp", 2);
-    let mut receiver = h2
-        .command("python3", &["-c", RECEIVER, "10.9.0.1"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the receiver starts");
-    let mut line = String::new();
-    let mut receiver_out = BufReader::new(receiver.stdout.take().unwrap());
-    receiver_out.read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "listening");
     let size = 8 << 20;
-    let mut sender = h1
-        .command("python3", &["-c", SENDER, "10.9.0.1", &size.to_string()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the sender starts");
+    let transfer = Transfer::start(&h1, &h2, "10.9.0.1", size);
     let (r1_before, r2_before) = (tx_packets(&r, "r1"), tx_packets(&r, "r2"));
     // Once the transfer runs through r1, move it to r2.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -618,13 +651,7 @@ fn tcp_transfer_arrives_intact_across_a_route_replace() {
     eprintln!(
         "while forwarding: route replace answered in {replace_took:?}, workers show in {show_took:?}"
     );
-    let sent = wait_for(&mut sender, Duration::from_secs(60), "the sender");
-    let received = {
-        receiver.stdout = Some(receiver_out.into_inner());
-        wait_for(&mut receiver, Duration::from_secs(30), "the receiver")
-    };
-    assert_eq!(sent.trim(), received.trim(), "what arrived differs");
-    assert!(sent.starts_with(&format!("{size} ")), "sender: {sent}");
+    transfer.finish(size, "across the replace");
     let r2_after = tx_packets(&r, "r2");
     assert!(
         r2_at_replace >= r2_before && r2_after > r2_at_replace + 100,
@@ -634,20 +661,70 @@ fn tcp_transfer_arrives_intact_across_a_route_replace() {
     assert!(status.success(), "fibre serve exit: {status:?}\n{rest}");
 }
 
+/// The kernel's receive counters of the router namespace's `dev`:
+/// (packets, bytes).
+fn rx_counters(r: &Namespace, dev: &str) -> (u64, u64) {
+    (
+        link_counter(r, dev, "rx", "packets"),
+        link_counter(r, dev, "rx", "bytes"),
+    )
+}
+
+#[test]
+fn tcp_from_a_sender_with_segmentation_offload_arrives_intact() {
+    let Some([h1, r, h2]) = hosts(
+        "tcp_from_a_sender_with_segmentation_offload",
+        "fsc5",
+        Links {
+            queues: 1,
+            r1_mtu: 1500,
+        },
+    ) else {
+        return;
+    };
+    // veth's defaults, which this test is about: TSO and GSO on.
+    let features = h1
+        .exec("ethtool", &["-k", "h1"], Duration::from_secs(10))
+        .expect("ethtool runs");
+    for feature in [
+        "tcp-segmentation-offload: on",
+        "generic-segmentation-offload: on",
+    ] {
+        assert!(
+            features.stdout.contains(feature),
+            "h1 has {feature}: {}",
+            features.stdout
+        );
+    }
+    let router = Router::start(&r, "ctl-gso", 1);
+    for to in ["10.0.2.2", "fd00:2::2"] {
+        let (packets_before, bytes_before) = rx_counters(&r, "r0");
+        Transfer::start(&h1, &h2, to, 4 << 20).finish(4 << 20, &format!("at {to}"));
+        // The sender did hand the router super-frames: more bytes per
+        // frame than a 1500-byte MTU allows.
+        let (packets, bytes) = rx_counters(&r, "r0");
+        let (packets, bytes) = (packets - packets_before, bytes - bytes_before);
+        assert!(
+            bytes > packets * 1514,
+            "to {to}: r0 received {bytes} bytes in {packets} frames: no super-frames"
+        );
+    }
+    let (status, rest) = router.stop();
+    assert!(status.success(), "fibre serve exit: {status:?}\n{rest}");
+}
+
 #[test]
 fn tracepath_finds_the_smaller_mtu_behind_fibre() {
-    if let Some(reason) = unavailable_reason() {
-        fibre_testkit::unavailable("tracepath_finds_the_smaller_mtu", &reason);
-        return;
-    }
-    let [h1, r, _h2] = topology(
+    let Some([h1, r, _h2]) = hosts(
+        "tracepath_finds_the_smaller_mtu",
         "fsc3",
         Links {
             queues: 1,
             r1_mtu: 1400,
         },
-    )
-    .expect("the namespaces are made");
+    ) else {
+        return;
+    };
     let router = Router::start(&r, "ctl-mtu", 1);
     for (args, what) in [
         (["-n", "-m", "4", "10.0.2.2"], "IPv4: fragmentation needed"),
@@ -682,18 +759,16 @@ for port in range(40000, 40000 + int(sys.argv[2])):
 
 #[test]
 fn flows_spread_across_the_workers_of_a_multi_queue_veth() {
-    if let Some(reason) = unavailable_reason() {
-        fibre_testkit::unavailable("flows_spread_across_the_workers", &reason);
-        return;
-    }
-    let [h1, r, h2] = topology(
+    let Some([h1, r, h2]) = hosts(
+        "flows_spread_across_the_workers",
         "fsc4",
         Links {
             queues: 2,
             r1_mtu: 1500,
         },
-    )
-    .expect("the namespaces are made");
+    ) else {
+        return;
+    };
     let router = Router::start(&r, "ctl-spread", 2);
     // Resolve h2 first, so that every datagram is forwarded by a worker.
     let first = ping(&h1, &["-c", "1", "-W", "2", "10.0.2.2"]);

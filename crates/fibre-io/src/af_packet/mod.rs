@@ -24,6 +24,7 @@ const ETH_P_ALL: u16 = 0x0003;
 const SOL_PACKET: libc::c_int = 263;
 const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_VERSION: libc::c_int = 10;
+const PACKET_VNET_HDR: libc::c_int = 15;
 const PACKET_FANOUT: libc::c_int = 18;
 pub(crate) const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
@@ -35,6 +36,10 @@ const PACKET_FANOUT_HASH: u32 = 0;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AfPacketConfig {
     /// Bytes per ring block (a power of two, a multiple of the page size).
+    /// A `TPACKET_V3` frame may fill a block, less its header (the
+    /// kernel's `max_frame_len`): the default 256 KiB holds a 64 KiB
+    /// super-frame; a frame that does not fit is cut and counted as
+    /// truncated.
     pub block_size: usize,
     /// Blocks in the receive ring.
     pub blocks: usize,
@@ -48,6 +53,15 @@ pub struct AfPacketConfig {
     /// A `PACKET_FANOUT` group id shared by the workers of one interface
     /// (flows hashed across them); `None`: no group.
     pub fanout_group: Option<u16>,
+    /// Ask for a `virtio_net_hdr` before every received frame
+    /// (`PACKET_VNET_HDR`), so that the super-frames of a local sender's
+    /// segmentation offload (TSO/GSO) are segmented in software and lent as
+    /// ordinary frames, and partial checksums are completed where the
+    /// header says. Transmitted frames then carry an empty header (no
+    /// offload asked), as the socket option requires. A super-frame must
+    /// fit a ring block (`block_size`, less its header): what does not is
+    /// counted as truncated.
+    pub vnet_header: bool,
 }
 
 impl Default for AfPacketConfig {
@@ -59,6 +73,7 @@ impl Default for AfPacketConfig {
             tx_batch: 64,
             max_frame: 1518,
             fanout_group: None,
+            vnet_header: true,
         }
     }
 }
@@ -76,8 +91,16 @@ pub struct AfPacketStats {
     /// Frames with `TP_STATUS_CSUMNOTREADY` left as they came: not TCP or
     /// UDP right after a fixed IPv4 or IPv6 header.
     pub partial_left: u64,
-    /// Frames cut to fit the ring's frame slot (`tp_snaplen < tp_len`).
+    /// Frames cut to fit the ring's block (`tp_snaplen < tp_len`).
     pub truncated: u64,
+    /// Super-frames of a sender's segmentation offload (`gso_type` set in
+    /// the `virtio_net_hdr`) cut into segments before they were lent.
+    pub segmented: u64,
+    /// The segments made of them, each lent as one frame.
+    pub segments: u64,
+    /// Super-frames dropped because they could not be segmented (a
+    /// `gso_type` other than TCP or UDP, headers that do not parse).
+    pub gso_refused: u64,
     /// Frames the kernel took on flush.
     pub sent: u64,
     /// Frames the kernel refused on flush (its queue was full).
@@ -184,13 +207,22 @@ impl AfPacket {
         set_option(fd, PACKET_VERSION, &TPACKET_V3, "PACKET_VERSION")?;
         set_option(fd, PACKET_QDISC_BYPASS, &1i32, "PACKET_QDISC_BYPASS")?;
         set_option(fd, PACKET_IGNORE_OUTGOING, &1i32, "PACKET_IGNORE_OUTGOING")?;
+        if config.vnet_header {
+            // Before the ring: packet_setsockopt refuses it (EBUSY) after.
+            set_option(fd, PACKET_VNET_HDR, &1i32, "PACKET_VNET_HDR")?;
+        }
         let ring = RxRing::new(fd, &config)?;
         bind_to(fd, ifindex, ETH_P_ALL)?;
         if let Some(group) = config.fanout_group {
             let word = u32::from(group) | (PACKET_FANOUT_HASH << 16);
             set_option(fd, PACKET_FANOUT, &word, "PACKET_FANOUT")?;
         }
-        let tx = TxBatch::new(ifindex as i32, config.tx_batch, config.max_frame);
+        let tx = TxBatch::new(
+            ifindex as i32,
+            config.tx_batch,
+            config.max_frame,
+            config.vnet_header,
+        );
         Ok(Self {
             socket,
             ring,
@@ -284,7 +316,10 @@ impl Port for AfPacket {
         self.stats.partial_checksums += seen.partial_checksums;
         self.stats.partial_left += seen.partial_left;
         self.stats.truncated += seen.truncated;
-        Ok(seen.frames as usize)
+        self.stats.segmented += seen.segmented;
+        self.stats.segments += seen.segments;
+        self.stats.gso_refused += seen.gso_refused;
+        Ok(seen.lent as usize)
     }
 
     fn transmit(&mut self, frame: &[u8]) -> io::Result<()> {

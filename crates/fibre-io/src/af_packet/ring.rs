@@ -8,6 +8,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{check, set_option, AfPacketConfig, PACKET_RX_RING};
+use crate::gso::{Segmenter, VnetHeader, NEEDS_CSUM, VNET_HEADER_LEN};
 
 const TP_STATUS_KERNEL: u32 = 0;
 const TP_STATUS_USER: u32 = 1 << 0;
@@ -71,7 +72,13 @@ const _: () = assert!(
 /// What one [`RxRing::receive`] saw.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Seen {
+    /// Frames taken from the ring.
     pub frames: u64,
+    /// Frames lent: those taken, each super-frame counted as its segments.
+    pub lent: u64,
+    pub segmented: u64,
+    pub segments: u64,
+    pub gso_refused: u64,
     pub partial_checksums: u64,
     pub partial_left: u64,
     pub truncated: u64,
@@ -93,6 +100,10 @@ pub(super) struct RxRing {
     blocks: usize,
     block: usize,
     cursor: Option<Cursor>,
+    /// Whether each frame is preceded by a `virtio_net_hdr`
+    /// (`PACKET_VNET_HDR`).
+    vnet_header: bool,
+    segmenter: Segmenter,
 }
 
 // SAFETY: the mapping belongs to this ring alone (the socket that shares it
@@ -150,6 +161,8 @@ impl RxRing {
             blocks: config.blocks,
             block: 0,
             cursor: None,
+            vnet_header: config.vnet_header,
+            segmenter: Segmenter::default(),
         })
     }
 
@@ -174,10 +187,14 @@ impl RxRing {
         self.cursor = None;
     }
 
-    /// Lends `deliver` up to `max` frames, one call per block read.
+    /// Lends `deliver` up to `max` frames, one call per block read (and
+    /// per run of segments). A super-frame's segments count toward `max`,
+    /// so that what one call lends stays near what the caller can queue;
+    /// a super-frame is only taken while fewer than `max` were lent, and
+    /// then lent whole (it may end the call past `max` by its segments).
     pub fn receive(&mut self, max: usize, deliver: &mut dyn FnMut(&[&[u8]])) -> Seen {
         let mut seen = Seen::default();
-        while (seen.frames as usize) < max && self.ready() {
+        while (seen.lent as usize) < max && self.ready() {
             // The block's frames, lent to `deliver`; dropped before the
             // block is released below.
             let mut slices: [&[u8]; RX_BURST] = [&[]; RX_BURST];
@@ -186,30 +203,59 @@ impl RxRing {
                 offset: header.offset_to_first_packet as usize,
                 left: header.packet_count,
             });
-            let room = (max - seen.frames as usize).min(RX_BURST);
             let base = self.block * self.block_size;
+            // `n` frames of this block wait in `slices`; `taken` frames were
+            // taken from the ring.
             let mut n = 0;
-            while cursor.left > 0 && n < room {
+            let mut taken = 0;
+            while cursor.left > 0 && n < RX_BURST && (seen.lent as usize) + n < max {
                 // SAFETY: the block at `base` is the reader's (`ready`), and
                 // the frame is dropped with `slices` before it is released.
-                let frame =
-                    unsafe { frame_at(self.map, self.block_size, base + cursor.offset, &mut seen) };
+                let frame = unsafe {
+                    frame_at(
+                        self.map,
+                        self.block_size,
+                        base + cursor.offset,
+                        self.vnet_header,
+                        &mut seen,
+                    )
+                };
                 let Some(frame) = frame else {
                     // A header that does not fit its block: give the block up.
                     cursor.left = 0;
                     break;
                 };
-                slices[n] = frame.bytes;
-                n += 1;
+                taken += 1;
                 cursor.left -= 1;
                 cursor.offset += frame.next_offset;
                 if frame.next_offset == 0 {
                     cursor.left = 0;
                 }
+                let Some(vnet) = frame.gso else {
+                    slices[n] = frame.bytes;
+                    n += 1;
+                    continue;
+                };
+                // A super-frame: what came before it first, then its
+                // segments, so the order on the wire is kept.
+                if n > 0 {
+                    deliver(&slices[..n]);
+                    seen.lent += n as u64;
+                    n = 0;
+                }
+                match self.segmenter.segment(frame.bytes, &vnet, max, deliver) {
+                    Ok(segments) => {
+                        seen.segmented += 1;
+                        seen.segments += segments;
+                        seen.lent += segments;
+                    }
+                    Err(_) => seen.gso_refused += 1,
+                }
             }
-            seen.frames += n as u64;
+            seen.frames += taken as u64;
             if n > 0 {
                 deliver(&slices[..n]);
+                seen.lent += n as u64;
             }
             // `slices` is not used past this point: the block may go back.
             if cursor.left == 0 {
@@ -232,6 +278,7 @@ unsafe fn frame_at<'a>(
     map: *mut u8,
     block_size: usize,
     at: usize,
+    vnet_header: bool,
     seen: &mut Seen,
 ) -> Option<Frame<'a>> {
     let block_end = at - at % block_size + block_size;
@@ -247,15 +294,43 @@ unsafe fn frame_at<'a>(
     if start + len > block_end {
         return None;
     }
-    if packet.captured_len < packet.wire_len {
+    let truncated = packet.captured_len < packet.wire_len;
+    if truncated {
         seen.truncated += 1;
     }
+    // tpacket_rcv writes the virtio_net_hdr right before the frame.
+    let header_end = at + std::mem::size_of::<PacketHeader>();
+    let vnet = (vnet_header && start >= header_end + VNET_HEADER_LEN).then(|| {
+        // SAFETY: the ten bytes lie between the packet header and the
+        // frame, inside the reader's block (checked above).
+        let bytes = unsafe {
+            &*map
+                .add(start - VNET_HEADER_LEN)
+                .cast::<[u8; VNET_HEADER_LEN]>()
+        };
+        VnetHeader::read(bytes)
+    });
     // SAFETY: the frame lies inside the block (checked above), which is the
     // reader's until the caller releases it, after dropping the slice; the
     // mapping is writable, and the kernel reads nothing back from a block
     // it handed over.
     let bytes = unsafe { std::slice::from_raw_parts_mut(map.add(start), len) };
-    if packet.status & TP_STATUS_CSUMNOTREADY != 0 {
+    if let Some(vnet) = vnet.filter(|v| v.is_gso() && !truncated) {
+        // Segmented by the caller, every segment's checksum computed whole.
+        return Some(Frame {
+            bytes,
+            next_offset: packet.next_offset as usize,
+            gso: Some(vnet),
+        });
+    }
+    if let Some(vnet) = vnet.filter(|v| v.flags & NEEDS_CSUM != 0) {
+        let (start, offset) = (usize::from(vnet.csum_start), usize::from(vnet.csum_offset));
+        if crate::checksum::complete_at(bytes, start, offset) {
+            seen.partial_checksums += 1;
+        } else {
+            seen.partial_left += 1;
+        }
+    } else if packet.status & TP_STATUS_CSUMNOTREADY != 0 {
         if crate::checksum::complete_partial(bytes) {
             seen.partial_checksums += 1;
         } else {
@@ -265,12 +340,15 @@ unsafe fn frame_at<'a>(
     Some(Frame {
         bytes,
         next_offset: packet.next_offset as usize,
+        gso: None,
     })
 }
 
 struct Frame<'a> {
     bytes: &'a mut [u8],
     next_offset: usize,
+    /// A super-frame to segment, and how.
+    gso: Option<VnetHeader>,
 }
 
 impl Drop for RxRing {

@@ -41,7 +41,7 @@ impl PacketSender {
         bind_to(fd, ifindex, 0)?;
         Ok(Self {
             socket,
-            tx: TxBatch::new(ifindex as i32, batch, max_frame),
+            tx: TxBatch::new(ifindex as i32, batch, max_frame, false),
             sent: 0,
             dropped: 0,
         })

@@ -12,12 +12,20 @@ pub(super) struct TxBatch {
     slot_size: usize,
     capacity: usize,
     ifindex: i32,
+    /// Whether each frame goes out after an empty `virtio_net_hdr` (the
+    /// socket has `PACKET_VNET_HDR`: packet_snd reads one first).
+    vnet_header: bool,
 }
+
+/// The `virtio_net_hdr` sent before each frame: no checksum to complete,
+/// no segmentation.
+static EMPTY_VNET_HEADER: [u8; crate::gso::VNET_HEADER_LEN] = [0; crate::gso::VNET_HEADER_LEN];
 
 impl TxBatch {
     /// Room for `capacity` frames of up to `slot_size` bytes, sent out of
-    /// interface `ifindex`.
-    pub fn new(ifindex: i32, capacity: usize, slot_size: usize) -> Self {
+    /// interface `ifindex`, each after an empty `virtio_net_hdr` when
+    /// `vnet_header`.
+    pub fn new(ifindex: i32, capacity: usize, slot_size: usize, vnet_header: bool) -> Self {
         let capacity = capacity.max(1);
         Self {
             slots: vec![0; capacity * slot_size],
@@ -25,6 +33,7 @@ impl TxBatch {
             slot_size,
             capacity,
             ifindex,
+            vnet_header,
         }
     }
 
@@ -61,15 +70,20 @@ impl TxBatch {
             let n = (self.lens.len() - sent).min(CHUNK);
             // SAFETY: zeroed iovec and mmsghdr are valid (null pointers,
             // zero lengths); each is filled below before use.
-            let mut iovecs: [libc::iovec; CHUNK] = unsafe { std::mem::zeroed() };
+            let mut iovecs: [[libc::iovec; 2]; CHUNK] = unsafe { std::mem::zeroed() };
             // SAFETY: as above.
             let mut messages: [libc::mmsghdr; CHUNK] = unsafe { std::mem::zeroed() };
             for i in 0..n {
                 let slot = (sent + i) * self.slot_size;
-                iovecs[i].iov_base = self.slots[slot..].as_mut_ptr().cast();
-                iovecs[i].iov_len = self.lens[sent + i];
-                messages[i].msg_hdr.msg_iov = &mut iovecs[i];
-                messages[i].msg_hdr.msg_iovlen = 1;
+                let [header, frame] = &mut iovecs[i];
+                // The kernel only reads the header (packet_snd_vnet_parse).
+                header.iov_base = EMPTY_VNET_HEADER.as_ptr().cast_mut().cast();
+                header.iov_len = EMPTY_VNET_HEADER.len();
+                frame.iov_base = self.slots[slot..].as_mut_ptr().cast();
+                frame.iov_len = self.lens[sent + i];
+                let parts = if self.vnet_header { 0 } else { 1 };
+                messages[i].msg_hdr.msg_iov = iovecs[i][parts..].as_mut_ptr();
+                messages[i].msg_hdr.msg_iovlen = 2 - parts;
                 messages[i].msg_hdr.msg_name = (&mut address as *mut libc::sockaddr_ll).cast();
                 messages[i].msg_hdr.msg_namelen =
                     std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;

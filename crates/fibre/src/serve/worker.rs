@@ -45,8 +45,10 @@ pub struct WorkerExtras {
     /// Frames the kernel refused to transmit (a full device queue) or that
     /// failed to be queued (`EMSGSIZE`).
     pub tx_dropped: AtomicU64,
-    /// Frames cut to the ring's frame slot and so dropped (a segmentation
-    /// offload's 64 KiB segment, a frame past the MTU).
+    /// Frames dropped before forwarding because they could not be lent
+    /// whole: cut to the ring's block, or a segmentation offload's
+    /// super-frame that could not be segmented (fibre-io segments TCP and
+    /// UDP over IPv4 and IPv6; anything else is refused).
     pub truncated: AtomicU64,
     /// Ports no longer polled: their interface went away.
     pub ports_lost: AtomicU64,
@@ -155,7 +157,11 @@ impl WorkerThread {
             }
             self.extras.punts_lost.store(punts_lost, Ordering::Relaxed);
             self.extras.tx_dropped.store(tx_dropped, Ordering::Relaxed);
-            let truncated = self.ports.iter().map(|p| p.stats().truncated).sum();
+            let truncated = self
+                .ports
+                .iter()
+                .map(|p| p.stats().truncated + p.stats().gso_refused)
+                .sum();
             self.extras.truncated.store(truncated, Ordering::Relaxed);
             if received == 0 {
                 // Idle: a quiescent state for the neighbour readers'
