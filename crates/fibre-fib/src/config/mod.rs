@@ -151,6 +151,30 @@ pub fn parse_str(name: &str, text: &str) -> Parsed {
     parsed
 }
 
+/// The `-4`/`-6` words in front of a line (ip's `-family` options): the
+/// family the last of them names, and the words after them.
+///
+/// ```
+/// use fibre_fib::config::{family_words, tokenize};
+/// use fibre_fib::Family;
+/// let words = tokenize("-4 -6 route show").unwrap();
+/// let (family, rest) = family_words(&words);
+/// assert_eq!((family, rest.len()), (Some(Family::V6), 2));
+/// ```
+pub fn family_words(words: &[String]) -> (Option<Family>, &[String]) {
+    let mut family = None;
+    let mut rest = words;
+    while let Some((first, tail)) = rest.split_first() {
+        match first.as_str() {
+            "-4" => family = Some(Family::V4),
+            "-6" => family = Some(Family::V6),
+            _ => break,
+        }
+        rest = tail;
+    }
+    (family, rest)
+}
+
 /// Parses the words of one line into its commands (none for a blank line;
 /// two for `link add ... up`).
 ///
@@ -162,16 +186,7 @@ pub fn parse_str(name: &str, text: &str) -> Parsed {
 /// assert_eq!(spec.family, Family::V6);
 /// ```
 pub fn parse_words(words: &[String]) -> Result<Vec<Command>, ParseError> {
-    let mut family = None;
-    let mut rest = words;
-    while let Some((first, tail)) = rest.split_first() {
-        match first.as_str() {
-            "-4" => family = Some(Family::V4),
-            "-6" => family = Some(Family::V6),
-            _ => break,
-        }
-        rest = tail;
-    }
+    let (family, rest) = family_words(words);
     let Some((object, rest)) = rest.split_first() else {
         return Ok(Vec::new());
     };

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fibre_dev::stats::IpLinkStats;
-use fibre_fib::config::{parse_words, tokenize};
+use fibre_fib::config::{family_words, parse_words, tokenize};
 use fibre_fib::shared::{BatchMode, FibWriter, SharedFib};
 use fibre_fib::{Command, Family, Fib, LinkIndex};
 use fibre_fwd::{Counters, CountersReader, FibSource, PuntKind, Worker};
@@ -398,20 +398,12 @@ impl Control {
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
         let words = tokenize(line).map_err(|e| e.to_string())?;
-        let mut family = match flags.family {
+        let (named, rest) = family_words(&words);
+        let family = named.or(match flags.family {
             Some(4) => Some(Family::V4),
             Some(6) => Some(Family::V6),
             _ => None,
-        };
-        let mut rest = words.as_slice();
-        while let Some((first, tail)) = rest.split_first() {
-            match first.as_str() {
-                "-4" => family = Some(Family::V4),
-                "-6" => family = Some(Family::V6),
-                _ => break,
-            }
-            rest = tail;
-        }
+        });
         let Some((object, tail)) = rest.split_first() else {
             return Ok(());
         };
