@@ -709,6 +709,17 @@ fn tcp_from_a_sender_with_segmentation_offload_arrives_intact() {
             "to {to}: r0 received {bytes} bytes in {packets} frames: no super-frames"
         );
     }
+    // The router says so: super-frames cut into more segments.
+    let shown = router.ctl_json("workers show");
+    let worker = &shown["workers"][0];
+    let (frames, segments) = (
+        worker["gso_segmented"].as_u64().unwrap_or(0),
+        worker["gso_segments"].as_u64().unwrap_or(0),
+    );
+    assert!(
+        frames > 0 && segments > frames,
+        "workers show: {frames} super-frames into {segments} segments: {shown}"
+    );
     let (status, rest) = router.stop();
     assert!(status.success(), "fibre serve exit: {status:?}\n{rest}");
 }

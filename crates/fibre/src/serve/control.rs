@@ -528,6 +528,12 @@ impl Control {
                 w.extras.ports_lost.load(Ordering::Relaxed),
             )
         };
+        let segmented = |w: &WorkerView| {
+            (
+                w.extras.segmented.load(Ordering::Relaxed),
+                w.extras.segments.load(Ordering::Relaxed),
+            )
+        };
         if json {
             let workers: Vec<Value> = self
                 .workers
@@ -544,6 +550,9 @@ impl Control {
                     object.insert("punts_lost".into(), json!(punts_lost));
                     object.insert("tx_dropped".into(), json!(tx_dropped));
                     object.insert("truncated".into(), json!(truncated));
+                    let (frames, segments) = segmented(w);
+                    object.insert("gso_segmented".into(), json!(frames));
+                    object.insert("gso_segments".into(), json!(segments));
                     Value::Object(object)
                 })
                 .collect();
@@ -569,6 +578,10 @@ impl Control {
                 let (punts_lost, tx_dropped, truncated, ports_lost) = lost(w);
                 text.push_str(&format!(
                     "    punts lost {punts_lost} tx dropped {tx_dropped} truncated {truncated} ports lost {ports_lost}\n"
+                ));
+                let (frames, segments) = segmented(w);
+                text.push_str(&format!(
+                    "    gso super-frames {frames} cut into {segments} segments\n"
                 ));
             }
             text.push_str("total:\n");

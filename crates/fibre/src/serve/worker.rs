@@ -52,6 +52,11 @@ pub struct WorkerExtras {
     pub truncated: AtomicU64,
     /// Ports no longer polled: their interface went away.
     pub ports_lost: AtomicU64,
+    /// Super-frames from senders with segmentation offload, cut into
+    /// segments before forwarding.
+    pub segmented: AtomicU64,
+    /// The segments they were cut into.
+    pub segments: AtomicU64,
 }
 
 /// Everything one worker thread owns.
@@ -163,6 +168,11 @@ impl WorkerThread {
                 .map(|p| p.stats().truncated + p.stats().gso_refused)
                 .sum();
             self.extras.truncated.store(truncated, Ordering::Relaxed);
+            let (segmented, segments) = self.ports.iter().fold((0, 0), |(a, b), p| {
+                (a + p.stats().segmented, b + p.stats().segments)
+            });
+            self.extras.segmented.store(segmented, Ordering::Relaxed);
+            self.extras.segments.store(segments, Ordering::Relaxed);
             if received == 0 {
                 // Idle: a quiescent state for the neighbour readers'
                 // domain, and offline for the FIB's while it waits.
