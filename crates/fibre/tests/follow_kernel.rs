@@ -8,7 +8,7 @@
 //! seeds (`FIBRE_FOLLOW_SEEDS`, 3; `FIBRE_FOLLOW_SEED` for one).
 //!
 //! After each, also the `route get` answers: queries drawn from the
-//! kernel's routes (both families, some `from`, `iif`, `mark`) asked of
+//! kernel's routes (both families, some `from`, `iif`, `oif`, `mark`) asked of
 //! both, compared as the kernel differential test compares them (see
 //! `support/route_get.rs`).
 //!

@@ -8,8 +8,8 @@
 //! check: an address inside each chosen prefix, or just outside it (one
 //! below its first address, one past its last), in both families; some
 //! from one of the namespace's addresses, some as input from a neighbour
-//! on an up link (`from PEER iif DEV`), some with a firewall mark the
-//! rules select. Not drawn: multicast and IPv6 link-local destinations
+//! on an up link (`from PEER iif DEV`), some out an up link (`oif DEV`),
+//! some with a firewall mark the rules select. Not drawn: multicast and IPv6 link-local destinations
 //! (the kernel needs an output device to choose among links for those;
 //! kernel_diff leaves them out too).
 //!
@@ -238,6 +238,10 @@ fn queries(material: &Material, rng: &mut SplitMix64, count: usize) -> Vec<Strin
                     let peer = subnet.address(subnet.first | (1 + (rng.next() as u128 % 8)));
                     query.push_str(&format!(" from {peer} iif {link}"));
                 }
+            }
+            5 if !material.up_links.is_empty() => {
+                let link = &material.up_links[rng.below(material.up_links.len())];
+                query.push_str(&format!(" oif {link}"));
             }
             4 if !material.marks.is_empty() => {
                 let mark = material.marks[rng.below(material.marks.len())];
