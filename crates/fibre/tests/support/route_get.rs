@@ -355,3 +355,45 @@ pub fn assert_same_answers(
         Err(e) => panic!("{what}: {e}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every pick is inside the prefix or the address next to one end.
+    #[test]
+    fn picks_fall_inside_or_next_to_the_prefix() {
+        let mut rng = SplitMix64(7);
+        for (dst, v6, low, high) in [
+            ("10.1.0.0/16", false, "10.0.255.255", "10.2.0.0"),
+            ("10.1.2.3", false, "10.1.2.2", "10.1.2.4"),
+            (
+                "2001:db8::/48",
+                true,
+                "2001:db7:ffff:ffff:ffff:ffff:ffff:ffff",
+                "2001:db8:1::",
+            ),
+        ] {
+            let prefix = Prefix::parse(dst, v6).expect("a prefix");
+            let (low, high): (IpAddr, IpAddr) = (low.parse().unwrap(), high.parse().unwrap());
+            let mut ends = (false, false);
+            for _ in 0..200 {
+                let picked = prefix.pick(&mut rng);
+                assert!(low <= picked && picked <= high, "{dst}: {picked}");
+                ends.0 |= picked == low;
+                ends.1 |= picked == high;
+            }
+            assert_eq!(ends, (true, true), "{dst}: both neighbours are asked");
+        }
+    }
+
+    /// `default` covers the whole family, and its neighbours wrap within it.
+    #[test]
+    fn the_default_route_picks_stay_in_the_family() {
+        let mut rng = SplitMix64(3);
+        let v4 = Prefix::parse("default", false).expect("default");
+        assert!((0..200).all(|_| v4.pick(&mut rng).is_ipv4()));
+        assert_eq!(Prefix::parse("10.1.0.0/16", true), None, "wrong family");
+        assert_eq!(Prefix::parse("multicast", false), None);
+    }
+}
