@@ -4,19 +4,34 @@
 //! in a random order per seed), BIRD B installs them in B's kernel, and
 //! fibre follows B. After each scenario (the full announcement, a part
 //! withdrawn, a BGP session flap, the link down) fibre's `route show table
-//! all -j` equals the kernel's in B.
+//! all -j` equals the kernel's in B, and so do the answers to `route get`
+//! queries drawn from B's routes (see `support/route_get.rs`).
 //!
 //! Needs root, `ip` and BIRD 2 (`bird`, `birdc`; Debian's `bird2`); without
 //! them it says why and passes, and `FIBRE_REQUIRE_TOOLS=1` (CI) makes that
 //! a failure. The daemons are our own children, stopped by pid (and told
 //! to go down first).
 
+#[path = "kernel_diff/addr.rs"]
+#[allow(dead_code)] // shared with kernel_diff.rs; this test uses a part
+mod addr;
+#[path = "kernel_diff/answer.rs"]
+#[allow(dead_code)]
+mod answer;
+#[path = "kernel_diff/compare.rs"]
+#[allow(dead_code)]
+mod compare;
 #[path = "support/follower.rs"]
 mod follower;
+#[path = "kernel_diff/kernel.rs"]
+#[allow(dead_code)]
+mod kernel;
 #[path = "support/netns.rs"]
 mod netns;
 #[path = "kernel_diff/process.rs"]
 mod process;
+#[path = "support/route_get.rs"]
+mod route_get;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -29,6 +44,16 @@ use netns::Namespace;
 
 /// What is compared after each scenario.
 const SHOWN: &[&str] = &["route show table all"];
+
+/// `route get` queries asked of both after each scenario.
+const QUERIES: usize = 200;
+
+/// The tables, then the `route get` answers, of the follower and B's kernel.
+fn check(b: &Namespace, follower: &mut Follower, seed: u64, what: &str) {
+    let what = format!("seed {seed}: {what}");
+    assert_same(b, follower, SHOWN, &[], &what);
+    route_get::assert_same_answers(b, follower, seed, QUERIES, &what);
+}
 
 const V4_ROUTES: usize = 2000;
 const V6_ROUTES: usize = 500;
@@ -234,57 +259,27 @@ fn run_seed(seed: u64) {
     let bird_b = Bird::start(&b, &dir, "b", CONFIG_B);
     let bird_a = Bird::start(&a, &dir, "a", &config_a(&v4, &v6));
     wait_for_kernel(&b, V4_ROUTES, V6_ROUTES, "the full announcement");
-    assert_same(
-        &b,
-        &mut f,
-        SHOWN,
-        &[],
-        &format!("seed {seed}: the full announcement"),
-    );
+    check(&b, &mut f, seed, "the full announcement");
 
     // A part withdrawn: a random quarter of each family.
     let kept4 = &v4[V4_ROUTES / 4..];
     let kept6 = &v6[V6_ROUTES / 4..];
     bird_a.reconfigure(&config_a(kept4, kept6));
     wait_for_kernel(&b, kept4.len(), kept6.len(), "a part withdrawn");
-    assert_same(
-        &b,
-        &mut f,
-        SHOWN,
-        &[],
-        &format!("seed {seed}: a part withdrawn"),
-    );
+    check(&b, &mut f, seed, "a part withdrawn");
 
     // The IPv4 session flaps.
     bird_a.birdc(&["disable", "p4"]);
     wait_for_kernel(&b, 0, kept6.len(), "the IPv4 session down");
-    assert_same(
-        &b,
-        &mut f,
-        SHOWN,
-        &[],
-        &format!("seed {seed}: the IPv4 session down"),
-    );
+    check(&b, &mut f, seed, "the IPv4 session down");
     bird_a.birdc(&["enable", "p4"]);
     wait_for_kernel(&b, kept4.len(), kept6.len(), "the IPv4 session back");
-    assert_same(
-        &b,
-        &mut f,
-        SHOWN,
-        &[],
-        &format!("seed {seed}: the IPv4 session back"),
-    );
+    check(&b, &mut f, seed, "the IPv4 session back");
 
     // The link goes down under the daemons: the kernel drops the routes
     // over it without a notification.
     b.ip(&["link", "set", "b0", "down"]).expect("link down");
-    assert_same(
-        &b,
-        &mut f,
-        SHOWN,
-        &[],
-        &format!("seed {seed}: the link down"),
-    );
+    check(&b, &mut f, seed, "the link down");
     drop(bird_a);
     drop(bird_b);
     let _ = std::fs::remove_dir_all(&dir);

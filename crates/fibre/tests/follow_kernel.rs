@@ -7,6 +7,11 @@
 //! for object and in order. Then random orders of such changes, over a few
 //! seeds (`FIBRE_FOLLOW_SEEDS`, 3; `FIBRE_FOLLOW_SEED` for one).
 //!
+//! After each, also the `route get` answers: queries drawn from the
+//! kernel's routes (both families, some `from`, `iif`, `oif`, `mark`) asked of
+//! both, compared as the kernel differential test compares them (see
+//! `support/route_get.rs`).
+//!
 //! fibre's FIB has no nexthop objects: a route over one is followed with
 //! the object's paths, so the kernel's `nhid` is left out of the
 //! comparison (everything else of the route, its paths included, counts).
@@ -14,12 +19,26 @@
 //! Needs root and `ip`; without them it says why and passes, and
 //! `FIBRE_REQUIRE_TOOLS=1` (CI) makes that a failure.
 
+#[path = "kernel_diff/addr.rs"]
+#[allow(dead_code)] // shared with kernel_diff.rs; this test uses a part
+mod addr;
+#[path = "kernel_diff/answer.rs"]
+#[allow(dead_code)]
+mod answer;
+#[path = "kernel_diff/compare.rs"]
+#[allow(dead_code)]
+mod compare;
 #[path = "support/follower.rs"]
 mod follower;
+#[path = "kernel_diff/kernel.rs"]
+#[allow(dead_code)]
+mod kernel;
 #[path = "support/netns.rs"]
 mod netns;
 #[path = "kernel_diff/process.rs"]
 mod process;
+#[path = "support/route_get.rs"]
+mod route_get;
 
 use fibre_testkit::SplitMix64;
 use follower::{assert_same, differences, Follower};
@@ -27,6 +46,9 @@ use netns::Namespace;
 
 /// What is compared after each step.
 const SHOWN: &[&str] = &["route show table all", "rule show", "-6 rule show"];
+
+/// `route get` queries asked of both after each step.
+const QUERIES: usize = 80;
 
 /// B is a router (forwarding on, as fibre's FIB models one: subnet-router
 /// anycast routes exist), with DAD off so that addresses are usable, and
@@ -80,6 +102,11 @@ fn step(b: &Namespace, follower: &mut Follower, name: &str, lines: &[&str]) {
 
 fn check(b: &Namespace, follower: &mut Follower, name: &str) {
     assert_same(b, follower, SHOWN, &["nhid"], name);
+    // A seed of the step's own, so that each step asks other queries.
+    let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    route_get::assert_same_answers(b, follower, seed, QUERIES, name);
 }
 
 #[test]
@@ -297,6 +324,15 @@ fn follow_matches_the_kernel_after_random_changes() {
                     f.stderr()
                 ),
                 Err(e) => panic!("seed {seed}: {e}"),
+            }
+            match route_get::differences(&b, &mut f, seed * 1000 + round, QUERIES / 2) {
+                Ok(None) => {}
+                Ok(Some(report)) => panic!(
+                    "seed {seed}, round {round}: fibre's route get answers differ from the kernel's\n{report}\nchanges:\n{}\nfibre's stderr: {}",
+                    done.join("\n"),
+                    f.stderr()
+                ),
+                Err(e) => panic!("seed {seed}, round {round}: {e}"),
             }
         }
     }

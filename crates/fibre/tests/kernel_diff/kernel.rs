@@ -294,19 +294,26 @@ impl Netns {
 
     /// Asks every query (`route get` arguments) in one `ip` process.
     pub fn ask(&self, queries: &[String]) -> Result<Vec<KernelReply>, String> {
-        let mut batch = String::new();
-        for query in queries {
-            batch.push_str(&format!("route get {query}\nroute get fibmatch {query}\n"));
-        }
-        let done = ip(&["-n", &self.name, "-j", "-force", "-batch", "-"], &batch)?;
-        let outcomes = answer::parse_batch(&done.stdout, &done.stderr, queries.len() * 2)?;
-        let mut pairs = outcomes.into_iter();
-        let mut replies = Vec::with_capacity(queries.len());
-        while let (Some(answer), Some(route)) = (pairs.next(), pairs.next()) {
-            replies.push(KernelReply { answer, route });
-        }
-        Ok(replies)
+        ask_in(&self.name, queries)
     }
+}
+
+/// Asks every query (`route get` arguments, each also as `fibmatch`) in
+/// one `ip -n NAMESPACE -j -force -batch` process, so that all see the
+/// same state; the replies are in the queries' order.
+pub fn ask_in(namespace: &str, queries: &[String]) -> Result<Vec<KernelReply>, String> {
+    let mut batch = String::new();
+    for query in queries {
+        batch.push_str(&format!("route get {query}\nroute get fibmatch {query}\n"));
+    }
+    let done = ip(&["-n", namespace, "-j", "-force", "-batch", "-"], &batch)?;
+    let outcomes = answer::parse_batch(&done.stdout, &done.stderr, queries.len() * 2)?;
+    let mut pairs = outcomes.into_iter();
+    let mut replies = Vec::with_capacity(queries.len());
+    while let (Some(answer), Some(route)) = (pairs.next(), pairs.next()) {
+        replies.push(KernelReply { answer, route });
+    }
+    Ok(replies)
 }
 
 impl Drop for Netns {

@@ -97,6 +97,39 @@ impl Follower {
         }
     }
 
+    /// The answer to a command that either prints an answer or is
+    /// refused (`route get`): `Ok(stdout)`, or `Err(message)` with the
+    /// `RTNETLINK answers: ...` or `Error: ...` line it wrote on stderr.
+    /// The follower writes that line before its `.`, but this side's
+    /// stderr reader may not have collected it yet: waited for, up to 2 s.
+    pub fn answer_or_refusal(&mut self, command: &str) -> Result<Result<String, String>, String> {
+        let seen = self.stderr().len();
+        let answer = self.query(command)?;
+        if !answer.trim().is_empty() {
+            return Ok(Ok(answer));
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        loop {
+            let all = self.stderr();
+            let refusal = all
+                .get(seen..)
+                .unwrap_or("")
+                .lines()
+                .find(|l| l.starts_with("RTNETLINK answers: ") || l.starts_with("Error: "));
+            // A whole line: the reader may hold half of one.
+            if let Some(line) = refusal.filter(|_| all.ends_with('\n')) {
+                return Ok(Err(line.to_string()));
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!(
+                    "fibre follow printed neither an answer nor a refusal for {command:?}; stderr since: {}",
+                    all.get(seen..).unwrap_or("")
+                ));
+            }
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Stops (SIGSTOP) or continues (SIGCONT) the follower, our own child,
     /// by its pid: stopped, it reads nothing while the kernel queues.
     pub fn signal(&self, signal: &str) -> Result<(), String> {
