@@ -921,3 +921,17 @@ fn lo_coming_up_below_68_gets_no_ipv4_address() {
         loopback_routes(&fib)
     );
 }
+
+#[test]
+fn an_address_already_assigned_comes_before_mngtmpaddrs_length() {
+    // inet6_rtm_newaddr finds the held address (EEXIST) before
+    // inet6_addr_add checks mngtmpaddr's /64.
+    refused_with(
+        "addr add 2001:db8:1::1 dev fd0 mngtmpaddr",
+        "ipv6: address already assigned",
+    );
+    refused_with(
+        "addr add 2001:db8:1::2 dev fd0 mngtmpaddr",
+        "address with \"mngtmpaddr\" flag must have a prefix length of 64",
+    );
+}
