@@ -798,3 +798,140 @@ fn a_peer_equal_to_the_local_address_is_none() {
         .iter()
         .any(|a| a.local == ip("2001:db8:20::") && a.peer.is_none()));
 }
+
+#[test]
+fn an_ipv4_delete_of_an_unmodelled_type_finds_the_table_first() {
+    // inet_rtm_delroute: fib_get_table before fib_table_delete compares
+    // the type (ip: `Error: FIB table does not exist.`, then `RTNETLINK
+    // answers: No such process` once the table is there).
+    refused_with(
+        "route del xresolve 10.0.0.0/8 table 77",
+        "FIB table does not exist",
+    );
+    refused_with(
+        "route del nat 10.0.0.0/8 table 77",
+        "FIB table does not exist",
+    );
+    refused_with("route del xresolve 10.0.0.0/8", "No such process");
+    refused_with(
+        "route add 10.0.0.0/8 dev fd0 table 77\nroute del xresolve 10.0.0.0/8 table 77",
+        "No such process",
+    );
+    // A device lookup still comes first, and the prefix's host bits
+    // (fib_valid_key_len) before the table and the type.
+    refused_with(
+        "route del xresolve 10.0.0.0/8 dev nosuch table 78",
+        "Cannot find device \"nosuch\"",
+    );
+    for line in [
+        "route del xresolve 10.20.1.0/16 table 77",
+        "route delete xresolve 10.20.1.0/16 dsfield 0x04",
+        "route replace nat 10.20.1.0/16 dev fd0",
+        "route add xresolve 10.20.1.0/16",
+    ] {
+        refused_with(line, "Invalid prefix for given prefix length");
+    }
+}
+
+#[test]
+fn an_ipv6_default_delete_meets_the_null_entry_in_every_table() {
+    // fib6_new_table roots every table at fib6_null_entry: once table 100
+    // exists, `del ::/0` there is ENOENT as in main, unless its filters
+    // (dev, metric) pass the null entry by (ESRCH).
+    let base = "-6 route add 2001:db8:9::/48 dev fd0 table 100\n";
+    refused_with("-6 route del ::/0 table 100", "FIB table does not exist");
+    refused_with(
+        &format!("{base}-6 route del ::/0 table 100"),
+        "No such file or directory",
+    );
+    refused_with(
+        &format!("{base}-6 route del default table 0144"),
+        "No such file or directory",
+    );
+    refused_with(
+        &format!("{base}-6 route del ::/0 table 100 dev lo"),
+        "No such file or directory",
+    );
+    refused_with(
+        &format!("{base}-6 route del ::/0 table 100 dev fd0"),
+        "No such process",
+    );
+    refused_with(
+        &format!("{base}-6 route del ::/0 table 100 metric 5"),
+        "No such process",
+    );
+}
+
+#[test]
+fn an_ipv6_replace_giving_a_held_address_a_peer_routes_the_peers_prefix() {
+    // inet6_addr_modify: addrconf_prefix_route(&ifp->peer_addr,
+    // ifp->prefix_len, ...), where inet6_addr_add routes the peer's /128;
+    // a new peer's old prefix route goes first, a replace without a peer
+    // keeps the address' (kernel-checked).
+    let peer_routes = |fib: &Fib| -> Vec<String> {
+        show(fib, Family::V6, TABLE_MAIN)
+            .into_iter()
+            .filter(|r| r.contains("2001:db8:5:") || r.contains("2001:db8:6:"))
+            .collect()
+    };
+    let replace = "addr replace 2001:db8:1::1/64 peer 2001:db8:5::9 dev fd0\n";
+    let fib = accepted(replace);
+    assert_eq!(
+        peer_routes(&fib),
+        ["unicast 2001:db8:5::/64 dev fd0 proto kernel scope global metric 256"]
+    );
+    let fib = accepted(&format!(
+        "{replace}addr replace 2001:db8:1::1/64 peer 2001:db8:6::1 dev fd0 metric 7\n\
+         addr replace 2001:db8:1::1/64 dev fd0"
+    ));
+    assert_eq!(
+        peer_routes(&fib),
+        ["unicast 2001:db8:6::/64 dev fd0 proto kernel scope global metric 7"]
+    );
+    // An add's peer is still routed as a /128.
+    let fib = accepted("addr add 2001:db8:3::1/64 peer 2001:db8:5::9 dev fd0");
+    assert_eq!(
+        peer_routes(&fib),
+        ["unicast 2001:db8:5::9 dev fd0 proto kernel scope global metric 256"]
+    );
+}
+
+#[test]
+fn lo_coming_up_below_68_gets_no_ipv4_address() {
+    // do_setlink sets the MTU before the flags; under 68 inetdev_destroy
+    // took lo's in_device, and inetdev_event's NETDEV_UP needs one
+    // (ip: no IPv4 route left, `route get 127.0.0.1` unreachable).
+    let loopback_routes = |fib: &Fib| -> Vec<String> {
+        show(fib, Family::V4, TABLE_LOCAL)
+            .into_iter()
+            .filter(|r| r.contains("127."))
+            .collect()
+    };
+    let fib = accepted("link set lo down\nlink set lo up mtu 67");
+    assert_eq!(loopback_routes(&fib), Vec::<String>::new());
+    // At 68 or more again, the next up gives lo 127.0.0.1 back.
+    let fib = accepted(
+        "link set lo down\nlink set lo up mtu 67\nlink set lo mtu 1500 down\nlink set lo up",
+    );
+    assert!(
+        loopback_routes(&fib)
+            .iter()
+            .any(|r| r.starts_with("local 127.0.0.1 ")),
+        "{:?}",
+        loopback_routes(&fib)
+    );
+}
+
+#[test]
+fn an_address_already_assigned_comes_before_mngtmpaddrs_length() {
+    // inet6_rtm_newaddr finds the held address (EEXIST) before
+    // inet6_addr_add checks mngtmpaddr's /64.
+    refused_with(
+        "addr add 2001:db8:1::1 dev fd0 mngtmpaddr",
+        "ipv6: address already assigned",
+    );
+    refused_with(
+        "addr add 2001:db8:1::2 dev fd0 mngtmpaddr",
+        "address with \"mngtmpaddr\" flag must have a prefix length of 64",
+    );
+}

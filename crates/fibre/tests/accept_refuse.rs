@@ -44,10 +44,12 @@
 //! Tests: the corpus of cases that once differed and now agree
 //! (`tests/accept_corpus/*.case`, kernel_diff's format), replayed every
 //! run; unit tests of the parts; and, on request (`-- --ignored`) while
-//! fibre still differs on a line in 5,000 on about half the seeds (an IPv6
-//! `addr replace` that gives a held address a peer, `route del xresolve`
-//! in a table that does not exist, an IPv6 nexthop via `::1`, lifetimes,
-//! a `local` IPv6 route's answer), the generated lines (fresh seed each
+//! fibre still differs on a line in 5,000 on about half the seeds (IPv6
+//! lifetimes, whose routes expire; a `local` IPv6 route's `route get`
+//! answer; multicast IPv6 addresses with `autojoin`; which device a route
+//! with nexthops is first found to lack, and whether ip adds "cannot
+//! parse nexthop"; a veth whose peer name is taken and whose own is
+//! invalid; `help` where an address goes), the generated lines (fresh seed each
 //! run, printed) and the cases that
 //! still differ (`tests/accept_corpus/pending/`). What ip takes and fibre
 //! cannot model is not generated, each with its reason in

@@ -12,7 +12,7 @@ use super::values;
 use super::words::{
     duplicate_argument, invalid_argument, keyword_in, unknown_word, Spelling, Words,
 };
-use crate::command::AddressSpec;
+use crate::command::{AddrOp, AddressSpec, Command};
 use crate::types::{Family, Scope};
 
 /// `ifa_flag_data`, the flags iproute2 reads (matched whole): name,
@@ -95,8 +95,8 @@ const ADDR_USAGE: &str = "Usage: ip address {add|change|replace} IFADDR dev IFNA
                           \x20                                                     [ CONFFLAG-LIST ]\n\
                           \x20      ip address del IFADDR dev IFNAME [mngtmpaddr]";
 
-/// The address request of the words after the verb (`delete`: of an `addr
-/// del`), and whether it is iproute2's wildcard deletion: an IPv4 `addr
+/// The address request of the words after the verb `op` (`add`,
+/// `replace` or `del`), and whether it is iproute2's wildcard deletion: an IPv4 `addr
 /// del` without a length sends no `IFA_ADDRESS`, so the kernel deletes the
 /// first address with that local address whatever its length
 /// (`inet_rtm_deladdr`).
@@ -105,10 +105,10 @@ const ADDR_USAGE: &str = "Usage: ip address {add|change|replace} IFADDR dev IFNA
 /// come before its message in a refusal, as on its standard error.
 pub(crate) fn parse_addr(
     words: &mut Words<'_>,
-    delete: bool,
+    op: AddrOp,
 ) -> Result<(AddressSpec, bool), ParseError> {
     let mut warnings = Vec::new();
-    parse_addr_warning(words, delete, &mut warnings).map_err(|mut err| {
+    parse_addr_warning(words, op, &mut warnings).map_err(|mut err| {
         if !warnings.is_empty() {
             // One line: a message shows no line breaks.
             let mut message = warnings.join(" ");
@@ -123,9 +123,10 @@ pub(crate) fn parse_addr(
 
 fn parse_addr_warning(
     words: &mut Words<'_>,
-    delete: bool,
+    op: AddrOp,
     warnings: &mut Vec<String>,
 ) -> Result<(AddressSpec, bool), ParseError> {
+    let delete = op == AddrOp::Del;
     let mut local: Option<(IpAddr, Option<u8>)> = None;
     let mut peer: Option<(IpAddr, Option<u8>)> = None;
     let mut broadcast = None;
@@ -425,18 +426,19 @@ fn parse_addr_warning(
             .with_system_message("Error: Attribute failed policy validation."));
         }
     }
-    if mngtmpaddr && prefix_len != 64 && !delete {
-        // inet6_rtm_newaddr: temporary addresses are made from a /64.
-        return Err(ParseError::new(
+    // inet6_addr_add: temporary addresses are made from a /64.
+    let mngtmpaddr_refusal = (mngtmpaddr && prefix_len != 64 && !delete).then(|| {
+        ParseError::new(
             "mngtmpaddr",
             "a /64 address",
             Some(&format!("{local_addr}/{prefix_len}")),
         )
         .with_system_message(
             "Error: ipv6: address with \"mngtmpaddr\" flag must have a prefix length of 64.",
-        ));
-    }
-    if family == Family::V6 && local_addr.is_multicast() && !delete {
+        )
+    });
+    if mngtmpaddr_refusal.is_none() && family == Family::V6 && local_addr.is_multicast() && !delete
+    {
         // inet6_addr_add refuses a multicast address without autojoin;
         // with it the kernel joins the group, which fibre does not model.
         let refusal = ParseError::new(
@@ -453,20 +455,28 @@ fn parse_addr_warning(
         });
     }
     let wildcard = local_len.is_none() && peer.is_none() && family == Family::V4;
-    Ok((
-        AddressSpec {
-            dev,
-            local: local_addr,
-            prefix_len,
-            peer: peer.map(|(a, _)| a),
-            broadcast,
-            scope,
-            noprefixroute,
-            metric,
-            label,
-        },
-        wildcard,
-    ))
+    let spec = AddressSpec {
+        dev,
+        local: local_addr,
+        prefix_len,
+        peer: peer.map(|(a, _)| a),
+        broadcast,
+        scope,
+        noprefixroute,
+        metric,
+        label,
+    };
+    match mngtmpaddr_refusal {
+        // inet6_rtm_newaddr finds an address already there (EEXIST,
+        // "address already assigned") before inet6_addr_add checks the
+        // length (kernel-checked: `addr add 2001:db8:1::1 dev d0
+        // mngtmpaddr` of a held 2001:db8:1::1/64).
+        Some(refusal) if op == AddrOp::Add => {
+            Err(refusal.after_kernel_checks(Command::Addr { op, spec }))
+        }
+        Some(refusal) => Err(refusal),
+        None => Ok((spec, wildcard)),
+    }
 }
 
 /// `brd +`/`brd -`: iproute2 fills it only for prefixes of /30 or shorter.

@@ -229,7 +229,7 @@ fn parse_object(
                 None if verb == "chg" => AddrOp::Replace,
                 None => return Err(bad_verb("address", "add, change, replace or del", verb)),
             };
-            let (spec, wildcard) = addr::parse_addr(words, op == AddrOp::Del)?;
+            let (spec, wildcard) = addr::parse_addr(words, op)?;
             let op = if op == AddrOp::Del && wildcard {
                 AddrOp::DelAnyLength
             } else {

@@ -507,12 +507,20 @@ pub(crate) fn parse_route(
                     Some(unknown_word("route", "a route type fibre supports", word));
             }
         } else {
-            return Err(unmodelled_type_refusal(
+            let refusal = unmodelled_type_refusal(
                 word,
                 deleting,
                 scope.map(|s: Scope| s.0),
                 path_given || multipath.is_some(),
-            ));
+            );
+            if !deleting {
+                return Err(words.deferred_or(refusal));
+            }
+            // inet_rtm_delroute looks the table up before fib_table_delete
+            // compares types (kernel-checked: `route del xresolve P table
+            // 77` is "FIB table does not exist"): the delete is tried
+            // without its type first, and finds no route of that type.
+            unmodelled_refusal = Some(refusal);
         }
     }
 
@@ -555,7 +563,9 @@ pub(crate) fn parse_route(
         multipath: multipath_given,
     };
     match unmodelled_refusal {
-        Some(refusal) => Err(refusal.after_kernel_checks(Command::Route { op, spec })),
+        Some(refusal) => {
+            Err(words.deferred_or(refusal.after_kernel_checks(Command::Route { op, spec })))
+        }
         None => Ok((spec, looked_up)),
     }
 }

@@ -74,6 +74,15 @@ impl<'a> Words<'a> {
         self.deferred.get_or_insert(refusal);
     }
 
+    /// The kernel refusal kept by [`Words::defer`], taken, else
+    /// `refusal`: for a refusal the kernel itself would give only after
+    /// the checks that one comes from (e.g. `fib_table_insert` and
+    /// `fib_table_delete` check the prefix's host bits before a type's
+    /// scope or the type of the route to delete).
+    pub(crate) fn deferred_or(&mut self, refusal: ParseError) -> ParseError {
+        self.deferred.take().unwrap_or(refusal)
+    }
+
     /// The line's outcome once it is read: a refusal of iproute2's parser,
     /// else a kernel refusal kept by [`Words::defer`], else `result`; a
     /// refusal carries the device lookups made before it.

@@ -517,6 +517,17 @@ impl Fib {
     /// prefix route follows (`modify_prefix_route`: made, given the new
     /// metric, or deleted). Kernel-checked: `replace 2001:db8:1::1/128
     /// priority 10` of a /64 leaves the /64 route with metric 10.
+    ///
+    /// A peer given (one other than the address' own) becomes the
+    /// address' peer, and its prefix at the address' length is routed
+    /// (the modify's `addrconf_prefix_route(&ifp->peer_addr,
+    /// ifp->prefix_len, ...)`, where an add routes the peer's /128): the
+    /// old peer's prefix route is deleted first (`cleanup_prefix_route`
+    /// with `del_peer`). Host routes to a peer are left as they are
+    /// (`ipv6_ifa_notify(0, ifp)` makes none). Kernel-checked: `replace
+    /// 2001:db8:1::1/64 peer 2001:db8:5::9` of a held address adds
+    /// 2001:db8:5::/64 and no 2001:db8:5::9/128; a replace without a
+    /// peer keeps the one the address has.
     fn addr_modify_v6(&mut self, index: LinkIndex, asked: Address, metric: Option<u32>) {
         let Some(list) = self.addrs_v6.get_mut(&index) else {
             return;
@@ -529,15 +540,73 @@ impl Fib {
             held.metric = metric;
         }
         held.noprefixroute = asked.noprefixroute;
+        let peer_changed = asked.peer.is_some() && asked.peer != old.peer;
+        if peer_changed {
+            held.peer = asked.peer;
+        }
         let new = held.clone();
-        let before = self.addr_routes_v6(index, &old);
-        let after = self.addr_routes_v6(index, &new);
+        let without_peer = |a: &Address| Address {
+            peer: None,
+            ..a.clone()
+        };
+        let before = self.addr_routes_v6(index, &without_peer(&old));
+        let after = self.addr_routes_v6(index, &without_peer(&new));
         for r in before.iter().filter(|r| !after.contains(r)) {
             self.remove_exact_route(r);
         }
         for r in after.into_iter().filter(|r| !before.contains(r)) {
             self.add_kernel_route(r);
         }
+        if !self.links[&index].up {
+            return;
+        }
+        let routed_peer = |a: &Address| a.peer.filter(|peer| !peer.is_unspecified());
+        if let (true, Some(old_peer)) = (peer_changed, routed_peer(&old)) {
+            let old_route = Prefix::containing(old_peer, old.prefix_len);
+            if let Some(route) = self.peer_prefix_route(index, &old_route) {
+                self.remove_exact_route(&route);
+            }
+        }
+        if new.noprefixroute {
+            return;
+        }
+        if let Some(peer) = routed_peer(&new) {
+            // modify_prefix_route(.., true): the route found is given the
+            // new metric; none found (or none before: `had_prefixroute`
+            // false) is made.
+            let dst = Prefix::containing(peer, new.prefix_len);
+            let held_route = self.peer_prefix_route(index, &dst);
+            if held_route.as_ref().is_some_and(|r| r.metric == new.metric) {
+                return;
+            }
+            if let Some(route) = held_route {
+                self.remove_exact_route(&route);
+            }
+            self.add_kernel_route(kernel_route(
+                TABLE_MAIN,
+                RouteType::Unicast,
+                dst,
+                index,
+                None,
+                new.metric,
+            ));
+        }
+    }
+
+    /// `addrconf_get_prefix_route`: the gateway-less route to `dst` by the
+    /// link in table main, whatever its metric.
+    fn peer_prefix_route(&self, index: LinkIndex, dst: &Prefix) -> Option<Route> {
+        self.tables
+            .get(&TABLE_MAIN)?
+            .get(dst)?
+            .routes
+            .iter()
+            .find(|r| {
+                r.nexthops.len() == 1
+                    && r.nexthops[0].dev == Some(index)
+                    && r.nexthops[0].gateway.is_none()
+            })
+            .cloned()
     }
 
     /// The routes addrconf makes for an IPv6 address in the link's current state.

@@ -413,8 +413,13 @@ impl Fib {
         self.been_up.insert(index);
         let is_loopback = matches!(self.links[&index].kind, LinkKind::Loopback);
         if is_loopback && !self.follows_kernel {
-            // inetdev/addrconf give lo its addresses when it first comes up.
-            if self.addrs_v4.get(&index).is_none_or(|v| v.is_empty()) {
+            // inetdev/addrconf give lo its addresses when it first comes up;
+            // inetdev_event's NETDEV_UP needs an in_device, none while the
+            // MTU is under 68 (kernel-checked: `link set lo up mtu 67`
+            // after `link set lo down` leaves lo without 127.0.0.1: the
+            // MTU is set before the flags).
+            let has_in_device = !self.ipv4_off.contains(&index);
+            if has_in_device && self.addrs_v4.get(&index).is_none_or(|v| v.is_empty()) {
                 let _ = self.addr_insert_v4(index, loopback_v4());
             }
             // init_loopback, which needs an inet6_dev: none under 1280

@@ -1178,10 +1178,12 @@ impl Fib {
             .get(&spec.table)
             .and_then(|t| t.get(&spec.dst))
             .is_some_and(|entry| !entry.routes.is_empty());
-        if !has_routes && spec.dst.len() == 0 && matches!(spec.table, TABLE_MAIN | TABLE_LOCAL) {
+        if !has_routes && spec.dst.len() == 0 {
             // fib6_locate finds the tree's root for ::/0, whose only route
             // without a default one is fib6_null_entry (dev lo, proto
-            // kernel, metric ~0): if it passes ip6_route_del's filters,
+            // kernel, metric ~0) in every table (fib6_new_table roots each
+            // at it; kernel-checked in table 100): if it passes
+            // ip6_route_del's filters,
             // __ip6_del_rt refuses to delete it with ENOENT.
             let loopback = self.link_by_name("lo").map(|l| l.index);
             let null_entry_matches = spec.metric.is_none_or(|m| m == 0 || m == u32::MAX)
