@@ -144,7 +144,7 @@ pub(super) fn blame(
             .filter(|statement| !skipped_lines.contains(&statement.line))
     };
     let added = last_tunnel_adds(applied());
-    let last_line = applied().last().map_or(1, |statement| statement.line);
+    let last_line = applied().next_back().map_or(1, |statement| statement.line);
     let mut refused: Vec<Diagnostic> = faults
         .values()
         .zip(since)
