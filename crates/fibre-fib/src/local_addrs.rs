@@ -32,6 +32,13 @@ impl LocalAddrs {
         self.journal.get_or_insert_with(Vec::new);
     }
 
+    /// Stops noting changes and forgets those not taken: a replay that
+    /// kept a journal hands its FIB on as the loaded one, which must not
+    /// go on growing a list nobody reads.
+    pub fn end_journal(&mut self) {
+        self.journal = None;
+    }
+
     /// The addresses added or removed since the last call (repeats
     /// included), forgotten now; none when no journal is kept.
     pub fn take_journal(&mut self) -> Vec<IpAddr> {

@@ -18,8 +18,9 @@ use std::path::Path;
 use std::collections::BTreeSet;
 
 use super::error::{ConfigError, Diagnostic, ParseError};
-use super::tunnels::{blame, tunnel_faults};
-use super::{parse_str, parse_words, tokenize, Statement};
+use super::replay::Replay;
+use super::tunnels::tunnel_faults;
+use super::{parse_str, parse_words, tokenize};
 use crate::lines::{LineError, LineReader};
 use crate::Fib;
 
@@ -159,7 +160,7 @@ fn visible_text<'a>(
 #[derive(Default)]
 struct Continued {
     /// The joined text so far.
-    text: String,
+    pub(super) text: String,
     /// The physical lines' visible text, each with its newline, for the
     /// second pass (which joins them again, and so counts lines alike).
     kept: String,
@@ -239,20 +240,20 @@ pub fn load_reader(
 }
 
 /// What one pass over the stream left.
-struct Streamed {
+pub(super) struct Streamed {
     /// The FIB with every line applied (or those before the first refusal).
-    next: Fib,
+    pub(super) next: Fib,
     /// The text read, one line each, for the GRE checks' second pass.
-    text: String,
+    pub(super) text: String,
     /// Syntax errors, in line order (under `force`: without it the first
     /// refusal refuses the file).
-    parse_diagnostics: Vec<Diagnostic>,
+    pub(super) parse_diagnostics: Vec<Diagnostic>,
     /// Refused commands, in line order.
-    apply_diagnostics: Vec<Diagnostic>,
+    pub(super) apply_diagnostics: Vec<Diagnostic>,
 }
 
 /// Reads, parses and applies the stream, within the module's limits.
-fn stream(
+pub(super) fn stream(
     fib: &Fib,
     name: &str,
     reader: impl BufRead,
@@ -400,7 +401,7 @@ fn refused(streamed: Streamed, last: Diagnostic) -> ConfigError {
 }
 
 /// The refusals of a pass, and the tunnels' checks on what it built.
-fn finish(
+pub(super) fn finish(
     fib: &Fib,
     name: &str,
     streamed: Streamed,
@@ -412,71 +413,51 @@ fn finish(
         parse_diagnostics,
         apply_diagnostics,
     } = streamed;
+    let done = |next: Fib, mut diagnostics: Vec<Diagnostic>, tunnel_diagnostics| {
+        diagnostics.extend(parse_diagnostics);
+        diagnostics.extend(tunnel_diagnostics);
+        diagnostics.sort_by_key(|d: &Diagnostic| d.line);
+        Ok((next, diagnostics))
+    };
     // Tunnels are checked against the whole configuration once it is
     // applied: their `local` address may be added later in the file. A
     // refusal under `force` skips the line it is placed on by applying
     // the file again without it, so the result is as if that line were
-    // bad. Each round skips at least one more applied line, so this ends.
-    // The statements are parsed again from the text only when a tunnel
-    // needs it.
-    let mut statements: Option<Vec<Statement>> = None;
+    // bad. Each round skips at least one more applied line, so this ends;
+    // each applies the file from the FIB before the earliest line it
+    // skips (see `Replay`). The statements are parsed again from the text
+    // only when a tunnel needs it.
+    let mut faults = tunnel_faults(&next);
+    if faults.is_empty() {
+        return done(next, apply_diagnostics, Vec::new());
+    }
+    let statements = parse_str(name, &text).statements;
+    drop(text);
+    let mut replay = Replay::new(fib, &statements);
     let mut skipped_lines = BTreeSet::new();
     let mut tunnel_diagnostics = Vec::new();
-    let (mut next, mut diagnostics) = (next, apply_diagnostics);
+    let mut diagnostics = apply_diagnostics;
+    // The replay that places the refusals builds this state again.
+    drop(next);
     loop {
-        let faults = tunnel_faults(&next);
-        let refused = if faults.is_empty() {
-            Vec::new()
-        } else {
-            let statements = statements.get_or_insert_with(|| parse_str(name, &text).statements);
-            blame(fib, name, statements, &skipped_lines, faults)
+        let (refused, replayed) = replay.blame(name, &skipped_lines, &faults);
+        let Some(earliest) = refused.first().map(|d| d.line) else {
+            return done(replayed, diagnostics, tunnel_diagnostics);
         };
-        if refused.is_empty() {
-            diagnostics.extend(parse_diagnostics);
-            diagnostics.extend(tunnel_diagnostics);
-            diagnostics.sort_by_key(|d| d.line);
-            return Ok((next, diagnostics));
-        }
         if !force {
             return Err(ConfigError::Rejected {
                 diagnostics: refused,
             });
         }
+        drop(replayed);
         skipped_lines.extend(refused.iter().map(|d| d.line));
         tunnel_diagnostics.extend(refused);
-        let statements = statements.as_deref().unwrap_or_default();
-        (next, diagnostics) = apply_statements(fib, name, statements, &skipped_lines, force)?;
-    }
-}
-
-/// Applies the statements not on `skipped_lines` to a clone of `fib`;
-/// without `force` the first refusal refuses the file.
-fn apply_statements(
-    fib: &Fib,
-    name: &str,
-    statements: &[Statement],
-    skipped_lines: &BTreeSet<usize>,
-    force: bool,
-) -> Result<(Fib, Vec<Diagnostic>), ConfigError> {
-    let mut next = fib.clone();
-    let mut diagnostics = Vec::new();
-    let mut refused_line = None;
-    for statement in statements {
-        if skipped_lines.contains(&statement.line) || refused_line == Some(statement.line) {
-            // The rest of a refused line is not applied (see `stream`).
-            continue;
-        }
-        if let Err(err) = next.apply(&statement.command) {
-            refused_line = Some(statement.line);
-            diagnostics.push(Diagnostic {
-                file: name.to_string(),
-                line: statement.line,
-                message: err.to_string(),
-            });
-            if !force {
-                return Err(ConfigError::Rejected { diagnostics });
-            }
+        replay.skip_from(earliest, name, &skipped_lines);
+        let next;
+        (next, diagnostics) = replay.apply_rest(name, &skipped_lines);
+        faults = tunnel_faults(&next);
+        if faults.is_empty() {
+            return done(next, diagnostics, tunnel_diagnostics);
         }
     }
-    Ok((next, diagnostics))
 }

@@ -37,6 +37,7 @@ mod lexer;
 mod link;
 mod load;
 mod neigh;
+mod replay;
 mod route;
 mod rule;
 mod tunnels;

@@ -70,42 +70,54 @@ pub(super) fn tunnel_faults(fib: &Fib) -> BTreeMap<FaultKey, TunnelError> {
 
 /// Places each of `faults` (found in the FIB the file built) on the
 /// statement after which it holds to the end of the file: the line a user
-/// must change. The file is applied again from `fib`, statement by
-/// statement, and the faults are checked after each one; re-running the
-/// check is exact where recording which statement set each route and
-/// address involved would not be (a loop may come from deleting a more
-/// specific route, a link going down, a rule, an address taken away), and
-/// it costs a second pass only when a file is refused. A fault that held
-/// already before the file is left alone.
+/// must change. The file is applied again, statement by statement, and the
+/// faults are checked after each one; re-running the check is exact where
+/// recording which statement set each route and address involved would
+/// not be (a loop may come from deleting a more specific route, a link
+/// going down, a rule, an address taken away), and it costs a second pass
+/// only when a file is refused. A fault that held already before the file
+/// is left alone.
+///
+/// The replay starts from `start`, the state before `statements[from]`
+/// (see [`super::replay::Replay`]): a fault that does not hold there
+/// cannot have held since an earlier line, so where none does the lines
+/// before `from` need no second look. Where one does, its line may be
+/// among them, and the replay starts from `base` (the FIB before the
+/// file) instead.
 ///
 /// A statement re-checks only the faults it can change (see [`Watch`]),
 /// so the replay costs the statements plus the checks they call for, not
-/// the statements times the faults.
+/// the statements times the faults. Returns the refusals, by line, and
+/// the state the replay ends in: the FIB the file builds without
+/// `skipped_lines`.
 pub(super) fn blame(
-    fib: &Fib,
+    (start, from): (&Fib, usize),
+    base: &Fib,
     name: &str,
     statements: &[Statement],
     skipped_lines: &BTreeSet<usize>,
-    faults: BTreeMap<FaultKey, TunnelError>,
-) -> Vec<Diagnostic> {
-    let applied: Vec<&Statement> = statements
-        .iter()
-        .filter(|statement| !skipped_lines.contains(&statement.line))
-        .collect();
+    faults: &BTreeMap<FaultKey, TunnelError>,
+) -> (Vec<Diagnostic>, Fib) {
     let keys: Vec<&FaultKey> = faults.keys().collect();
-    let mut state = fib.clone();
+    let mut held: Vec<bool> = keys.iter().map(|key| key.holds(start)).collect();
+    let (start, from) = if from > 0 && held.contains(&true) {
+        held = keys.iter().map(|key| key.holds(base)).collect();
+        (base, 0)
+    } else {
+        (start, from)
+    };
+    let mut state = start.clone();
     state.local_addrs.keep_journal();
     let mut watch = Watch::new(&keys);
     // For each fault: None while it does not hold, Some(None) while it has
-    // held since before the file, Some(Some(i)) since `applied[i]`.
-    let mut since: Vec<Option<Option<usize>>> = Vec::with_capacity(keys.len());
+    // held since before the file, Some(Some(i)) since `statements[i]`.
+    let mut since: Vec<Option<Option<usize>>> = held.iter().map(|h| h.then_some(None)).collect();
     for (at, key) in keys.iter().enumerate() {
-        since.push(key.holds(&state).then_some(None));
         watch.local_of(at, key, &state);
     }
     let mut refused_line = None;
-    for (i, statement) in applied.iter().enumerate() {
-        if refused_line == Some(statement.line) {
+    for (i, statement) in statements.iter().enumerate().skip(from) {
+        if skipped_lines.contains(&statement.line) || refused_line == Some(statement.line) {
             // The rest of a refused line is not applied (see `load`).
             continue;
         }
@@ -125,28 +137,35 @@ pub(super) fn blame(
             watch.local_of(at, key, &state);
         }
     }
-    let added = last_tunnel_adds(&applied);
+    state.local_addrs.end_journal();
+    let applied = || {
+        statements
+            .iter()
+            .filter(|statement| !skipped_lines.contains(&statement.line))
+    };
+    let added = last_tunnel_adds(applied());
+    let last_line = applied().next_back().map_or(1, |statement| statement.line);
     let mut refused: Vec<Diagnostic> = faults
-        .into_iter()
+        .values()
         .zip(since)
-        .filter_map(|((_, err), held)| {
+        .filter_map(|(err, held)| {
             let line = match held {
-                Some(Some(i)) => applied[i].line,
+                Some(Some(i)) => statements[i].line,
                 Some(None) => return None,
                 // The scan ends in the state the faults were found in, so
                 // a fault holds at its end and this cannot happen; were it
                 // to, the file is still refused, on its last line.
-                None => applied.last().map_or(1, |statement| statement.line),
+                None => last_line,
             };
             Some(Diagnostic {
                 file: name.to_string(),
                 line,
-                message: format!("{err}{}", tunnel_lines(&err, line, &added)),
+                message: format!("{err}{}", tunnel_lines(err, line, &added)),
             })
         })
         .collect();
     refused.sort_by_key(|d| d.line);
-    refused
+    (refused, state)
 }
 
 /// The links a command adds or deletes (both ends of a veth pair), by
@@ -280,9 +299,8 @@ fn rule_names(fib: &Fib, name: &str) -> bool {
 }
 
 /// The line of each tunnel's last `link add` among `applied`.
-fn last_tunnel_adds<'a>(applied: &[&'a Statement]) -> BTreeMap<&'a str, usize> {
+fn last_tunnel_adds<'a>(applied: impl Iterator<Item = &'a Statement>) -> BTreeMap<&'a str, usize> {
     applied
-        .iter()
         .filter_map(|statement| match &statement.command {
             Command::LinkAdd {
                 name,
