@@ -280,22 +280,27 @@ fn judge(
 ) -> Judgement {
     let mut expected = kernel.clone();
     let mut set_aside = (0, 0);
-    for id in &fibre.punted_local {
-        if let Some(outputs) = expected.by_id.get(id) {
-            if outputs.iter().all(|(_, f)| compare::is_socket_answer(f)) {
-                expected.by_id.remove(id);
-                set_aside.0 += 1;
+    // Only those answers are set aside: another output filed under the
+    // same id (a frame whose payload carries the same tag) is still
+    // compared.
+    let mut set_aside_where = |ids: &[u32], is_answer: fn(&[u8]) -> bool| {
+        let mut count = 0;
+        for id in ids {
+            if let Some(outputs) = expected.by_id.get_mut(id) {
+                let before = outputs.len();
+                outputs.retain(|(_, f)| !is_answer(f));
+                if outputs.len() < before {
+                    count += 1;
+                }
+                if outputs.is_empty() {
+                    expected.by_id.remove(id);
+                }
             }
         }
-    }
-    for id in &fibre.punted_neighbour {
-        if let Some(outputs) = expected.by_id.get(id) {
-            if outputs.iter().all(|(_, f)| compare::is_neighbour_answer(f)) {
-                expected.by_id.remove(id);
-                set_aside.1 += 1;
-            }
-        }
-    }
+        count
+    };
+    set_aside.0 += set_aside_where(&fibre.punted_local, compare::is_socket_answer);
+    set_aside.1 += set_aside_where(&fibre.punted_neighbour, compare::is_neighbour_answer);
     let differences = compare::compare(frames, &expected, &fibre.outputs, |id| {
         fibre.fates.get(&id).cloned().unwrap_or_default()
     });
