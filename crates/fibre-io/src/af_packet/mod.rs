@@ -233,7 +233,12 @@ impl AfPacket {
 
     /// What the port counted so far.
     pub fn stats(&self) -> AfPacketStats {
-        self.stats
+        let (sent, send_dropped) = self.tx.counts();
+        AfPacketStats {
+            sent,
+            send_dropped,
+            ..self.stats
+        }
     }
 
     /// The socket's pending error (`SO_ERROR`, cleared by reading it):
@@ -323,17 +328,10 @@ impl Port for AfPacket {
     }
 
     fn transmit(&mut self, frame: &[u8]) -> io::Result<()> {
-        if self.tx.is_full() {
-            self.flush()?;
-        }
-        self.tx.push(frame)
+        self.tx.transmit(self.socket.as_raw_fd(), frame)
     }
 
     fn flush(&mut self) -> io::Result<usize> {
-        let queued = self.tx.len();
-        let sent = self.tx.send(self.socket.as_raw_fd())?;
-        self.stats.sent += sent as u64;
-        self.stats.send_dropped += (queued - sent) as u64;
-        Ok(sent)
+        self.tx.flush(self.socket.as_raw_fd())
     }
 }

@@ -25,8 +25,6 @@ use crate::Port;
 pub struct PacketSender {
     socket: OwnedFd,
     tx: TxBatch,
-    sent: u64,
-    dropped: u64,
 }
 
 impl PacketSender {
@@ -42,15 +40,13 @@ impl PacketSender {
         Ok(Self {
             socket,
             tx: TxBatch::new(ifindex as i32, batch, max_frame, false),
-            sent: 0,
-            dropped: 0,
         })
     }
 
     /// Frames the kernel took, and frames it refused (a full device
     /// queue), so far.
     pub fn counts(&self) -> (u64, u64) {
-        (self.sent, self.dropped)
+        self.tx.counts()
     }
 }
 
@@ -61,17 +57,10 @@ impl Port for PacketSender {
     }
 
     fn transmit(&mut self, frame: &[u8]) -> io::Result<()> {
-        if self.tx.is_full() {
-            self.flush()?;
-        }
-        self.tx.push(frame)
+        self.tx.transmit(self.socket.as_raw_fd(), frame)
     }
 
     fn flush(&mut self) -> io::Result<usize> {
-        let queued = self.tx.len();
-        let sent = self.tx.send(self.socket.as_raw_fd())?;
-        self.sent += sent as u64;
-        self.dropped += (queued - sent) as u64;
-        Ok(sent)
+        self.tx.flush(self.socket.as_raw_fd())
     }
 }

@@ -15,6 +15,10 @@ pub(super) struct TxBatch {
     /// Whether each frame goes out after an empty `virtio_net_hdr` (the
     /// socket has `PACKET_VNET_HDR`: packet_snd reads one first).
     vnet_header: bool,
+    /// Frames the kernel took, and frames it refused (a full device
+    /// queue), since the batch was made.
+    sent: u64,
+    dropped: u64,
 }
 
 /// The `virtio_net_hdr` sent before each frame: no checksum to complete,
@@ -34,7 +38,34 @@ impl TxBatch {
             capacity,
             ifindex,
             vnet_header,
+            sent: 0,
+            dropped: 0,
         }
+    }
+
+    /// Frames the kernel took and frames it refused, so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.sent, self.dropped)
+    }
+
+    /// Queues a copy of `frame` to go out of socket `fd`, first sending
+    /// what is queued when the batch is full: what both ports'
+    /// `Port::transmit` do.
+    pub fn transmit(&mut self, fd: RawFd, frame: &[u8]) -> io::Result<()> {
+        if self.is_full() {
+            self.flush(fd)?;
+        }
+        self.push(frame)
+    }
+
+    /// Sends what is queued ([`TxBatch::send`]) and counts what the
+    /// kernel took and refused: what both ports' `Port::flush` do.
+    pub fn flush(&mut self, fd: RawFd) -> io::Result<usize> {
+        let queued = self.len();
+        let sent = self.send(fd)?;
+        self.sent += sent as u64;
+        self.dropped += (queued - sent) as u64;
+        Ok(sent)
     }
 
     pub fn len(&self) -> usize {
