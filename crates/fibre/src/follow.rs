@@ -32,6 +32,14 @@
 //! reported once per kind on stderr, with `--verbose` each refused
 //! command too.
 //!
+//! A namespace deleted while followed (`ip netns del B`) does not end
+//! itself: the follower's own thread keeps it alive, its links stay and
+//! its socket stays open, but nothing else can reach it any more, so it
+//! never changes again. The follower therefore checks, at least once a
+//! second, that the path it was given still names the namespace it
+//! entered (the nsfs device and inode it had when entered), and exits
+//! with an error once the path is gone or names another namespace.
+//!
 //! ```text
 //! fibre follow --netns B --seconds 10 --then route show table all -j
 //! printf 'route show table all -j\n' | fibre follow --netns B --queries
@@ -41,6 +49,7 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -105,7 +114,7 @@ pub fn run(args: &FollowArgs, answer: &mut Answer<'_>) -> Result<()> {
 }
 
 fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>) -> Result<()> {
-    enter_namespace(&args.netns)?;
+    let followed = enter_namespace(&args.netns)?;
     let events = NetlinkSocket::open()?;
     events.set_receive_buffer(args.rcvbuf)?;
     for (group, name) in GROUPS {
@@ -127,12 +136,13 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
     let snapshot = deadline.is_none() && queries.is_none() && watch.is_none();
     if !snapshot {
         loop {
+            followed.check()?;
             let wait = match deadline {
                 Some(at) => match at.checked_duration_since(Instant::now()) {
-                    Some(left) => left,
+                    Some(left) => left.min(NAMESPACE_CHECK),
                     None => break,
                 },
-                None => Duration::from_secs(3600),
+                None => NAMESPACE_CHECK,
             };
             let (netlink_ready, stdin_ready) = poll(events.fd(), queries.is_some(), wait)?;
             if netlink_ready {
@@ -220,15 +230,54 @@ impl Queries {
     }
 }
 
+/// How long the follower waits at most before checking again that the
+/// namespace it follows still exists (see [`Followed::check`]).
+const NAMESPACE_CHECK: Duration = Duration::from_secs(1);
+
+/// The namespace followed: the path it was named by and the identity
+/// (device and inode of its nsfs file) of the namespace entered.
+struct Followed {
+    netns: String,
+    path: String,
+    identity: (u64, u64),
+}
+
+impl Followed {
+    /// An error once `path` no longer names the namespace entered: removed
+    /// (`ip netns del`, or the process of a `/proc/PID/ns/net` gone) or
+    /// naming another one (deleted and added again under the same name).
+    /// One stat(2) of the path.
+    fn check(&self) -> Result<()> {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) if (meta.dev(), meta.ino()) == self.identity => Ok(()),
+            Ok(_) => bail!(
+                "--netns {}: {} now names another namespace: the one followed was deleted",
+                self.netns,
+                self.path
+            ),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => bail!(
+                "--netns {}: the namespace was deleted ({} is gone)",
+                self.netns,
+                self.path
+            ),
+            Err(err) => Err(err)
+                .with_context(|| format!("--netns {}: cannot check {}", self.netns, self.path)),
+        }
+    }
+}
+
 /// setns(2) into the namespace: this process only follows, so the whole
 /// thread (the only one) moves, before any socket is opened.
-fn enter_namespace(netns: &str) -> Result<()> {
+fn enter_namespace(netns: &str) -> Result<Followed> {
     let path = if netns.contains('/') {
         netns.to_string()
     } else {
         format!("/run/netns/{netns}")
     };
     let file = File::open(&path).with_context(|| format!("--netns {netns}: cannot open {path}"))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("--netns {netns}: cannot stat {path}"))?;
     // SAFETY: setns takes a valid open descriptor (kept open by `file`
     // for the call) and a namespace type; it changes only this thread's
     // namespace and touches no memory of ours.
@@ -237,7 +286,11 @@ fn enter_namespace(netns: &str) -> Result<()> {
         return Err(io::Error::last_os_error())
             .with_context(|| format!("--netns {netns}: setns (root is needed)"));
     }
-    Ok(())
+    Ok(Followed {
+        netns: netns.to_string(),
+        path,
+        identity: (meta.dev(), meta.ino()),
+    })
 }
 
 /// Waits for the netlink socket and, if asked, stdin.
