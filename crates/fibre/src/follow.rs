@@ -26,7 +26,11 @@
 //! run after the namespace changed (`ip` returns once the kernel has
 //! queued its notifications) therefore sees the change. `--then CMD...`
 //! runs one command when `--seconds` are over (or stdin closes; with
-//! neither, right after the start: a snapshot).
+//! neither, right after the start: a snapshot). `--stats` prints on exit
+//! how many notifications were applied in how many batches and the follow
+//! lag: from the `recv(2)` that brought each to the publication of its
+//! batch, p50/p99/max (the `lag` module; notifications that changed
+//! nothing fibre models are published in no batch and not counted).
 //!
 //! What fibre does not model (see [`fibre_netlink::Translator`]) is
 //! reported once per kind on stderr, with `--verbose` each refused
@@ -64,6 +68,9 @@ use fibre_netlink::{Origin, Translator};
 use crate::monitor::{print_changes, MonitorArgs, Watch};
 use crate::stdio;
 
+mod lag;
+use lag::Lag;
+
 /// `fibre follow`'s options.
 #[derive(Debug, Args)]
 pub struct FollowArgs {
@@ -85,6 +92,11 @@ pub struct FollowArgs {
     /// Report each refused command and each resync on stderr.
     #[arg(long = "verbose")]
     pub verbose: bool,
+    /// On exit, print on stderr how many notifications were applied in
+    /// how many batches, and the lag from each one's receipt to the
+    /// publication of its batch (p50, p99, max).
+    #[arg(long = "stats")]
+    pub stats: bool,
     /// A fibre command to run on the followed FIB at the end.
     #[arg(long = "then", num_args = 1.., allow_hyphen_values = true, value_name = "CMD")]
     pub then: Vec<String>,
@@ -103,6 +115,7 @@ pub fn monitor(args: &MonitorArgs, json: bool) -> Result<()> {
         rcvbuf: args.rcvbuf,
         queries: false,
         verbose: false,
+        stats: false,
         then: Vec::new(),
     };
     run_watching(&follow, Some(watch), &mut |_, _| Ok(()))
@@ -174,6 +187,12 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
     follower.read_events(&events)?;
     if !args.then.is_empty() {
         answer(follower.writer.fib().clone(), args.then.clone())?;
+    }
+    if args.stats {
+        stdio::warn(format_args!(
+            "fibre follow: stats: {}; {} resyncs",
+            follower.lag, follower.resyncs
+        ));
     }
     Ok(())
 }
@@ -335,6 +354,11 @@ struct Follower {
     resyncs: u64,
     /// `fibre monitor`: print each batch's changes.
     watch: Option<Watch>,
+    /// Receipt to publication of each applied notification (`--stats`).
+    lag: Lag,
+    /// The current pass's datagrams: when each was received and how many
+    /// notifications it held.
+    received: Vec<(Instant, u64)>,
 }
 
 /// How a pass over the queued notifications ended.
@@ -365,6 +389,8 @@ impl Follower {
             seq: 0,
             resyncs: 0,
             watch: None,
+            lag: Lag::default(),
+            received: Vec::new(),
         }
     }
 
@@ -475,6 +501,7 @@ impl Follower {
     /// One pass over the queued notifications.
     fn read_queued(&mut self, events: &NetlinkSocket) -> Result<Read> {
         let mut commands = Vec::new();
+        self.received.clear();
         loop {
             let n = match events.recv_nonblocking(&mut self.buf) {
                 Ok(Some(n)) => n,
@@ -486,7 +513,10 @@ impl Follower {
                 }
                 Err(err) => return Err(err).context("reading rtnetlink notifications"),
             };
+            let received = Instant::now();
+            let mut notifications = 0;
             for raw in wire::messages(&self.buf[..n]) {
+                notifications += 1;
                 let raw = match raw {
                     Ok(raw) => raw,
                     Err(err) => {
@@ -503,6 +533,7 @@ impl Follower {
                     Err(err) => note(self.verbose, format!("notification: {err}")),
                 }
             }
+            self.received.push((received, notifications));
         }
         if commands.is_empty() {
             self.report_unmodelled();
@@ -514,6 +545,11 @@ impl Follower {
             .writer
             .apply_batch(&commands, BatchMode::BestEffort)
             .context("applying notifications")?;
+        let published = Instant::now();
+        self.lag.batch();
+        for &(received, notifications) in &self.received {
+            self.lag.record(published - received, notifications);
+        }
         if let (Some(watch), Some(before)) = (self.watch, &before) {
             print_changes(watch, before, self.writer.fib(), &mut io::stdout().lock())?;
         }
