@@ -26,11 +26,23 @@
 //! run after the namespace changed (`ip` returns once the kernel has
 //! queued its notifications) therefore sees the change. `--then CMD...`
 //! runs one command when `--seconds` are over (or stdin closes; with
-//! neither, right after the start: a snapshot).
+//! neither, right after the start: a snapshot). `--stats` prints on exit
+//! how many notifications were applied in how many batches and the follow
+//! lag: from the `recv(2)` that brought each to the publication of its
+//! batch, p50/p99/max (the `lag` module; notifications that changed
+//! nothing fibre models are published in no batch and not counted).
 //!
 //! What fibre does not model (see [`fibre_netlink::Translator`]) is
 //! reported once per kind on stderr, with `--verbose` each refused
 //! command too.
+//!
+//! A namespace deleted while followed (`ip netns del B`) does not end
+//! itself: the follower's own thread keeps it alive, its links stay and
+//! its socket stays open, but nothing else can reach it any more, so it
+//! never changes again. The follower therefore checks, at least once a
+//! second, that the path it was given still names the namespace it
+//! entered (the nsfs device and inode it had when entered), and exits
+//! with an error once the path is gone or names another namespace.
 //!
 //! ```text
 //! fibre follow --netns B --seconds 10 --then route show table all -j
@@ -41,6 +53,7 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -54,6 +67,9 @@ use fibre_netlink::{Origin, Translator};
 
 use crate::monitor::{print_changes, MonitorArgs, Watch};
 use crate::stdio;
+
+mod lag;
+use lag::Lag;
 
 /// `fibre follow`'s options.
 #[derive(Debug, Args)]
@@ -76,6 +92,11 @@ pub struct FollowArgs {
     /// Report each refused command and each resync on stderr.
     #[arg(long = "verbose")]
     pub verbose: bool,
+    /// On exit, print on stderr how many notifications were applied in
+    /// how many batches, and the lag from each one's receipt to the
+    /// publication of its batch (p50, p99, max).
+    #[arg(long = "stats")]
+    pub stats: bool,
     /// A fibre command to run on the followed FIB at the end.
     #[arg(long = "then", num_args = 1.., allow_hyphen_values = true, value_name = "CMD")]
     pub then: Vec<String>,
@@ -94,6 +115,7 @@ pub fn monitor(args: &MonitorArgs, json: bool) -> Result<()> {
         rcvbuf: args.rcvbuf,
         queries: false,
         verbose: false,
+        stats: false,
         then: Vec::new(),
     };
     run_watching(&follow, Some(watch), &mut |_, _| Ok(()))
@@ -105,7 +127,7 @@ pub fn run(args: &FollowArgs, answer: &mut Answer<'_>) -> Result<()> {
 }
 
 fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>) -> Result<()> {
-    enter_namespace(&args.netns)?;
+    let followed = enter_namespace(&args.netns)?;
     let events = NetlinkSocket::open()?;
     events.set_receive_buffer(args.rcvbuf)?;
     for (group, name) in GROUPS {
@@ -127,12 +149,13 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
     let snapshot = deadline.is_none() && queries.is_none() && watch.is_none();
     if !snapshot {
         loop {
+            followed.check()?;
             let wait = match deadline {
                 Some(at) => match at.checked_duration_since(Instant::now()) {
-                    Some(left) => left,
+                    Some(left) => left.min(NAMESPACE_CHECK),
                     None => break,
                 },
-                None => Duration::from_secs(3600),
+                None => NAMESPACE_CHECK,
             };
             let (netlink_ready, stdin_ready) = poll(events.fd(), queries.is_some(), wait)?;
             if netlink_ready {
@@ -164,6 +187,12 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
     follower.read_events(&events)?;
     if !args.then.is_empty() {
         answer(follower.writer.fib().clone(), args.then.clone())?;
+    }
+    if args.stats {
+        stdio::warn(format_args!(
+            "fibre follow: stats: {}; {} resyncs",
+            follower.lag, follower.resyncs
+        ));
     }
     Ok(())
 }
@@ -220,15 +249,54 @@ impl Queries {
     }
 }
 
+/// How long the follower waits at most before checking again that the
+/// namespace it follows still exists (see [`Followed::check`]).
+const NAMESPACE_CHECK: Duration = Duration::from_secs(1);
+
+/// The namespace followed: the path it was named by and the identity
+/// (device and inode of its nsfs file) of the namespace entered.
+struct Followed {
+    netns: String,
+    path: String,
+    identity: (u64, u64),
+}
+
+impl Followed {
+    /// An error once `path` no longer names the namespace entered: removed
+    /// (`ip netns del`, or the process of a `/proc/PID/ns/net` gone) or
+    /// naming another one (deleted and added again under the same name).
+    /// One stat(2) of the path.
+    fn check(&self) -> Result<()> {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) if (meta.dev(), meta.ino()) == self.identity => Ok(()),
+            Ok(_) => bail!(
+                "--netns {}: {} now names another namespace: the one followed was deleted",
+                self.netns,
+                self.path
+            ),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => bail!(
+                "--netns {}: the namespace was deleted ({} is gone)",
+                self.netns,
+                self.path
+            ),
+            Err(err) => Err(err)
+                .with_context(|| format!("--netns {}: cannot check {}", self.netns, self.path)),
+        }
+    }
+}
+
 /// setns(2) into the namespace: this process only follows, so the whole
 /// thread (the only one) moves, before any socket is opened.
-fn enter_namespace(netns: &str) -> Result<()> {
+fn enter_namespace(netns: &str) -> Result<Followed> {
     let path = if netns.contains('/') {
         netns.to_string()
     } else {
         format!("/run/netns/{netns}")
     };
     let file = File::open(&path).with_context(|| format!("--netns {netns}: cannot open {path}"))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("--netns {netns}: cannot stat {path}"))?;
     // SAFETY: setns takes a valid open descriptor (kept open by `file`
     // for the call) and a namespace type; it changes only this thread's
     // namespace and touches no memory of ours.
@@ -237,7 +305,11 @@ fn enter_namespace(netns: &str) -> Result<()> {
         return Err(io::Error::last_os_error())
             .with_context(|| format!("--netns {netns}: setns (root is needed)"));
     }
-    Ok(())
+    Ok(Followed {
+        netns: netns.to_string(),
+        path,
+        identity: (meta.dev(), meta.ino()),
+    })
 }
 
 /// Waits for the netlink socket and, if asked, stdin.
@@ -282,6 +354,11 @@ struct Follower {
     resyncs: u64,
     /// `fibre monitor`: print each batch's changes.
     watch: Option<Watch>,
+    /// Receipt to publication of each applied notification (`--stats`).
+    lag: Lag,
+    /// The current pass's datagrams: when each was received and how many
+    /// notifications it held.
+    received: Vec<(Instant, u64)>,
 }
 
 /// How a pass over the queued notifications ended.
@@ -312,6 +389,8 @@ impl Follower {
             seq: 0,
             resyncs: 0,
             watch: None,
+            lag: Lag::default(),
+            received: Vec::new(),
         }
     }
 
@@ -422,6 +501,7 @@ impl Follower {
     /// One pass over the queued notifications.
     fn read_queued(&mut self, events: &NetlinkSocket) -> Result<Read> {
         let mut commands = Vec::new();
+        self.received.clear();
         loop {
             let n = match events.recv_nonblocking(&mut self.buf) {
                 Ok(Some(n)) => n,
@@ -433,7 +513,10 @@ impl Follower {
                 }
                 Err(err) => return Err(err).context("reading rtnetlink notifications"),
             };
+            let received = Instant::now();
+            let mut notifications = 0;
             for raw in wire::messages(&self.buf[..n]) {
+                notifications += 1;
                 let raw = match raw {
                     Ok(raw) => raw,
                     Err(err) => {
@@ -450,6 +533,7 @@ impl Follower {
                     Err(err) => note(self.verbose, format!("notification: {err}")),
                 }
             }
+            self.received.push((received, notifications));
         }
         if commands.is_empty() {
             self.report_unmodelled();
@@ -461,6 +545,11 @@ impl Follower {
             .writer
             .apply_batch(&commands, BatchMode::BestEffort)
             .context("applying notifications")?;
+        let published = Instant::now();
+        self.lag.batch();
+        for &(received, notifications) in &self.received {
+            self.lag.record(published - received, notifications);
+        }
         if let (Some(watch), Some(before)) = (self.watch, &before) {
             print_changes(watch, before, self.writer.fib(), &mut io::stdout().lock())?;
         }
