@@ -58,7 +58,7 @@ pub struct ConvergeExperiment {
 
 fn failed(message: impl Into<String>) -> BenchError {
     BenchError::Failed {
-        experiment: NAME.into(),
+        experiment: NAME,
         message: message.into(),
     }
 }
