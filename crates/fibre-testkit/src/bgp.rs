@@ -19,7 +19,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Limit for one `ip` or `birdc` process: they answer in milliseconds (a
@@ -153,14 +152,15 @@ impl Drop for Namespace {
 /// A BIRD in a namespace, our child; `birdc down`, then killed by pid, on drop.
 #[derive(Debug)]
 pub struct Bird {
-    child: Mutex<Child>,
+    child: Child,
     socket: PathBuf,
     config: PathBuf,
 }
 
 impl Bird {
-    /// Writes `config` to `DIR/NAME.conf` and starts `bird -f` on it in `ns`.
-    pub fn start(ns: &Namespace, dir: &Path, name: &str, config: &str) -> Result<Bird, String> {
+    /// Writes `config` to `DIR/NAME.conf` and starts `bird -f` on it in
+    /// the namespace `netns` (a name `ip netns` knows).
+    pub fn start(netns: &str, dir: &Path, name: &str, config: &str) -> Result<Bird, String> {
         let config_path = dir.join(format!("{name}.conf"));
         std::fs::write(&config_path, config)
             .map_err(|e| format!("cannot write {}: {e}", config_path.display()))?;
@@ -168,15 +168,16 @@ impl Bird {
         let (Some(config_arg), Some(socket_arg)) = (config_path.to_str(), socket.to_str()) else {
             return Err(format!("{} is not UTF-8", dir.display()));
         };
-        let child = ns
-            .command("bird", &["-f", "-c", config_arg, "-s", socket_arg])
+        let child = Command::new("ip")
+            .args(["netns", "exec", netns, "bird", "-f", "-c", config_arg])
+            .args(["-s", socket_arg])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("cannot start bird: {e}"))?;
         Ok(Bird {
-            child: Mutex::new(child),
+            child,
             socket,
             config: config_path,
         })
@@ -213,9 +214,8 @@ impl Bird {
 impl Drop for Bird {
     fn drop(&mut self) {
         let _ = self.birdc(&["down"]);
-        let child = self.child.get_mut().unwrap_or_else(|e| e.into_inner());
-        let _ = child.kill();
-        let _ = child.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -318,12 +318,12 @@ impl BgpPair {
 
     /// Starts BIRD B ([`CONFIG_B`]).
     pub fn start_b(&self) -> Result<Bird, String> {
-        Bird::start(&self.b, &self.dir, "b", CONFIG_B)
+        Bird::start(self.b.name(), &self.dir, "b", CONFIG_B)
     }
 
     /// Starts BIRD A on `config` (see [`static_config`]).
     pub fn start_a(&self, config: &str) -> Result<Bird, String> {
-        Bird::start(&self.a, &self.dir, "a", config)
+        Bird::start(self.a.name(), &self.dir, "a", config)
     }
 
     /// How many IPv4 (`-4`) or IPv6 (`-6`) routes of protocol bird B's
