@@ -152,6 +152,10 @@ pub struct Registered {
     pub about: &'static str,
     /// The experiment.
     pub experiment: Box<dyn Experiment>,
+    /// Runs only when named (`fibre bench converge`), never in a run of
+    /// every experiment: it needs what a plain `fibre bench` must not
+    /// assume (root, a routing daemon).
+    pub only_when_named: bool,
 }
 
 impl Registered {
@@ -165,6 +169,33 @@ impl Registered {
             name,
             about,
             experiment: Box::new(experiment),
+            only_when_named: false,
+        }
+    }
+
+    /// `experiment`, known as `name`, run only when named.
+    ///
+    /// ```
+    /// use fibre_bench::{Context, Experiment, ExperimentReport, Registered};
+    /// struct Nothing;
+    /// impl Experiment for Nothing {
+    ///     fn run(&self, _: &Context) -> Result<ExperimentReport, fibre_bench::BenchError> {
+    ///         unreachable!("not named")
+    ///     }
+    /// }
+    /// let options = fibre_bench::Options { progress: false, ..Default::default() };
+    /// let only = Registered::only_when_named("nothing", "runs only when named", Nothing);
+    /// let outcome = fibre_bench::experiment::run_experiments(&options, None, vec![only]).unwrap();
+    /// assert!(outcome.reports.is_empty());
+    /// ```
+    pub fn only_when_named(
+        name: &'static str,
+        about: &'static str,
+        experiment: impl Experiment + 'static,
+    ) -> Self {
+        Self {
+            only_when_named: true,
+            ..Self::new(name, about, experiment)
         }
     }
 }
@@ -314,7 +345,7 @@ pub fn run_experiments(
 ) -> Result<RunOutcome, BenchError> {
     let ctx = Context::from_options(options)?;
     let chosen: Vec<&Registered> = match which {
-        None => experiments.iter().collect(),
+        None => experiments.iter().filter(|e| !e.only_when_named).collect(),
         Some(name) => {
             let found = experiments.iter().find(|e| e.name == name);
             match found {

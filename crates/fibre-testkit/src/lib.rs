@@ -10,7 +10,11 @@
 //!   allocations, for the tests that show a data path allocates nothing per
 //!   packet.
 //!
-//! A dev-dependency only: no library or binary of fibre links it.
+//! - [`bgp`]: two namespaces joined by a veth pair with a BIRD 2 in each,
+//!   for `fibre follow`'s BIRD test and `fibre bench converge`.
+//!
+//! A dev-dependency of the libraries; the `fibre` binary links it for
+//! `fibre bench converge` only (no library of fibre does).
 //!
 //! ```
 //! use fibre_testkit::{on_path, unavailable};
@@ -28,6 +32,8 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+
+pub mod bgp;
 
 /// The environment variable under which a test that cannot run fails.
 pub const REQUIRE_TOOLS: &str = "FIBRE_REQUIRE_TOOLS";

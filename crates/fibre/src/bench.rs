@@ -2,6 +2,9 @@
 //!
 //! `fibre bench` runs every experiment in quick mode and ends with one
 //! summary table; `fibre bench lookup` runs one, in full unless `--quick`.
+//! `fibre bench converge` (root and BIRD 2) runs only when named; it is
+//! registered here rather than in `fibre-bench` because it runs this
+//! executable as `fibre follow` (see [`converge`]).
 //! Figures go to stdout (text, or one JSON document with the global
 //! `--json`); progress bars go to stderr when it is a terminal.
 
@@ -10,7 +13,9 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use fibre_bench::alloc_count::CountingAllocator;
-use fibre_bench::Options;
+use fibre_bench::{Options, Registered};
+
+mod converge;
 
 /// Counts the heap bytes of the peers' tables in the lookup experiment. Outside
 /// a measurement it costs each allocation one relaxed atomic load.
@@ -37,6 +42,14 @@ pub struct BenchArgs {
     /// Seed of the random query sets.
     #[arg(long, value_name = "N", default_value_t = Options::default().seed)]
     pub seed: u64,
+    /// converge: announce only the first N prefixes of the IPv4 table
+    /// [default: 50,000 with --quick, else all].
+    #[arg(long, value_name = "N")]
+    pub prefixes: Option<usize>,
+    /// converge: replay only the first N updates of the day
+    /// [default: 20,000 with --quick, else all].
+    #[arg(long, value_name = "N")]
+    pub updates: Option<usize>,
     /// List the experiments and exit.
     #[arg(long)]
     pub list: bool,
@@ -55,13 +68,23 @@ pub struct BenchArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     if args.list {
-        for experiment in fibre_bench::registry() {
-            writeln!(stdout, "{:<10} {}", experiment.name, experiment.about)?;
+        for experiment in registry(&args)? {
+            let when = if experiment.only_when_named {
+                " (only when named)"
+            } else {
+                ""
+            };
+            writeln!(stdout, "{:<10} {}{when}", experiment.name, experiment.about)?;
         }
         return Ok(());
     }
     let options = options_of(&args);
-    let outcome = fibre_bench::run(&options, args.experiment.as_deref()).context("fibre bench")?;
+    let outcome = fibre_bench::experiment::run_experiments(
+        &options,
+        args.experiment.as_deref(),
+        registry(&args)?,
+    )
+    .context("fibre bench")?;
     if args.json {
         // Through `Display` (`{:#}` is serde_json's pretty form), so that a
         // closed pipe reaches `main` as the `io::Error` it is.
@@ -70,6 +93,22 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         write!(stdout, "{}", outcome.to_text())?;
     }
     Ok(())
+}
+
+/// The library's experiments, then those of this binary.
+fn registry(args: &BenchArgs) -> anyhow::Result<Vec<Registered>> {
+    let mut experiments = fibre_bench::registry();
+    let fibre = std::env::current_exe().context("cannot find the fibre executable")?;
+    experiments.push(Registered::only_when_named(
+        converge::NAME,
+        converge::ABOUT,
+        converge::ConvergeExperiment {
+            fibre,
+            prefixes: args.prefixes,
+            updates: args.updates,
+        },
+    ));
+    Ok(experiments)
 }
 
 /// The run's options: quick when no experiment is named; both families

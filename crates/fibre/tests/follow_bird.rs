@@ -33,11 +33,9 @@ mod process;
 #[path = "support/route_get.rs"]
 mod route_get;
 
-use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use fibre_testkit::bgp::{static_config, unavailable_reason, Bird, CONFIG_B};
 use fibre_testkit::SplitMix64;
 use follower::{assert_same, Follower};
 use netns::Namespace;
@@ -58,117 +56,19 @@ fn check(b: &Namespace, follower: &mut Follower, seed: u64, what: &str) {
 const V4_ROUTES: usize = 2000;
 const V6_ROUTES: usize = 500;
 
-fn unavailable_reason() -> Option<String> {
-    match fibre_testkit::effective_uid() {
-        Some(0) => {}
-        Some(uid) => return Some(format!("not root (effective uid {uid})")),
-        None => return Some("cannot read the effective uid".into()),
-    }
-    fibre_testkit::missing_tool(&["ip", "bird", "birdc"])
-}
-
-/// A BIRD in a namespace, our child; `birdc down` then kill by pid on drop.
-struct Bird {
-    child: Child,
-    socket: PathBuf,
-    config: PathBuf,
-}
-
-impl Bird {
-    fn start(ns: &Namespace, dir: &std::path::Path, name: &str, config: &str) -> Bird {
-        let config_path = dir.join(format!("{name}.conf"));
-        std::fs::write(&config_path, config).expect("the BIRD configuration is written");
-        let socket = dir.join(format!("{name}.ctl"));
-        let child = ns
-            .command(
-                "bird",
-                &[
-                    "-f",
-                    "-c",
-                    config_path.to_str().unwrap(),
-                    "-s",
-                    socket.to_str().unwrap(),
-                ],
-            )
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("bird starts");
-        Bird {
-            child,
-            socket,
-            config: config_path,
-        }
-    }
-
-    fn birdc(&self, args: &[&str]) {
-        let status = Command::new("birdc")
-            .arg("-s")
-            .arg(&self.socket)
-            .args(args)
-            .stdout(Stdio::null())
-            .status()
-            .expect("birdc runs");
-        assert!(status.success(), "birdc {args:?}: {status}");
-    }
-
-    fn reconfigure(&self, config: &str) {
-        std::fs::write(&self.config, config).expect("the BIRD configuration is written");
-        self.birdc(&["configure"]);
-    }
-}
-
-impl Drop for Bird {
-    fn drop(&mut self) {
-        let _ = Command::new("birdc")
-            .arg("-s")
-            .arg(&self.socket)
-            .arg("down")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// BIRD A: the statics `v4` and `v6` (indexes into the prefix pools),
-/// exported over both sessions with itself as next hop.
+/// BIRD A's configuration: the statics `v4` and `v6` (indexes into the
+/// prefix pools).
 fn config_a(v4: &[usize], v6: &[usize]) -> String {
-    let mut c =
-        String::from("router id 10.0.0.1;\nprotocol device {}\nprotocol static s4 { ipv4;\n");
-    for i in v4 {
-        let _ = writeln!(
-            c,
-            "  route 10.{}.{}.0/24 blackhole;",
-            100 + i / 256,
-            i % 256
-        );
-    }
-    c.push_str("}\nprotocol static s6 { ipv6;\n");
-    for i in v6 {
-        let _ = writeln!(c, "  route 2001:db8:{:x}::/48 blackhole;", 0x1000 + i);
-    }
-    c.push_str(
-        "}
-protocol bgp p4 { local 10.0.0.1 as 65001; neighbor 10.0.0.2 as 65002;
-  ipv4 { import none; export all; next hop self; }; }
-protocol bgp p6 { local 2001:db8::1 as 65001; neighbor 2001:db8::2 as 65002;
-  ipv6 { import none; export all; next hop self; }; }
-",
-    );
-    c
+    let v4: Vec<String> = v4
+        .iter()
+        .map(|i| format!("10.{}.{}.0/24", 100 + i / 256, i % 256))
+        .collect();
+    let v6: Vec<String> = v6
+        .iter()
+        .map(|i| format!("2001:db8:{:x}::/48", 0x1000 + i))
+        .collect();
+    static_config(&v4, &v6)
 }
-
-const CONFIG_B: &str = "router id 10.0.0.2;
-protocol device {}
-protocol kernel k4 { ipv4 { import none; export all; }; }
-protocol kernel k6 { ipv6 { import none; export all; }; }
-protocol bgp p4 { local 10.0.0.2 as 65002; neighbor 10.0.0.1 as 65001;
-  ipv4 { import all; export none; }; }
-protocol bgp p6 { local 2001:db8::2 as 65002; neighbor 2001:db8::1 as 65001;
-  ipv6 { import all; export none; }; }
-";
 
 /// Waits until B's kernel holds `v4` and `v6` routes of protocol bird.
 fn wait_for_kernel(b: &Namespace, v4: usize, v6: usize, what: &str) {
@@ -256,23 +156,25 @@ fn run_seed(seed: u64) {
     let mut rng = SplitMix64(seed);
     let v4 = shuffled(V4_ROUTES, &mut rng);
     let v6 = shuffled(V6_ROUTES, &mut rng);
-    let bird_b = Bird::start(&b, &dir, "b", CONFIG_B);
-    let bird_a = Bird::start(&a, &dir, "a", &config_a(&v4, &v6));
+    let bird_b = Bird::start(b.name(), &dir, "b", CONFIG_B).expect("BIRD B starts");
+    let bird_a = Bird::start(a.name(), &dir, "a", &config_a(&v4, &v6)).expect("BIRD A starts");
     wait_for_kernel(&b, V4_ROUTES, V6_ROUTES, "the full announcement");
     check(&b, &mut f, seed, "the full announcement");
 
     // A part withdrawn: a random quarter of each family.
     let kept4 = &v4[V4_ROUTES / 4..];
     let kept6 = &v6[V6_ROUTES / 4..];
-    bird_a.reconfigure(&config_a(kept4, kept6));
+    bird_a
+        .reconfigure(&config_a(kept4, kept6))
+        .expect("BIRD A reconfigured");
     wait_for_kernel(&b, kept4.len(), kept6.len(), "a part withdrawn");
     check(&b, &mut f, seed, "a part withdrawn");
 
     // The IPv4 session flaps.
-    bird_a.birdc(&["disable", "p4"]);
+    bird_a.birdc(&["disable", "p4"]).expect("p4 disabled");
     wait_for_kernel(&b, 0, kept6.len(), "the IPv4 session down");
     check(&b, &mut f, seed, "the IPv4 session down");
-    bird_a.birdc(&["enable", "p4"]);
+    bird_a.birdc(&["enable", "p4"]).expect("p4 enabled");
     wait_for_kernel(&b, kept4.len(), kept6.len(), "the IPv4 session back");
     check(&b, &mut f, seed, "the IPv4 session back");
 
