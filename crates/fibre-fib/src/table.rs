@@ -177,9 +177,6 @@ pub(crate) struct FamilyTable<K: Key> {
     unsettled: Option<u32>,
     /// Every entry was handed out mutably (`entries_mut`).
     all_unsettled: bool,
-    /// What changed since [`FamilyTable::take_touched`] last asked, for
-    /// the other copy of a left-right pair to follow (see `follow`).
-    touched: Touched,
     /// Per slot holding many routes: a fingerprint of each of its routes
     /// (more is harmless), so that [`FamilyTable::insert_unless_same`]
     /// knows a route is new without comparing it with every route there.
@@ -200,42 +197,11 @@ struct Fingerprints {
 /// it, comparing with each route costs less than the set.
 const FINGERPRINTED_FROM: usize = 16;
 
-/// The prefixes of one family table whose routes may have changed.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) enum Touched {
-    /// Exactly these (a prefix changed again later is listed again):
-    /// handed out mutably or pruned.
-    #[default]
-    None,
-    Prefixes(Vec<Prefix>),
-    /// Any entry (a bulk change through `entries_mut`).
-    All,
-}
-
-/// The most prefixes [`Touched`] lists before it says `All`: a FIB that
-/// nobody asks (one not shared by a left-right writer) keeps at most this
-/// many, and a batch changing more is applied again rather than copied.
-const MAX_TOUCHED: usize = 16_384;
-
 /// The most distinct summaries a [`FamilyTable`] files for its side array
 /// (what a `u16` index with 0 for "none" can name). They are forgotten
 /// only when every entry is summarized again (`entries_mut`), so churn
 /// through many gateways fills them; entries then just get no side copy.
 const MAX_SUMMARIES: usize = u16::MAX as usize;
-
-impl Touched {
-    fn add(&mut self, prefix: &Prefix) {
-        match self {
-            Touched::None => *self = Touched::Prefixes(vec![*prefix]),
-            // A command touches its prefix several times in a row (look
-            // up, change, prune): listed once.
-            Touched::Prefixes(list) if list.last() == Some(prefix) => {}
-            Touched::Prefixes(list) if list.len() >= MAX_TOUCHED => *self = Touched::All,
-            Touched::Prefixes(list) => list.push(*prefix),
-            Touched::All => {}
-        }
-    }
-}
 
 impl<K: Key> Default for FamilyTable<K> {
     fn default() -> Self {
@@ -250,7 +216,6 @@ impl<K: Key> Default for FamilyTable<K> {
             exact: HashTable::new(),
             unsettled: None,
             all_unsettled: false,
-            touched: Touched::None,
             fingerprints: HashMap::default(),
         }
     }
@@ -402,7 +367,6 @@ impl<K: Key> FamilyTable<K> {
     /// routes are about to change).
     fn slot_to_change(&mut self, prefix: &Prefix) -> u32 {
         self.settle();
-        self.touched.add(prefix);
         let slot = match self.slot_of(prefix) {
             Some(slot) => slot,
             None => {
@@ -451,7 +415,6 @@ impl<K: Key> FamilyTable<K> {
     /// Drops the entry of `prefix` when it holds no route any more.
     pub fn prune(&mut self, prefix: &Prefix) {
         self.settle();
-        self.touched.add(prefix);
         if let Some(slot) = self.slot_of(prefix) {
             let empty = self.entries[slot as usize]
                 .as_ref()
@@ -582,7 +545,6 @@ impl<K: Key> FamilyTable<K> {
     pub fn entries_mut(&mut self) -> impl Iterator<Item = &mut PrefixEntry> + '_ {
         self.settle();
         self.all_unsettled = true;
-        self.touched = Touched::All;
         // The caller may change any entry's routes (a rare bulk change).
         self.summary_of.fill(0);
         self.fingerprints.clear();
@@ -605,23 +567,15 @@ impl<K: Key> FamilyTable<K> {
         }
     }
 
-    /// What changed since the last call, forgotten now.
-    pub fn take_touched(&mut self) -> Touched {
-        std::mem::take(&mut self.touched)
-    }
-
-    /// Makes the entry of `prefix` hold what `source` holds for it: the
-    /// same routes, or no entry.
-    pub fn copy_prefix_from(&mut self, source: &FamilyTable<K>, prefix: &Prefix) {
-        match source.get(prefix) {
-            Some(entry) => self.routes_mut(prefix).clone_from(&entry.routes),
-            None => {
-                if self.get(prefix).is_some() {
-                    self.routes_mut(prefix).clear();
-                    self.prune(prefix);
-                }
-            }
-        }
+    /// Bytes this table holds that no clone of it shares: what dropping
+    /// it would free, of its lookup arrays and its arena with the side
+    /// array (the routes' own heap and the writer's indexes not counted).
+    /// The LPM's lookup arrays are counted whole: this Poptrie copies them
+    /// on clone, so a clone holds them alone.
+    pub fn exclusive_bytes(&self) -> usize {
+        self.index.lookup_bytes()
+            + self.entries.capacity() * std::mem::size_of::<Option<PrefixEntry>>()
+            + self.summary_of.capacity() * std::mem::size_of::<u16>()
     }
 
     /// Number of prefixes held.
@@ -674,6 +628,24 @@ impl Hasher for KeyHasher {
 }
 
 impl Fib {
+    /// Bytes of route tables (lookup arrays, arenas) this FIB holds that
+    /// no clone of it shares: what dropping this version would free once
+    /// a newer one is published. The small FIB-wide records (links,
+    /// addresses, rules) are not counted.
+    ///
+    /// ```
+    /// use fibre_fib::Fib;
+    /// let fib = Fib::new();
+    /// let published = fib.clone();
+    /// assert!(published.exclusive_bytes() <= fib.exclusive_bytes() + 1);
+    /// ```
+    pub fn exclusive_bytes(&self) -> usize {
+        self.tables
+            .values()
+            .map(|t| t.v4.exclusive_bytes() + t.v6.exclusive_bytes())
+            .sum()
+    }
+
     /// Makes the summaries that the last change cleared again (see
     /// [`FamilyTable::settle`]): called once a change is complete, so that
     /// the entries it touched are back on the fast lookup path at once
@@ -1084,8 +1056,8 @@ mod tests {
         /// Hands out `p`'s routes without changing them (a refused
         /// command's look), then prunes: no entry may be left behind.
         Look(usize),
-        /// Ends a batch: the follower copies what the table listed.
-        Follow,
+        /// Ends a batch: a clone of the table is taken as a snapshot.
+        Snapshot,
     }
 
     /// Prefixes that share addresses and hash buckets: /0, /31, /32 and
@@ -1111,27 +1083,62 @@ mod tests {
             4 => (0usize..64, 0u32..3).prop_map(|(p, m)| Op::Push(p, m)),
             3 => (0usize..64).prop_map(Op::Pop),
             1 => (0usize..64).prop_map(Op::Look),
-            1 => Just(Op::Follow),
+            1 => Just(Op::Snapshot),
         ]
+    }
+
+    /// `t` holds exactly `model`'s routes (by metric), in every index: the
+    /// exact one, the hosts, the LPM and the side array.
+    fn table_is_model(
+        t: &FamilyTable<u32>,
+        model: &std::collections::BTreeMap<Prefix, Vec<u32>>,
+        universe: &[Prefix],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        use proptest::prelude::*;
+        assert_side_array_agrees(t);
+        prop_assert_eq!(t.len(), model.len());
+        prop_assert_eq!(t.exact.len(), model.len());
+        prop_assert_eq!(t.entries().count(), model.len());
+        prop_assert_eq!(
+            t.hosts.len(),
+            model.keys().filter(|p| p.len() == 32).count()
+        );
+        for p in universe {
+            let got = t.get(p).map(|e| {
+                assert_eq!(e.prefix, *p);
+                e.routes.iter().map(|r| r.metric).collect::<Vec<_>>()
+            });
+            prop_assert_eq!(got.as_ref(), model.get(p), "{:?}", p);
+            let addr = p.key() as u32;
+            for probe in [addr, addr | 1] {
+                let want = model
+                    .keys()
+                    .filter(|q| q.contains(&std::net::Ipv4Addr::from(probe).into()))
+                    .max_by_key(|q| q.len());
+                prop_assert_eq!(t.longest(probe).map(|e| e.prefix), want.copied());
+            }
+        }
+        Ok(())
     }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
 
         /// The exact index, the host index and the LPM agree with a plain
-        /// map through slot reuse and growth; a follower that copies the
-        /// listed prefixes after each batch equals the table.
+        /// map through slot reuse and growth; a clone taken after a batch
+        /// keeps that batch's answers whatever the table does next (the
+        /// clone shares chunks with the table until one of them writes).
         #[test]
-        fn the_indexes_and_a_follower_agree_with_a_plain_map(
+        fn the_indexes_and_clones_agree_with_a_plain_map(
             ops in proptest::collection::vec(op(), 1..300),
         ) {
             use proptest::prelude::*;
             let universe = universe();
             let mut t: FamilyTable<u32> = FamilyTable::default();
-            let mut follower: FamilyTable<u32> = FamilyTable::default();
             let mut model: std::collections::BTreeMap<Prefix, Vec<u32>> = Default::default();
-            let mut changed: std::collections::BTreeSet<Prefix> = Default::default();
-            let ops = ops.into_iter().chain([Op::Follow]);
+            let mut snapshot: FamilyTable<u32> = FamilyTable::default();
+            let mut snapshot_model = model.clone();
+            let ops = ops.into_iter().chain([Op::Snapshot]);
             for op in ops {
                 match op {
                     Op::Push(i, metric) => {
@@ -1145,7 +1152,6 @@ mod tests {
                         r.metric = metric;
                         t.routes_mut(&p).push(r);
                         model.entry(p).or_default().push(metric);
-                        changed.insert(p);
                     }
                     Op::Pop(i) => {
                         let p = universe[i % universe.len()];
@@ -1160,73 +1166,23 @@ mod tests {
                             if m.is_empty() {
                                 model.remove(&p);
                             }
-                            changed.insert(p);
-                        }
+                            }
                     }
                     Op::Look(i) => {
                         let p = universe[i % universe.len()];
                         let _ = t.routes_mut(&p);
                         t.prune(&p);
                     }
-                    Op::Follow => {
-                        match t.take_touched() {
-                            Touched::None => prop_assert!(changed.is_empty()),
-                            Touched::All => prop_assert!(false, "at most 300 touches"),
-                            Touched::Prefixes(list) => {
-                                for p in &changed {
-                                    prop_assert!(list.contains(p), "{p:?} changed, not listed");
-                                }
-                                for p in &list {
-                                    follower.copy_prefix_from(&t, p);
-                                }
-                            }
-                        }
-                        changed.clear();
-                        let _ = follower.take_touched();
-                        for p in &universe {
-                            let routes = |t: &FamilyTable<u32>| {
-                                t.get(p).map(|e| e.routes.iter().map(|r| r.metric).collect::<Vec<_>>())
-                            };
-                            prop_assert_eq!(routes(&follower), routes(&t), "{:?}", p);
-                        }
-                        for p in &universe {
-                            let addr = p.key() as u32;
-                            for probe in [addr, addr | 1] {
-                                prop_assert_eq!(
-                                    follower.longest(probe).map(|e| e.prefix),
-                                    t.longest(probe).map(|e| e.prefix)
-                                );
-                            }
-                        }
-                        prop_assert_eq!(follower.len(), t.len());
-                        prop_assert_eq!(follower.exact.len(), follower.index.len());
-                        prop_assert_eq!(
-                            follower.hosts.len(),
-                            model.keys().filter(|p| p.len() == 32).count()
-                        );
+                    Op::Snapshot => {
+                        t.settle();
+                        snapshot = t.clone();
+                        snapshot_model = model.clone();
                     }
                 }
-                // After every change: the table is the model.
-                assert_side_array_agrees(&t);
-                prop_assert_eq!(t.len(), model.len());
-                prop_assert_eq!(t.exact.len(), model.len());
-                prop_assert_eq!(t.entries().count(), model.len());
-                prop_assert_eq!(t.hosts.len(), model.keys().filter(|p| p.len() == 32).count());
-                for p in &universe {
-                    let got = t.get(p).map(|e| {
-                        assert_eq!(e.prefix, *p);
-                        e.routes.iter().map(|r| r.metric).collect::<Vec<_>>()
-                    });
-                    prop_assert_eq!(got.as_ref(), model.get(p), "{:?}", p);
-                    let addr = p.key() as u32;
-                    for probe in [addr, addr | 1] {
-                        let want = model
-                            .keys()
-                            .filter(|q| q.contains(&std::net::Ipv4Addr::from(probe).into()))
-                            .max_by_key(|q| q.len());
-                        prop_assert_eq!(t.longest(probe).map(|e| e.prefix), want.copied());
-                    }
-                }
+                // After every change: the table is the model, and the last
+                // snapshot is still its model.
+                table_is_model(&t, &model, &universe)?;
+                table_is_model(&snapshot, &snapshot_model, &universe)?;
             }
         }
     }

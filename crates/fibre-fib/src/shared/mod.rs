@@ -131,7 +131,9 @@ use crate::fib::Fib;
 pub use pacer::{PublishPacer, DEFAULT_PUBLISH_INTERVAL};
 pub use reader::FibReader;
 pub use report::{BatchMode, BatchReport, Refusal, WriteError};
-pub use writer::{FibListener, FibWriter, FibWriterBuilder, DEFAULT_GRACE_TIMEOUT};
+pub use writer::{
+    FibListener, FibWriter, FibWriterBuilder, DEFAULT_GRACE_TIMEOUT, DEFAULT_MAX_PENDING,
+};
 
 /// One published state of the FIB and its version number (0 for the
 /// state the writer was made with, then one more per publication).
