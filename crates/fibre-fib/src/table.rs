@@ -1132,7 +1132,6 @@ mod tests {
         fn the_indexes_and_clones_agree_with_a_plain_map(
             ops in proptest::collection::vec(op(), 1..300),
         ) {
-            use proptest::prelude::*;
             let universe = universe();
             let mut t: FamilyTable<u32> = FamilyTable::default();
             let mut model: std::collections::BTreeMap<Prefix, Vec<u32>> = Default::default();
