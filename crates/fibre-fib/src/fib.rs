@@ -125,8 +125,7 @@ pub struct Fib {
     pub(crate) host_scope_gateways: HashSet<HostGatewayKey>,
     /// Route cache classes handed out, by (`prefsrc`, `mtu`): never taken
     /// back, so that a class names the same attributes for the FIB's life
-    /// (and both copies of a left-right pair, which apply the same
-    /// commands in the same order, hand out the same ones).
+    /// (and in every version a shared FIB publishes).
     pub(crate) cache_classes: HashMap<(Option<IpAddr>, Option<u32>, bool), u16>,
     /// Links whose MTU was changed below 68: the kernel destroyed their
     /// IPv4 state (`inetdev_event`, NETDEV_CHANGEMTU) until the MTU is

@@ -634,10 +634,18 @@ impl Fib {
     /// addresses, rules) are not counted.
     ///
     /// ```
-    /// use fibre_fib::Fib;
-    /// let fib = Fib::new();
-    /// let published = fib.clone();
-    /// assert!(published.exclusive_bytes() <= fib.exclusive_bytes() + 1);
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// let empty = fib.exclusive_bytes();
+    /// fib.apply(&Command::LinkAdd { name: "d0".into(), kind: LinkKind::Dummy, mtu: None }).unwrap();
+    /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
+    /// for n in 0..256 {
+    ///     let words = config::tokenize(&format!("route add 10.{n}.0.0/16 dev d0")).unwrap();
+    ///     for command in config::parse_words(&words).unwrap() {
+    ///         fib.apply(&command).unwrap();
+    ///     }
+    /// }
+    /// assert!(fib.exclusive_bytes() > empty);
     /// ```
     pub fn exclusive_bytes(&self) -> usize {
         self.tables

@@ -104,7 +104,7 @@ fn every_answer_is_one_published_versions_answer() {
             let (commands, mode) = batch(k);
             let report = writer.apply_batch(&commands, mode).unwrap();
             // Deferred frees stay bounded beside a writer at full speed:
-            // left-right never has more than the one old copy pending.
+            // at most the writer's bound of old versions wait for a grace period.
             let pending = shared.stats().pending_versions;
             let bound = crate::shared::DEFAULT_MAX_PENDING.get();
             assert!(
