@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use fibre_rcu::CowChunks;
 
 use crate::node::{mask_through, Node, DIRECT_LEAF, INLINE_NO_ROUTE, STRIDE, WIDE_LEAF};
-use crate::pool::{BlockPool, POOL_CHUNK};
+use crate::pool::{BlockPool, COW_CHUNK};
 use crate::{Key, Value};
 
 /// The direct-pointing entry for "no route".
@@ -15,7 +15,7 @@ pub(crate) const NO_ROUTE_ENTRY: u32 = DIRECT_LEAF | INLINE_NO_ROUTE;
 /// Entries per copy-on-write chunk of the direct-pointing arrays (4 KiB of
 /// `u32`): the IPv4 top array is 256 of them, an IPv6 second-level chunk
 /// (4,096 entries) four.
-pub(crate) const DIRECT_CHUNK: usize = 1024;
+pub(crate) const DIRECT_CHUNK: usize = 4096;
 
 /// The direct-pointing arrays' storage.
 pub(crate) type DirectArray = CowChunks<u32, DIRECT_CHUNK>;
@@ -47,9 +47,9 @@ pub(crate) struct LookupArrays<K: Key, V: Value> {
     pub nodes: BlockPool<Node>,
     /// Control plane, parallel to `nodes`: the value a node's range inherits
     /// from shorter prefixes, so that a subtree can be rebuilt on its own.
-    pub node_default: CowChunks<V, { POOL_CHUNK as usize }>,
+    pub node_default: CowChunks<V, COW_CHUNK>,
     pub leaves: BlockPool<V>,
-    /// Blocks unlinked by the last update, waiting to be reused.
+    /// Blocks unlinked by the update in progress, released at its end.
     retired_nodes: Vec<(u32, u32)>,
     retired_leaves: Vec<(u32, u32)>,
     /// Whether the CPU counts bits in one instruction (checked once).
@@ -158,11 +158,10 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// ("no route" before the array exists).
     #[inline(always)]
     pub fn entry(&self, slot: usize) -> u32 {
-        let top = self
-            .dir
-            .get(slot >> chunk_bits::<K>())
-            .copied()
-            .unwrap_or(NO_ROUTE_ENTRY);
+        if self.dir.is_empty() {
+            return NO_ROUTE_ENTRY;
+        }
+        let top = *self.dir.at(slot >> chunk_bits::<K>());
         if chunk_bits::<K>() == 0 || top & (DIRECT_LEAF | WIDE_LEAF) != 0 {
             top
         } else {
@@ -259,12 +258,9 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     pub fn chunk_bytes_total(&self) -> usize {
         self.dir.chunk_count() * DirectArray::chunk_bytes()
             + self.chunks.chunk_count() * DirectArray::chunk_bytes()
-            + self.nodes.chunks().chunk_count()
-                * CowChunks::<Node, { POOL_CHUNK as usize }>::chunk_bytes()
-            + self.node_default.chunk_count()
-                * CowChunks::<V, { POOL_CHUNK as usize }>::chunk_bytes()
-            + self.leaves.chunks().chunk_count()
-                * CowChunks::<V, { POOL_CHUNK as usize }>::chunk_bytes()
+            + self.nodes.chunks().chunk_count() * CowChunks::<Node, COW_CHUNK>::chunk_bytes()
+            + self.node_default.chunk_count() * CowChunks::<V, COW_CHUNK>::chunk_bytes()
+            + self.leaves.chunks().chunk_count() * CowChunks::<V, COW_CHUNK>::chunk_bytes()
     }
 
     fn alloc_nodes(&mut self, n: u32) -> u32 {
@@ -575,9 +571,13 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         }
     }
 
-    /// Returns retired blocks to the pools. Single-threaded today; a reader
-    /// that may still hold an old index needs this deferred past a grace
-    /// period (the RCU issue), which is why retiring and reusing are split.
+    /// Returns the blocks unlinked by this update to the pools at once. No
+    /// grace period is needed: a concurrent reader reads a published clone,
+    /// never this working copy, and the clone keeps its own copy of every
+    /// chunk the writer changes from here on (copy-on-write), so reusing a
+    /// block can never change what a reader sees. The lists only collect a
+    /// subtree's blocks before any is released (a release may shrink the
+    /// pool under a block still to be read).
     fn reclaim(&mut self) {
         for (start, n) in self.retired_nodes.drain(..) {
             self.nodes.release(start, n);

@@ -36,15 +36,16 @@
 //!   changes: leaf compression) and two `u32` bases into the node and leaf
 //!   pools, children and leaves found by population count (`popcnt`, chosen
 //!   at run time when the CPU has it);
-//! * node and leaf pools (`Vec`s addressed by `u32`) handing out blocks of
+//! * node and leaf pools (addressed by `u32`) handing out blocks of
 //!   1..=64 slots, with a coalescing best-fit free list, so churn reuses
 //!   space instead of growing the pools. No block straddles a multiple of
-//!   256 slots, so the pools can live in fixed chunks (see below) with each
-//!   node's children and leaves still one slice; on the RIS tables that
+//!   256 slots, so the pools live in copy-on-write chunks of 256 slots (see
+//!   below) with each node's children and leaves still one slice; on the RIS tables that
 //!   costs 0.1-0.6 % more slots (`examples/ris_speed.rs`, after the update
 //!   replays: IPv6 13.48 -> 13.54 bytes a prefix).
 //!
-//! The RIB beside it is a `BTreeMap` keyed by (address, length): it serves
+//! The RIB beside it is a persistent B-tree (`imbl::OrdMap`) keyed by
+//! (address, length): it serves
 //! [`Poptrie::get`], [`Poptrie::iter`] and [`Poptrie::matches`], and gives the
 //! prefixes below any node as one contiguous range for rebuilds.
 //! [`Poptrie::build`] builds everything from a list in one pass.
@@ -72,16 +73,30 @@
 //! `base1` after the parent's children were copied into a fresh block with
 //! the new child in place (the parent's bitmaps do not change, because the
 //! rebuilt node stays a node). Only after that store are the replaced blocks
-//! retired to the free lists. A concurrent (RCU) version therefore needs to
-//! (1) make those stores atomic release stores, (2) defer the reuse of
-//! retired blocks and chunks past a grace period (retiring and reusing are
-//! already two steps), (3) keep pool and chunk storage from moving while
-//! readers run (fixed or chunked pools of 256-slot chunks, which no block
-//! straddles; the `u32` indexes allow that without changing the node
-//! format), and (4) allocate the direct-pointing array, which arrives lazily
-//! with the first prefix, before readers start. A prefix shorter than the
-//! direct-pointing bits is published slot by slot, as in the paper: each
-//! lookup sees its slot either before or after the change.
+//! returned to the free lists.
+//!
+//! # Clones and copy-on-write
+//!
+//! Concurrent readers do not read the table the writer mutates: the writer
+//! publishes a clone (through `fibre_rcu::RcuCell`), and the clone is cheap.
+//! Every lookup array (the direct-pointing levels, the node and leaf pools
+//! and the per-node defaults) is a `fibre_rcu::CowChunks`: fixed chunks
+//! behind reference counts, so a clone copies the chunk directories and
+//! shares every chunk, and a later write on either side copies the one
+//! chunk it touches, once per clone. The RIB and the pools' free lists are
+//! persistent `imbl` maps, shared the same way. Blocks an update unlinks go
+//! back to the free lists at once: a published clone keeps its own copy of
+//! any chunk the writer changes afterwards, so no grace period is needed.
+//! Readers never touch a reference count; a lookup pays one more dependent
+//! load per array read (the chunk's pointer in the directory, a few KiB
+//! that stay cached).
+//!
+//! Chunk sizes: the pools' chunk is the 256 slots no block straddles (6 KiB
+//! of nodes, 512 B or 1 KiB of leaves), so a node's children and leaves stay
+//! one slice of one chunk; the direct-pointing arrays use 1,024 entries
+//! (4 KiB: the IPv4 top array is 256 chunks, an IPv6 second-level chunk
+//! four). A clone of the full RIS tables then copies about 2,000 (IPv4)
+//! or 1,600 (IPv6) pointers; an update copies a few chunks.
 //!
 //! # The `MAX` value
 //!

@@ -125,7 +125,11 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         let mut walking = 0u64;
         let mut chunked = 0u64;
         for (lane, (at, out)) in at.iter_mut().zip(out.iter_mut()).enumerate() {
-            let entry = dir.get(*at as usize).copied().unwrap_or(NO_ROUTE_ENTRY);
+            let entry = if dir.is_empty() {
+                NO_ROUTE_ENTRY
+            } else {
+                *dir.at(*at as usize)
+            };
             if entry & DIRECT_LEAF != 0 {
                 *out = V::from_inline(entry & !DIRECT_LEAF);
             } else if chunk_bits::<K>() == 0 {

@@ -22,6 +22,17 @@ const _: () = assert!(
      if this fires, pick a multiple of 64"
 );
 
+/// Slots per copy-on-write chunk of the pools: a multiple of
+/// [`POOL_CHUNK`], so that no block straddles one either and a node's
+/// children or leaves stay one slice of one chunk.
+pub(crate) const COW_CHUNK: usize = 1024;
+
+const _: () = assert!(
+    COW_CHUNK.is_power_of_two() && COW_CHUNK.is_multiple_of(POOL_CHUNK as usize),
+    "COW_CHUNK must be a power of two and a multiple of POOL_CHUNK, so that no \
+     block straddles a copy-on-write chunk; if this fires, pick a multiple of 256"
+);
+
 /// Where a block of `n` slots fits inside the free run `start..start + len`
 /// without crossing a chunk boundary: the run's start, or the first chunk
 /// boundary inside it.
@@ -48,7 +59,7 @@ fn aligned_fit(start: u32, len: u32, n: u32) -> Option<u32> {
 /// growing with every update.
 #[derive(Debug, Clone)]
 pub(crate) struct BlockPool<T: Copy + std::fmt::Debug> {
-    slots: CowChunks<T, { POOL_CHUNK as usize }>,
+    slots: CowChunks<T, COW_CHUNK>,
     /// Free blocks by start: start -> length.
     free_by_start: OrdMap<u32, u32>,
     /// Free blocks by (length, start), for best fit.
@@ -149,10 +160,8 @@ impl<T: Copy + std::fmt::Debug> BlockPool<T> {
         self.free_slots -= n as usize;
     }
 
-    /// Slot `index`, for a lookup: one directory load, then the slot.
-    ///
-    /// # Panics
-    /// Past the pool's last chunk.
+    /// Slot `index`, for a lookup: one directory load, then the slot (the
+    /// fill value past the pool, never a panic).
     #[inline(always)]
     pub fn at(&self, index: usize) -> &T {
         self.slots.at(index)
@@ -179,13 +188,14 @@ impl<T: Copy + std::fmt::Debug> BlockPool<T> {
     /// Stores `value` in slot `index` (copying its chunk if shared).
     ///
     /// # Panics
-    /// Past the pool's length: the arrays only write slots they allocated.
+    /// Past the pool's last chunk: the arrays only write slots they
+    /// allocated.
     pub fn set(&mut self, index: u32, value: T) {
         self.block_mut(index, 1)[0] = value;
     }
 
     /// The copy-on-write chunks themselves, for sharing reports.
-    pub fn chunks(&self) -> &CowChunks<T, { POOL_CHUNK as usize }> {
+    pub fn chunks(&self) -> &CowChunks<T, COW_CHUNK> {
         &self.slots
     }
 

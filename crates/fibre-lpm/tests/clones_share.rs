@@ -186,11 +186,17 @@ fn one_insert_after_a_clone_copies_a_handful_of_chunks() {
     table.insert(0x0a0b_0c00, 24, 77).unwrap();
     let shared = table.shared_bytes_with(&published);
     let copied = total.max(table.chunk_bytes()) - shared;
-    // One /24 rebuilds one slot's subtree: a top-array chunk, a node and a
-    // leaf chunk or two (allocation may also touch a neighbour), and their
-    // per-node defaults. Chunks are at most 6 KiB of nodes.
-    assert!(copied <= 8 * 6_400, "{copied} bytes copied, of {total}");
-    assert!(table.exclusive_bytes() - directories <= 8 * 6_400);
+    // One /24 rebuilds one slot's subtree: it writes one chunk of the top
+    // array (16 KiB), a node chunk (24 KiB), a leaf chunk and a chunk of
+    // per-node defaults (4 KiB each), perhaps a neighbour of one: a handful
+    // of chunks out of megabytes.
+    let largest_chunk = 24 * 1024 + 64;
+    assert!(
+        copied <= 5 * largest_chunk,
+        "{copied} bytes copied, of {total}"
+    );
+    assert!(copied * 20 < total, "{copied} bytes copied, of {total}");
+    assert!(table.exclusive_bytes() - directories <= 5 * largest_chunk);
     assert_eq!(table.lookup(0x0a0b_0c01), Some(77));
     assert_ne!(published.lookup(0x0a0b_0c01), Some(77));
     // The published clone still holds every chunk it had.
@@ -206,8 +212,8 @@ fn a_clone_starts_with_the_same_answers_and_stats() {
     for (prefix, _, _) in random_v4(2_000) {
         assert_eq!(copy.lookup(prefix | 1), table.lookup(prefix | 1));
     }
+    // Every array holds chunks, and a clone copies none of them.
     let stats = table.stats();
-    assert!(stats.direct_chunks >= (1 << 18) / 1024);
-    assert!(stats.node_chunks >= 2 * stats.node_slots / 256);
-    assert!(stats.leaf_chunks >= stats.leaf_slots / 256);
+    assert!(stats.direct_chunks > 0 && stats.node_chunks >= 2 && stats.leaf_chunks > 0);
+    assert_eq!(copy.shared_bytes_with(&table), table.chunk_bytes());
 }

@@ -326,6 +326,7 @@ proptest! {
                 prop_assert_eq!(a.slot_ptr(index), a.at(index) as *const u8);
             }
             prop_assert!(a.slot_ptr(padded).is_null());
+            prop_assert_eq!(*a.at(padded), FILL);
             if padded > 0 {
                 prop_assert_eq!(a.run(padded - N, N), a.chunk(a.chunk_count() - 1).as_slice());
             }
