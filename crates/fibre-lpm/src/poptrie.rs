@@ -38,7 +38,6 @@ fn top_start<K: Key>(top: usize) -> K {
 /// t.lookup_batch(&[0xc0a8_0105, 0x0808_0808], &mut out);
 /// assert_eq!(out, [Some(9), None]);
 /// ```
-#[derive(Debug)]
 pub struct Poptrie<K: Key, V: Value> {
     rib: OrdMap<(K, u8), V>,
     /// Stored prefixes per length, to probe only lengths in use.
@@ -48,6 +47,19 @@ pub struct Poptrie<K: Key, V: Value> {
     arrays: LookupArrays<K, V>,
     scratch: Vec<Entry<K, V>>,
     path: Vec<(u32, u32, u32)>,
+}
+
+impl<K: Key, V: Value> std::fmt::Debug for Poptrie<K, V> {
+    /// The table's state; the per-update scratch buffers are left out (a
+    /// clone starts them empty, so two equal tables print alike).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Poptrie")
+            .field("rib", &self.rib)
+            .field("count_by_len", &self.count_by_len)
+            .field("no_route_valued", &self.no_route_valued)
+            .field("arrays", &self.arrays)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<K: Key, V: Value> Clone for Poptrie<K, V> {
