@@ -7,7 +7,7 @@
 //! so the cache misses of the lanes overlap instead of queueing.
 
 use crate::arrays::{chunk_bits, chunk_len, LookupArrays, NO_ROUTE_ENTRY};
-use crate::node::{ones_through, DIRECT_LEAF, STRIDE, WIDE_LEAF};
+use crate::node::{ones_through, Node, DIRECT_LEAF, STRIDE, WIDE_LEAF};
 use crate::{Key, Value};
 
 /// Most addresses a batch can walk together: one bit each in a `u64` mask.
@@ -122,6 +122,11 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             prefetch(dir.slot_ptr(*at as usize));
         }
 
+        // Per lane, the node or leaf it reads next, found (one directory
+        // load) when it is prefetched, so the read a round later does not
+        // go through the chunk directory again.
+        let mut node_at: [&Node; LANES] = [nodes.at(0); LANES];
+        let mut leaf_at: [&V; LANES] = [leaves.at(0); LANES];
         let mut walking = 0u64;
         let mut chunked = 0u64;
         for (lane, (at, out)) in at.iter_mut().zip(out.iter_mut()).enumerate() {
@@ -133,8 +138,8 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             if entry & DIRECT_LEAF != 0 {
                 *out = V::from_inline(entry & !DIRECT_LEAF);
             } else if chunk_bits::<K>() == 0 {
-                *at = entry;
-                prefetch(nodes.slot_ptr(entry as usize));
+                node_at[lane] = nodes.at(entry as usize);
+                prefetch(node_at[lane]);
                 walking |= 1u64 << lane;
             } else if entry & WIDE_LEAF != 0 {
                 *out = *leaves.at((entry & !WIDE_LEAF) as usize);
@@ -156,8 +161,8 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             if entry & DIRECT_LEAF != 0 {
                 out[lane] = V::from_inline(entry & !DIRECT_LEAF);
             } else {
-                at[lane] = entry;
-                prefetch(nodes.slot_ptr(entry as usize));
+                node_at[lane] = nodes.at(entry as usize);
+                prefetch(node_at[lane]);
                 walking |= 1u64 << lane;
             }
         }
@@ -168,22 +173,22 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             while leafed != 0 {
                 let lane = leafed.trailing_zeros() as usize;
                 leafed &= leafed - 1;
-                out[lane] = *leaves.at(at[lane] as usize);
+                out[lane] = *leaf_at[lane];
             }
             let mut lanes = walking;
             while lanes != 0 {
                 let lane = lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
-                let node = nodes.at(at[lane] as usize);
+                let node = node_at[lane];
                 let child = addrs[lane].bits_at(offset, STRIDE);
                 if node.vector & (1u64 << child) != 0 {
                     let index = node.base1 + ones_through(node.vector, child) - 1;
-                    prefetch(nodes.slot_ptr(index as usize));
-                    at[lane] = index;
+                    node_at[lane] = nodes.at(index as usize);
+                    prefetch(node_at[lane]);
                 } else {
                     let index = node.base0 + ones_through(node.leafvec, child) - 1;
-                    prefetch(leaves.slot_ptr(index as usize));
-                    at[lane] = index;
+                    leaf_at[lane] = leaves.at(index as usize);
+                    prefetch(leaf_at[lane]);
                     walking &= !(1u64 << lane);
                     leafed |= 1u64 << lane;
                 }
@@ -193,7 +198,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         while leafed != 0 {
             let lane = leafed.trailing_zeros() as usize;
             leafed &= leafed - 1;
-            out[lane] = *leaves.at(at[lane] as usize);
+            out[lane] = *leaf_at[lane];
         }
     }
 }

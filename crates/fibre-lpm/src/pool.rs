@@ -167,12 +167,6 @@ impl<T: Copy + std::fmt::Debug> BlockPool<T> {
         self.slots.at(index)
     }
 
-    /// Where slot `index` lives, for a prefetch (null past the pool).
-    #[inline(always)]
-    pub fn slot_ptr(&self, index: usize) -> *const T {
-        self.slots.slot_ptr(index)
-    }
-
     /// The block `start..start + n` handed out by [`BlockPool::alloc`], as
     /// one slice (a block never straddles a chunk).
     pub fn block(&self, start: u32, n: u32) -> &[T] {
