@@ -117,6 +117,10 @@
 //! | update replay, no clones | 0.61-0.65x | 0.56-0.61x |
 //! | replay with a clone every 1,024 updates | 1.7-1.9 M/s: 0.27x of the flat one without clones (flat with clones: 0.1 M/s) | 1.5-1.7 M/s: 0.33x (flat with clones: 0.4-0.5 M/s) |
 //!
+//! Those lookup figures predate the batch's lanes keeping a reference to
+//! what they prefetched; two later runs on a busier machine (load 3.8) put
+//! batched lookups at 0.77-0.78x (IPv4) and 0.83-0.87x (IPv6).
+//!
 //! The lookups pay the chunk directory's load at every level; the writer
 //! pays the persistent RIB and free lists, and after each clone one chunk
 //! copy per chunk it first writes.
