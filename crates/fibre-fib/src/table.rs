@@ -10,9 +10,10 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use fibre_lpm::{Key, Poptrie};
-use hashbrown::HashTable;
+use fibre_rcu::CowChunks;
 
 use crate::fib::Fib;
 use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
@@ -143,35 +144,49 @@ impl PrefixEntry {
 pub(crate) struct FamilyTable<K: Key> {
     /// Prefix -> arena slot.
     index: Poptrie<K, u32>,
-    /// Arena of prefix entries; `None` slots are free.
-    entries: Vec<Option<PrefixEntry>>,
+    /// Arena of prefix entries; `None` slots are free. On copy-on-write
+    /// chunks, so that a clone (one per publication of a shared FIB)
+    /// copies the chunk directory, and a change after it copies only the
+    /// chunks it touches: 256 entries of one line each, 16 KiB a chunk.
+    entries: CowChunks<Option<PrefixEntry>, ENTRY_CHUNK>,
     /// Per slot of `entries` (same length): 1 + the index in `summaries`
     /// of the entry's [`PrefixEntry::single`], 0 for none. The IPv6 data
     /// path reads this instead of the entry: 2 bytes a slot (0.5 MB for a
     /// full table, mostly cache resident) instead of the entry's 64-byte
     /// line, a cache miss per lookup with a 16 MB arena.
-    summary_of: Vec<u16>,
+    /// On chunks of 4,096 slots (8 KiB) for the same reason as `entries`.
+    summary_of: CowChunks<u16, SUMMARY_CHUNK>,
     /// The distinct summaries `summary_of` names: few (one per gateway,
     /// device, type and class), so at most [`MAX_SUMMARIES`]; an entry whose
     /// summary does not fit any more has none there (only slower).
-    summaries: Vec<SinglePath>,
+    /// Shared between clones (copied whole when a new summary is filed,
+    /// which is rare: the list is short and only grows).
+    summaries: Arc<Vec<SinglePath>>,
     /// `summaries` -> its index, to file each distinct summary once.
-    summary_ids: HashMap<SinglePath, u16, BuildHasherDefault<KeyHasher>>,
-    /// Free slots of `entries`, reused first.
-    free: Vec<u32>,
+    summary_ids: Arc<HashMap<SinglePath, u16, BuildHasherDefault<KeyHasher>>>,
+    /// Free slots of `entries`, reused first (a persistent vector: a clone
+    /// shares it).
+    free: imbl::Vector<u32>,
     /// The full-length prefixes (/32, /128) of `index` -> their slots. Such
     /// a prefix is the longest match of its one address, found here by one
     /// hash probe instead of a walk down every level of the LPM (18 nodes
     /// for an IPv6 /128: what an input lookup to one of our addresses
-    /// cost in table local).
-    hosts: HashMap<K, u32, BuildHasherDefault<KeyHasher>>,
-    /// Every prefix of `index` -> its slot, by the prefix's hash, each
-    /// hit confirmed against the slot's entry (which the caller reads next
-    /// anyway), so 4 bytes a prefix. Only the writer uses it: finding a
-    /// prefix's entry is one probe (a cache miss or two) instead of a
-    /// search of the LPM's `BTreeMap` RIB (five or six with a full table),
-    /// done two to four times per route command.
-    exact: HashTable<u32>,
+    /// cost in table local). Shared between clones and copied whole when
+    /// a host prefix comes or goes: a lookup reads it through one pointer,
+    /// as fast as a map of its own.
+    hosts: Arc<HashMap<K, u32, BuildHasherDefault<KeyHasher>>>,
+    /// Every prefix of `index` -> its slot. Only the writer uses it:
+    /// finding a prefix's entry is one probe of a hash trie (a few cache
+    /// misses) instead of a search of the LPM's RIB, done two to four times
+    /// per route command. A persistent map (imbl's HAMT, Bagwell's "Ideal
+    /// Hash Trees", 2001), so that a clone shares it and a change copies
+    /// one path.
+    exact: imbl::GenericHashMap<
+        Prefix,
+        u32,
+        BuildHasherDefault<KeyHasher>,
+        imbl::shared_ptr::DefaultSharedPtr,
+    >,
     /// The slot whose routes were last handed out mutably: its summary
     /// was cleared then and is made again by the next `&mut` call.
     unsettled: Option<u32>,
@@ -180,8 +195,10 @@ pub(crate) struct FamilyTable<K: Key> {
     /// Per slot holding many routes: a fingerprint of each of its routes
     /// (more is harmless), so that [`FamilyTable::insert_unless_same`]
     /// knows a route is new without comparing it with every route there.
-    /// Dropped for a slot whose routes are handed out mutably.
-    fingerprints: HashMap<u32, Fingerprints, BuildHasherDefault<KeyHasher>>,
+    /// Dropped for a slot whose routes are handed out mutably. Shared
+    /// between clones and copied on change: only slots with many routes
+    /// have fingerprints, so they are few.
+    fingerprints: Arc<HashMap<u32, Fingerprints, BuildHasherDefault<KeyHasher>>>,
 }
 
 /// What [`FamilyTable::fingerprints`] knows of one slot's routes.
@@ -203,34 +220,34 @@ const FINGERPRINTED_FROM: usize = 16;
 /// through many gateways fills them; entries then just get no side copy.
 const MAX_SUMMARIES: usize = u16::MAX as usize;
 
+/// Entries per chunk of [`FamilyTable::entries`]: 16 KiB chunks, so a
+/// single route change copies 16 KiB and a clone of a full IPv4 table
+/// (about a million slots) copies a directory of 4,096 pointers.
+const ENTRY_CHUNK: usize = 256;
+
+/// Slots per chunk of [`FamilyTable::summary_of`] (8 KiB chunks).
+const SUMMARY_CHUNK: usize = 4096;
+
 impl<K: Key> Default for FamilyTable<K> {
     fn default() -> Self {
         Self {
             index: Poptrie::new(),
-            entries: Vec::new(),
-            summary_of: Vec::new(),
-            summaries: Vec::new(),
-            summary_ids: HashMap::default(),
-            free: Vec::new(),
-            hosts: HashMap::default(),
-            exact: HashTable::new(),
+            entries: CowChunks::new(None),
+            summary_of: CowChunks::new(0),
+            summaries: Arc::default(),
+            summary_ids: Arc::default(),
+            free: imbl::Vector::new(),
+            hosts: Arc::default(),
+            exact: imbl::GenericHashMap::default(),
             unsettled: None,
             all_unsettled: false,
-            fingerprints: HashMap::default(),
+            fingerprints: Arc::default(),
         }
     }
 }
 
 fn key_of<K: Key>(prefix: &Prefix) -> K {
     K::from_u128(prefix.key())
-}
-
-/// The hash [`FamilyTable::exact`] files a prefix under.
-fn prefix_hash(prefix: &Prefix) -> u64 {
-    let mut hasher = KeyHasher::default();
-    hasher.write_u128(prefix.key());
-    hasher.write_u32(u32::from(prefix.len()));
-    hasher.finish()
 }
 
 impl<K: Key> FamilyTable<K> {
@@ -245,8 +262,8 @@ impl<K: Key> FamilyTable<K> {
         if std::mem::take(&mut self.all_unsettled) {
             // Every summary is made again: the filed ones are renumbered,
             // dropping those no entry uses any more.
-            self.summaries.clear();
-            self.summary_ids.clear();
+            self.summaries = Arc::default();
+            self.summary_ids = Arc::default();
             for slot in 0..self.entries.len() as u32 {
                 self.summarize(slot);
             }
@@ -256,52 +273,67 @@ impl<K: Key> FamilyTable<K> {
     /// Makes the summary of the entry at `slot` (if live) and its copy in
     /// the side array.
     fn summarize(&mut self, slot: u32) {
-        let Some(e) = self.entries[slot as usize].as_mut() else {
+        let Some(Some(e)) = self.entries.get(slot as usize) else {
             return;
         };
-        e.single = SinglePath::of(&e.routes);
-        let id = match e.single {
+        let single = SinglePath::of(&e.routes);
+        if e.single != single {
+            if let Ok(Some(e)) = self.entries.get_mut(slot as usize) {
+                e.single = single;
+            }
+        }
+        let id = match single {
             None => 0,
             Some(s) => match self.summary_ids.get(&s) {
                 Some(&i) => i + 1,
                 None if self.summaries.len() < MAX_SUMMARIES => {
                     let i = self.summaries.len() as u16;
-                    self.summaries.push(s);
-                    self.summary_ids.insert(s, i);
+                    Arc::make_mut(&mut self.summaries).push(s);
+                    Arc::make_mut(&mut self.summary_ids).insert(s, i);
                     i + 1
                 }
                 None => 0,
             },
         };
-        self.summary_of[slot as usize] = id;
+        if self.summary_of.get(slot as usize) != Some(&id) {
+            let _ = self.summary_of.set(slot as usize, id);
+        }
     }
 
     /// The slot of exactly this prefix.
     fn slot_of(&self, prefix: &Prefix) -> Option<u32> {
-        let entries = &self.entries;
-        let holds = |slot: &u32| {
-            entries[*slot as usize]
-                .as_ref()
-                .is_some_and(|e| e.prefix == *prefix)
-        };
-        self.exact.find(prefix_hash(prefix), holds).copied()
+        self.exact.get(prefix).copied()
+    }
+
+    /// The live entry at `slot`, mutably (its chunk copied first if a
+    /// clone shares it).
+    fn live_mut(&mut self, slot: u32) -> &mut PrefixEntry {
+        match self.entries.get_mut(slot as usize) {
+            Ok(Some(entry)) => entry,
+            _ => unreachable!("the index points at live slots"),
+        }
+    }
+
+    /// Forgets the fingerprints of `slot` (its routes may change), without
+    /// copying the shared map when it has none for it.
+    fn forget_fingerprints(&mut self, slot: u32) {
+        if self.fingerprints.contains_key(&slot) {
+            Arc::make_mut(&mut self.fingerprints).remove(&slot);
+        }
     }
 
     /// The entry of exactly this prefix.
     pub fn get(&self, prefix: &Prefix) -> Option<&PrefixEntry> {
         let slot = self.slot_of(prefix)?;
-        self.entries[slot as usize].as_ref()
+        self.entry_at(slot)
     }
 
     /// The routes of exactly this prefix, created empty when absent.
     pub fn routes_mut(&mut self, prefix: &Prefix) -> &mut Vec<Route> {
         let slot = self.slot_to_change(prefix);
         // The caller may change the routes: their fingerprints are made again.
-        self.fingerprints.remove(&slot);
-        &mut self.entries[slot as usize]
-            .as_mut()
-            .expect("the index points at live slots")
-            .routes
+        self.forget_fingerprints(slot);
+        &mut self.live_mut(slot).routes
     }
 
     /// Adds `route` to the routes of `prefix` (created when absent) after
@@ -323,10 +355,11 @@ impl<K: Key> FamilyTable<K> {
         order: impl Fn(&Route) -> O,
     ) -> bool {
         let slot = self.slot_to_change(prefix);
-        let routes = &mut self.entries[slot as usize]
-            .as_mut()
-            .expect("the index points at live slots")
-            .routes;
+        let fingerprints = &mut self.fingerprints;
+        let routes = match self.entries.get_mut(slot as usize) {
+            Ok(Some(entry)) => &mut entry.routes,
+            _ => unreachable!("the index points at live slots"),
+        };
         let key = order(&route);
         let scan = |routes: &[Route]| {
             routes
@@ -340,8 +373,7 @@ impl<K: Key> FamilyTable<K> {
             }
             scan(routes)
         } else {
-            let known = self
-                .fingerprints
+            let known = Arc::make_mut(fingerprints)
                 .entry(slot)
                 .or_insert_with(|| Fingerprints {
                     prints: routes.iter().map(&fingerprint).collect(),
@@ -375,9 +407,9 @@ impl<K: Key> FamilyTable<K> {
                     single: None,
                     routes: Vec::new(),
                 };
-                let slot = match self.free.pop() {
+                let slot = match self.free.pop_back() {
                     Some(slot) => {
-                        self.entries[slot as usize] = Some(entry);
+                        let _ = self.entries.set(slot as usize, Some(entry));
                         slot
                     }
                     None => {
@@ -391,24 +423,17 @@ impl<K: Key> FamilyTable<K> {
                     .insert(key, prefix.len(), slot)
                     .expect("a Prefix is always a valid LPM key");
                 if prefix.len() == K::BITS {
-                    self.hosts.insert(key, slot);
+                    Arc::make_mut(&mut self.hosts).insert(key, slot);
                 }
-                let entries = &self.entries;
-                let rehash = |slot: &u32| {
-                    entries[*slot as usize]
-                        .as_ref()
-                        .map_or(0, |e| prefix_hash(&e.prefix))
-                };
-                self.exact.insert_unique(prefix_hash(prefix), slot, rehash);
+                self.exact.insert(*prefix, slot);
                 slot
             }
         };
         self.unsettled = Some(slot);
-        let entry = self.entries[slot as usize]
-            .as_mut()
-            .expect("the index points at live slots");
-        entry.single = None;
-        self.summary_of[slot as usize] = 0;
+        self.live_mut(slot).single = None;
+        if self.summary_of.get(slot as usize) != Some(&0) {
+            let _ = self.summary_of.set(slot as usize, 0);
+        }
         slot
     }
 
@@ -416,22 +441,18 @@ impl<K: Key> FamilyTable<K> {
     pub fn prune(&mut self, prefix: &Prefix) {
         self.settle();
         if let Some(slot) = self.slot_of(prefix) {
-            let empty = self.entries[slot as usize]
-                .as_ref()
-                .is_none_or(|e| e.routes.is_empty());
+            let empty = self.entry_at(slot).is_none_or(|e| e.routes.is_empty());
             if empty {
                 let key = key_of::<K>(prefix);
                 let _ = self.index.remove(key, prefix.len());
                 if prefix.len() == K::BITS {
-                    self.hosts.remove(&key);
+                    Arc::make_mut(&mut self.hosts).remove(&key);
                 }
-                if let Ok(found) = self.exact.find_entry(prefix_hash(prefix), |s| *s == slot) {
-                    found.remove();
-                }
-                self.entries[slot as usize] = None;
-                self.summary_of[slot as usize] = 0;
-                self.fingerprints.remove(&slot);
-                self.free.push(slot);
+                self.exact.remove(prefix);
+                let _ = self.entries.set(slot as usize, None);
+                let _ = self.summary_of.set(slot as usize, 0);
+                self.forget_fingerprints(slot);
+                self.free.push_back(slot);
             }
         }
     }
@@ -440,7 +461,7 @@ impl<K: Key> FamilyTable<K> {
     pub fn matches(&self, addr: K) -> impl Iterator<Item = &PrefixEntry> + '_ {
         self.index
             .matches(addr)
-            .filter_map(move |(_, _, slot)| self.entries[slot as usize].as_ref())
+            .filter_map(move |(_, _, slot)| self.entry_at(slot))
     }
 
     /// The entry of the longest prefix containing `addr` (the LPM fast path).
@@ -509,20 +530,20 @@ impl<K: Key> FamilyTable<K> {
     /// instead of coming one after another).
     #[inline(always)]
     pub fn prefetch_entry(&self, slot: u32) {
-        fibre_lpm::prefetch(self.entries.as_ptr().wrapping_add(slot as usize));
+        fibre_lpm::prefetch(self.entries.slot_ptr(slot as usize));
     }
 
     /// Starts fetching the side array's word for `slot` (see
     /// [`FamilyTable::prefetch_entry`]).
     #[inline(always)]
     pub fn prefetch_summary(&self, slot: u32) {
-        fibre_lpm::prefetch(self.summary_of.as_ptr().wrapping_add(slot as usize));
+        fibre_lpm::prefetch(self.summary_of.slot_ptr(slot as usize));
     }
 
     /// The entry at `slot` (None for a free one).
     #[inline]
     pub fn entry_at(&self, slot: u32) -> Option<&PrefixEntry> {
-        self.entries[slot as usize].as_ref()
+        self.entries.at(slot as usize).as_ref()
     }
 
     /// The entry at `slot`'s [`PrefixEntry::single`], from the side array:
@@ -530,7 +551,7 @@ impl<K: Key> FamilyTable<K> {
     /// without reading the entry.
     #[inline]
     pub fn summary_at(&self, slot: u32) -> Option<&SinglePath> {
-        match self.summary_of[slot as usize] {
+        match *self.summary_of.at(slot as usize) {
             0 => None,
             id => Some(&self.summaries[usize::from(id) - 1]),
         }
@@ -546,8 +567,10 @@ impl<K: Key> FamilyTable<K> {
         self.settle();
         self.all_unsettled = true;
         // The caller may change any entry's routes (a rare bulk change).
-        self.summary_of.fill(0);
-        self.fingerprints.clear();
+        let len = self.summary_of.len();
+        self.summary_of = CowChunks::new(0);
+        self.summary_of.resize(len, 0);
+        self.fingerprints = Arc::default();
         for e in self.entries.iter_mut().flatten() {
             e.single = None;
         }
@@ -569,13 +592,13 @@ impl<K: Key> FamilyTable<K> {
 
     /// Bytes this table holds that no clone of it shares: what dropping
     /// it would free, of its lookup arrays and its arena with the side
-    /// array (the routes' own heap and the writer's indexes not counted).
-    /// The LPM's lookup arrays are counted whole: this Poptrie copies them
-    /// on clone, so a clone holds them alone.
+    /// array (the routes' own heap and the writer's indexes not counted):
+    /// the chunks of each that no other version shares, and their
+    /// directories.
     pub fn exclusive_bytes(&self) -> usize {
-        self.index.lookup_bytes()
-            + self.entries.capacity() * std::mem::size_of::<Option<PrefixEntry>>()
-            + self.summary_of.capacity() * std::mem::size_of::<u16>()
+        self.index.exclusive_bytes()
+            + self.entries.exclusive_bytes()
+            + self.summary_of.exclusive_bytes()
     }
 
     /// Number of prefixes held.

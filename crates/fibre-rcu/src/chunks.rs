@@ -348,6 +348,33 @@ impl<T: Clone, const N: usize> CowChunks<T, N> {
             .take(self.len)
     }
 
+    /// The elements in order, mutably: every chunk another copy shares is
+    /// copied first (a bulk change touches all of them anyway).
+    ///
+    /// ```
+    /// use fibre_rcu::CowChunks;
+    /// let mut a: CowChunks<u32, 4> = CowChunks::new(0);
+    /// a.extend([1, 2, 3, 4, 5]);
+    /// let b = a.clone();
+    /// a.iter_mut().for_each(|x| *x *= 10);
+    /// assert_eq!(a.iter().copied().collect::<Vec<_>>(), [10, 20, 30, 40, 50]);
+    /// assert_eq!(b.iter().copied().collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+    /// ```
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> + '_ {
+        let len = self.len;
+        for chunk in 0..self.chunks.len() {
+            self.chunk_mut(chunk);
+        }
+        self.chunks
+            .iter_mut()
+            .flat_map(|chunk| {
+                get_mut(chunk)
+                    .expect("chunk_mut just made every chunk this copy's own")
+                    .iter_mut()
+            })
+            .take(len)
+    }
+
     /// How many chunks (at the same positions) this array shares with
     /// `other`, i.e. were not copied since they were cloned apart.
     pub fn chunks_shared_with(&self, other: &Self) -> usize {
@@ -486,6 +513,32 @@ mod tests {
         let data = a.chunks[0].as_ptr() as usize;
         assert_eq!(data % fibre_base::CACHE_LINE, 0);
         assert_eq!(&a[0] as *const u8 as usize, data);
+    }
+
+    #[test]
+    fn iter_mut_copies_shared_chunks_and_leaves_the_clone_alone() {
+        let mut a: CowChunks<u32, 4> = CowChunks::new(0);
+        a.extend(0..10);
+        let b = a.clone();
+        for x in a.iter_mut() {
+            *x += 100;
+        }
+        assert_eq!(
+            a.iter().copied().collect::<Vec<_>>(),
+            (100..110).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            b.iter().copied().collect::<Vec<_>>(),
+            (0..10).collect::<Vec<_>>()
+        );
+        assert_eq!(a.chunks_shared_with(&b), 0);
+        // Slots past the length keep the fill value.
+        assert_eq!(*a.at(10), 0);
+        // Unshared now: a second pass copies nothing.
+        let before: Vec<*const u32> = (0..3).map(|c| a.chunk(c).as_ptr()).collect();
+        a.iter_mut().for_each(|x| *x += 1);
+        let after: Vec<*const u32> = (0..3).map(|c| a.chunk(c).as_ptr()).collect();
+        assert_eq!(before, after);
     }
 
     #[test]
