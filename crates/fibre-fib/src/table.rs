@@ -601,6 +601,22 @@ impl<K: Key> FamilyTable<K> {
             + self.summary_of.exclusive_bytes()
     }
 
+    /// Bytes of chunks (lookup arrays, arena, side array) this table
+    /// shares with `other`, a clone of it or of a clone.
+    #[cfg(test)]
+    pub fn shared_bytes_with(&self, other: &Self) -> usize {
+        self.index.shared_bytes_with(&other.index)
+            + self.entries.shared_bytes_with(&other.entries)
+            + self.summary_of.shared_bytes_with(&other.summary_of)
+    }
+
+    /// Bytes of every chunk of the lookup arrays, arena and side array,
+    /// shared or not: what a private copy of them costs.
+    #[cfg(test)]
+    pub fn chunk_bytes(&self) -> usize {
+        self.index.chunk_bytes() + self.entries.total_bytes() + self.summary_of.total_bytes()
+    }
+
     /// Number of prefixes held.
     #[cfg(test)]
     pub fn len(&self) -> usize {
@@ -674,6 +690,27 @@ impl Fib {
         self.tables
             .values()
             .map(|t| t.v4.exclusive_bytes() + t.v6.exclusive_bytes())
+            .sum()
+    }
+
+    /// Bytes of route-table chunks this FIB shares with `other` (a clone
+    /// of it, or of a clone), table by table: what keeping both versions
+    /// costs less than two copies.
+    #[cfg(test)]
+    pub(crate) fn shared_bytes_with(&self, other: &Fib) -> usize {
+        self.tables
+            .iter()
+            .filter_map(|(id, t)| Some((t, other.tables.get(id)?)))
+            .map(|(t, o)| t.v4.shared_bytes_with(&o.v4) + t.v6.shared_bytes_with(&o.v6))
+            .sum()
+    }
+
+    /// Bytes of every route-table chunk of this FIB, shared or not.
+    #[cfg(test)]
+    pub(crate) fn table_chunk_bytes(&self) -> usize {
+        self.tables
+            .values()
+            .map(|t| t.v4.chunk_bytes() + t.v6.chunk_bytes())
             .sum()
     }
 
