@@ -28,7 +28,7 @@
 //! - MAC addresses: the model derives `02:fb:<ifindex>` per link (the kernel's
 //!   are random), so IPv6 link-local addresses differ, their routes do not.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use crate::command::*;
@@ -79,23 +79,23 @@ impl Default for FibSettings {
 #[derive(Debug, Clone)]
 pub struct Fib {
     /// Links by index.
-    pub(crate) links: BTreeMap<LinkIndex, Link>,
+    pub(crate) links: imbl::OrdMap<LinkIndex, Link>,
     /// The index of each link by name, kept by `link_add` and `link_del`:
     /// a name is looked up by every command naming a device, so it is
     /// hashed as the kernel's `dev_get_by_name` hashes it (`dev_name_hash`)
     /// rather than found by a walk of the links.
-    pub(crate) link_names: HashMap<String, LinkIndex>,
+    pub(crate) link_names: imbl::HashMap<String, LinkIndex>,
     /// The links that have ever been up. Until a link first comes up no
     /// path through it can be dead or marked linkdown (a route through a
     /// down link is refused, except a host-scope one, which carries
     /// neither flag), so its first `up` need not visit every route.
-    pub(crate) been_up: HashSet<LinkIndex>,
+    pub(crate) been_up: imbl::HashSet<LinkIndex>,
     /// The last ifindex handed out (the kernel allocates cyclically upwards).
     pub(crate) last_ifindex: LinkIndex,
     /// IPv4 addresses per link, in the kernel's `ifa_list` order.
-    pub(crate) addrs_v4: BTreeMap<LinkIndex, Vec<Address>>,
+    pub(crate) addrs_v4: imbl::OrdMap<LinkIndex, Vec<Address>>,
     /// IPv6 addresses per link, in the kernel's list order.
-    pub(crate) addrs_v6: BTreeMap<LinkIndex, Vec<Address>>,
+    pub(crate) addrs_v6: imbl::OrdMap<LinkIndex, Vec<Address>>,
     /// Every address of `addrs_v4` and `addrs_v6`, hashed: kept by the
     /// functions that change those lists.
     pub(crate) local_addrs: crate::local_addrs::LocalAddrs,
@@ -122,12 +122,11 @@ pub struct Fib {
     /// IPv4 paths whose gateway resolved to one of our own addresses when
     /// the route was made (nexthop scope host): the kernel does not use
     /// such a gateway as a gateway (`rt_uses_gateway` is 0).
-    pub(crate) host_scope_gateways: HashSet<HostGatewayKey>,
+    pub(crate) host_scope_gateways: imbl::HashSet<HostGatewayKey>,
     /// Route cache classes handed out, by (`prefsrc`, `mtu`): never taken
     /// back, so that a class names the same attributes for the FIB's life
-    /// (and both copies of a left-right pair, which apply the same
-    /// commands in the same order, hand out the same ones).
-    pub(crate) cache_classes: HashMap<(Option<IpAddr>, Option<u32>, bool), u16>,
+    /// (and in every version a shared FIB publishes).
+    pub(crate) cache_classes: imbl::HashMap<(Option<IpAddr>, Option<u32>, bool), u16>,
     /// Links whose MTU was changed below 68: the kernel destroyed their
     /// IPv4 state (`inetdev_event`, NETDEV_CHANGEMTU) until the MTU is
     /// changed back to 68 or more.
@@ -137,9 +136,26 @@ pub struct Fib {
     /// they are not derived here, and links carry the announced carrier.
     pub(crate) follows_kernel: bool,
     /// The carrier the kernel announced for each followed link.
-    pub(crate) announced_carrier: HashMap<LinkIndex, bool>,
+    pub(crate) announced_carrier: imbl::HashMap<LinkIndex, bool>,
     /// Neighbour entries by (link, address) (see `write/neighs.rs`).
-    pub(crate) neighbours: BTreeMap<(LinkIndex, IpAddr), crate::write::neighs::Neighbour>,
+    pub(crate) neighbours: imbl::OrdMap<(LinkIndex, IpAddr), crate::write::neighs::Neighbour>,
+}
+
+/// `BTreeMap::retain` for a persistent ordered map (which has none): the
+/// entries `keep` refuses are removed one by one, each copying the path
+/// to it from any tree a clone still shares.
+pub(crate) fn retain_ord<K: Ord + Clone, V: Clone>(
+    map: &mut imbl::OrdMap<K, V>,
+    mut keep: impl FnMut(&K, &V) -> bool,
+) {
+    let gone: Vec<K> = map
+        .iter()
+        .filter(|(k, v)| !keep(k, v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for k in &gone {
+        map.remove(k);
+    }
 }
 
 /// Identifies one path of one IPv4 route.
@@ -186,7 +202,7 @@ impl Fib {
     /// assert_eq!(fib.rules(Family::V6).len(), 2);
     /// ```
     pub fn new() -> Fib {
-        let mut links = BTreeMap::new();
+        let mut links = imbl::OrdMap::new();
         links.insert(
             LOOPBACK_INDEX,
             Link {
@@ -201,11 +217,11 @@ impl Fib {
         Fib {
             ipv4_off: Default::default(),
             links,
-            link_names: HashMap::from([("lo".to_string(), LOOPBACK_INDEX)]),
-            been_up: HashSet::new(),
+            link_names: imbl::HashMap::from_iter([("lo".to_string(), LOOPBACK_INDEX)]),
+            been_up: imbl::HashSet::new(),
             last_ifindex: LOOPBACK_INDEX,
-            addrs_v4: BTreeMap::new(),
-            addrs_v6: BTreeMap::new(),
+            addrs_v4: imbl::OrdMap::new(),
+            addrs_v6: imbl::OrdMap::new(),
             local_addrs: Default::default(),
             tables: BTreeMap::new(),
             table_seq: 0,
@@ -215,11 +231,11 @@ impl Fib {
             custom_rules_v6: false,
             custom_local_routes: false,
             settings: FibSettings::default(),
-            host_scope_gateways: HashSet::new(),
-            cache_classes: HashMap::new(),
+            host_scope_gateways: imbl::HashSet::new(),
+            cache_classes: imbl::HashMap::new(),
             follows_kernel: false,
-            announced_carrier: HashMap::new(),
-            neighbours: BTreeMap::new(),
+            announced_carrier: imbl::HashMap::new(),
+            neighbours: imbl::OrdMap::new(),
         }
     }
 

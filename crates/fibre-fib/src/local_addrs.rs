@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use crate::table::KeyHasher;
 
@@ -17,8 +18,12 @@ type Counts<K> = HashMap<K, u32, BuildHasherDefault<KeyHasher>>;
 /// addresses, so it is exact between any two of their steps.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct LocalAddrs {
-    v4: Counts<u32>,
-    v6: Counts<u128>,
+    /// Behind an `Arc`, copied whole when an address comes or goes (rare,
+    /// and there are few): a clone of the FIB (one per publication of a
+    /// shared FIB) shares them, and a probe reads them through one pointer.
+    v4: Arc<Counts<u32>>,
+    /// As `v4`.
+    v6: Arc<Counts<u128>>,
     /// Each address added or removed since [`LocalAddrs::take_journal`],
     /// while a journal is kept (see [`LocalAddrs::keep_journal`]).
     journal: Option<Vec<IpAddr>>,
@@ -58,16 +63,29 @@ impl LocalAddrs {
     pub fn added(&mut self, addr: &IpAddr) {
         self.note(addr);
         match addr {
-            IpAddr::V4(a) => *self.v4.entry(u32::from(*a)).or_default() += 1,
-            IpAddr::V6(a) => *self.v6.entry(u128::from(*a)).or_default() += 1,
+            IpAddr::V4(a) => {
+                *Arc::make_mut(&mut self.v4)
+                    .entry(u32::from(*a))
+                    .or_default() += 1
+            }
+            IpAddr::V6(a) => {
+                *Arc::make_mut(&mut self.v6)
+                    .entry(u128::from(*a))
+                    .or_default() += 1
+            }
         }
     }
 
     /// One link fewer holds `addr`.
     pub fn removed(&mut self, addr: &IpAddr) {
         self.note(addr);
-        fn drop_one<K: std::hash::Hash + Eq>(counts: &mut Counts<K>, key: K) {
-            if let std::collections::hash_map::Entry::Occupied(mut e) = counts.entry(key) {
+        fn drop_one<K: std::hash::Hash + Eq + Clone>(counts: &mut Arc<Counts<K>>, key: K) {
+            if !counts.contains_key(&key) {
+                return;
+            }
+            if let std::collections::hash_map::Entry::Occupied(mut e) =
+                Arc::make_mut(counts).entry(key)
+            {
                 *e.get_mut() -= 1;
                 if *e.get() == 0 {
                     e.remove();

@@ -249,8 +249,59 @@ fn run<K: Family>(
     if std::env::args().nth(2).as_deref() != Some("lookups") {
         replay(&t16, &updates, gateways, false);
         replay(&t16, &updates, gateways, true);
+        clone_costs(&t16, &updates, gateways);
         short_prefix_updates(&t16);
     }
+}
+
+/// What publishing by clone costs the writer: one clone of the full table
+/// (the median of 9), one insert right after a clone (it copies the chunks
+/// it writes), and the update replay with a clone taken ("published") every
+/// 1,024 updates and the one before it dropped, as a FIB publishing per
+/// batch would.
+fn clone_costs<K: Family, V: Value + TryFrom<u64>>(
+    t: &Poptrie<K, V>,
+    updates: &[(bool, K, u8)],
+    gateways: u64,
+) {
+    let mut clones: Vec<f64> = (0..9)
+        .map(|_| timed(|| std::hint::black_box(t.clone())).1)
+        .collect();
+    clones.sort_by(f64::total_cmp);
+    let mut work = t.clone();
+    let _published = work.clone();
+    let (prefix, len) = updates
+        .iter()
+        .find(|u| u.0)
+        .map_or((K::from_u128(0), 0), |u| (u.1, u.2));
+    let value = V::try_from(1).ok().expect("fits");
+    let (_, first_insert, _) = timed(|| work.insert(prefix, len, value).expect("valid"));
+
+    let mut work = t.clone();
+    let mut published = work.clone();
+    let (_, secs, cpu) = timed(|| {
+        for (seq, &(announce, prefix, len)) in updates.iter().enumerate() {
+            if seq % 1024 == 0 {
+                published = work.clone();
+            }
+            if announce {
+                let value = V::try_from(gateway(prefix, len, 0, gateways))
+                    .ok()
+                    .expect("fits");
+                work.insert(prefix, len, value).expect("valid prefix");
+            } else {
+                work.remove(prefix, len).expect("valid prefix");
+            }
+        }
+    });
+    std::hint::black_box(&published);
+    println!(
+        "  clones: one clone {:.1} us (median of 9), first insert after a clone {:.1} us; replay with a clone every 1,024 updates: {} ({} on-CPU)",
+        clones[4] * 1e6,
+        first_insert * 1e6,
+        rate(updates.len(), secs),
+        rate(updates.len(), cpu),
+    );
 }
 
 /// The worst updates: a default route, and a /8, added and withdrawn on the

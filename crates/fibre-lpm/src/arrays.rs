@@ -3,12 +3,22 @@
 
 use std::marker::PhantomData;
 
+use fibre_rcu::CowChunks;
+
 use crate::node::{mask_through, Node, DIRECT_LEAF, INLINE_NO_ROUTE, STRIDE, WIDE_LEAF};
-use crate::pool::BlockPool;
+use crate::pool::{BlockPool, COW_CHUNK};
 use crate::{Key, Value};
 
 /// The direct-pointing entry for "no route".
 pub(crate) const NO_ROUTE_ENTRY: u32 = DIRECT_LEAF | INLINE_NO_ROUTE;
+
+/// Entries per copy-on-write chunk of the direct-pointing arrays (4 KiB of
+/// `u32`): the IPv4 top array is 256 of them, an IPv6 second-level chunk
+/// (4,096 entries) four.
+pub(crate) const DIRECT_CHUNK: usize = 4096;
+
+/// The direct-pointing arrays' storage.
+pub(crate) type DirectArray = CowChunks<u32, DIRECT_CHUNK>;
 
 /// A prefix as the builders see it.
 pub(crate) type Entry<K, V> = (K, u8, V);
@@ -23,23 +33,23 @@ pub(crate) struct LookupArrays<K: Key, V: Value> {
     /// a value too wide to inline with nothing longer below.
     /// Empty until the first prefix arrives (reads then see "no route"), so
     /// that an unused table costs nothing.
-    pub dir: Vec<u32>,
+    pub dir: DirectArray,
     /// Second-level direct pointing (only when `TOP_BITS < DIRECT_BITS`):
     /// chunk `c` is the `chunk_len::<K>()` entries from `c * chunk_len`, one per
     /// value of the next `DIRECT_BITS - TOP_BITS` bits, each an inline leaf
     /// or a root node index. A top slot has a chunk exactly while it needs
     /// one: prefixes longer than `TOP_BITS` below it, or a value too wide to
     /// inline.
-    pub chunks: Vec<u32>,
+    pub chunks: DirectArray,
     /// Chunk numbers free for reuse, and those unlinked by the last update.
     free_chunks: Vec<u32>,
     retired_chunks: Vec<u32>,
     pub nodes: BlockPool<Node>,
     /// Control plane, parallel to `nodes`: the value a node's range inherits
     /// from shorter prefixes, so that a subtree can be rebuilt on its own.
-    pub node_default: Vec<V>,
+    pub node_default: CowChunks<V, COW_CHUNK>,
     pub leaves: BlockPool<V>,
-    /// Blocks unlinked by the last update, waiting to be reused.
+    /// Blocks unlinked by the update in progress, released at its end.
     retired_nodes: Vec<(u32, u32)>,
     retired_leaves: Vec<(u32, u32)>,
     /// Whether the CPU counts bits in one instruction (checked once).
@@ -121,12 +131,12 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// Arrays that answer "no route" everywhere.
     pub fn new() -> Self {
         Self {
-            dir: Vec::new(),
-            chunks: Vec::new(),
+            dir: CowChunks::new(NO_ROUTE_ENTRY),
+            chunks: CowChunks::new(NO_ROUTE_ENTRY),
             free_chunks: Vec::new(),
             retired_chunks: Vec::new(),
             nodes: BlockPool::new(Node::default()),
-            node_default: Vec::new(),
+            node_default: CowChunks::new(V::NO_ROUTE),
             leaves: BlockPool::new(V::NO_ROUTE),
             retired_nodes: Vec::new(),
             retired_leaves: Vec::new(),
@@ -139,7 +149,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// table has not had one yet.
     pub fn ensure_dir(&mut self) {
         if self.dir.is_empty() {
-            self.dir = vec![NO_ROUTE_ENTRY; 1usize << K::TOP_BITS];
+            self.dir.resize(1usize << K::TOP_BITS, NO_ROUTE_ENTRY);
         }
     }
 
@@ -148,15 +158,16 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// ("no route" before the array exists).
     #[inline(always)]
     pub fn entry(&self, slot: usize) -> u32 {
-        let top = self
-            .dir
-            .get(slot >> chunk_bits::<K>())
-            .copied()
-            .unwrap_or(NO_ROUTE_ENTRY);
+        if self.dir.is_empty() {
+            return NO_ROUTE_ENTRY;
+        }
+        let top = *self.dir.at(slot >> chunk_bits::<K>());
         if chunk_bits::<K>() == 0 || top & (DIRECT_LEAF | WIDE_LEAF) != 0 {
             top
         } else {
-            self.chunks[top as usize * chunk_len::<K>() + (slot & (chunk_len::<K>() - 1))]
+            *self
+                .chunks
+                .at(top as usize * chunk_len::<K>() + (slot & (chunk_len::<K>() - 1)))
         }
     }
 
@@ -170,7 +181,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     pub fn top_leaf(&mut self, value: V) -> u32 {
         inline_leaf(value).unwrap_or_else(|| {
             let index = self.leaves.alloc(1);
-            self.leaves.slots_mut()[index as usize] = value;
+            self.leaves.set(index, value);
             WIDE_LEAF | index
         })
     }
@@ -181,7 +192,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         if entry & DIRECT_LEAF != 0 {
             V::from_inline(entry & !DIRECT_LEAF)
         } else if chunk_bits::<K>() > 0 && entry & WIDE_LEAF != 0 {
-            self.leaves.slots()[(entry & !WIDE_LEAF) as usize]
+            *self.leaves.at((entry & !WIDE_LEAF) as usize)
         } else {
             self.node_default[entry as usize]
         }
@@ -192,6 +203,64 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         (self.dir.len() + self.chunks.len()) * std::mem::size_of::<u32>()
             + self.nodes.len() * std::mem::size_of::<Node>()
             + self.leaves.len() * std::mem::size_of::<V>()
+    }
+
+    /// Stores node `index` and the value its range inherits.
+    fn set_node(&mut self, index: u32, node: Node, default: V) {
+        self.nodes.set(index, node);
+        self.set_node_default(index, default);
+    }
+
+    fn set_node_default(&mut self, index: u32, default: V) {
+        // `alloc_nodes` keeps `node_default` as long as the node pool, so
+        // an index the pool handed out is always in bounds.
+        self.node_default
+            .set(index as usize, default)
+            .expect("node_default is kept as long as the node pool");
+    }
+
+    /// Stores top entry `top`; returns the one it replaced.
+    fn set_dir(&mut self, top: usize, entry: u32) -> u32 {
+        self.dir
+            .set(top, entry)
+            .expect("top entries are written only after ensure_dir")
+    }
+
+    /// Stores second-level entry `at`; returns the one it replaced.
+    fn set_chunk_entry(&mut self, at: usize, entry: u32) -> u32 {
+        self.chunks
+            .set(at, entry)
+            .expect("second-level entries are written only in allocated chunks")
+    }
+
+    /// Bytes of chunks shared with `other`, array by array.
+    pub fn shared_bytes_with(&self, other: &Self) -> usize {
+        self.dir.shared_bytes_with(&other.dir)
+            + self.chunks.shared_bytes_with(&other.chunks)
+            + self.nodes.chunks().shared_bytes_with(other.nodes.chunks())
+            + self.node_default.shared_bytes_with(&other.node_default)
+            + self
+                .leaves
+                .chunks()
+                .shared_bytes_with(other.leaves.chunks())
+    }
+
+    /// Bytes this copy alone holds: directories and unshared chunks.
+    pub fn exclusive_bytes(&self) -> usize {
+        self.dir.exclusive_bytes()
+            + self.chunks.exclusive_bytes()
+            + self.nodes.chunks().exclusive_bytes()
+            + self.node_default.exclusive_bytes()
+            + self.leaves.chunks().exclusive_bytes()
+    }
+
+    /// Bytes of every chunk, shared or not (directories excluded).
+    pub fn chunk_bytes_total(&self) -> usize {
+        self.dir.chunk_count() * DirectArray::chunk_bytes()
+            + self.chunks.chunk_count() * DirectArray::chunk_bytes()
+            + self.nodes.chunks().chunk_count() * CowChunks::<Node, COW_CHUNK>::chunk_bytes()
+            + self.node_default.chunk_count() * CowChunks::<V, COW_CHUNK>::chunk_bytes()
+            + self.leaves.chunks().chunk_count() * CowChunks::<V, COW_CHUNK>::chunk_bytes()
     }
 
     fn alloc_nodes(&mut self, n: u32) -> u32 {
@@ -252,7 +321,8 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         }
         let base0 = if leaf_count > 0 {
             let base = self.leaves.alloc(leaf_count as u32);
-            self.leaves.slots_mut()[base as usize..base as usize + leaf_count]
+            self.leaves
+                .block_mut(base, leaf_count as u32)
                 .copy_from_slice(&leaf_values[..leaf_count]);
             base
         } else {
@@ -266,14 +336,13 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             0
         };
         let mut rest = vector;
-        let mut slot = base1 as usize;
+        let mut slot = base1;
         while rest != 0 {
             let child = rest.trailing_zeros() as usize;
             rest &= rest - 1;
             let (start, end) = runs[child];
             let node = self.build_node(&pfx[start as usize..end as usize], deep, paint[child]);
-            self.nodes.slots_mut()[slot] = node;
-            self.node_default[slot] = paint[child];
+            self.set_node(slot, node, paint[child]);
             slot += 1;
         }
         Node {
@@ -298,11 +367,12 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         for (top, &default) in defaults.iter().enumerate() {
             let end = start + run_len(&long[start..], 0, K::TOP_BITS, top as u32);
             let below = &long[start..end];
-            self.dir[top] = if chunk_bits::<K>() == 0 {
+            let entry = if chunk_bits::<K>() == 0 {
                 self.build_slot_entry(below, default)
             } else {
                 self.build_top_entry(below, default)
             };
+            self.set_dir(top, entry);
             start = end;
         }
     }
@@ -341,8 +411,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         }
         let node = self.build_node(pfx, K::DIRECT_BITS, default);
         let index = self.alloc_nodes(1);
-        self.nodes.slots_mut()[index as usize] = node;
-        self.node_default[index as usize] = default;
+        self.set_node(index, node, default);
         index
     }
 
@@ -352,7 +421,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// published by the store of its number into the top entry.
     pub fn publish_slot(&mut self, slot: usize, entry: u32) {
         let old = if chunk_bits::<K>() == 0 {
-            std::mem::replace(&mut self.dir[slot], entry)
+            self.set_dir(slot, entry)
         } else {
             let top = slot >> chunk_bits::<K>();
             let low = slot & (chunk_len::<K>() - 1);
@@ -362,24 +431,25 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
                     self.alloc_chunk(old_top)
                 } else {
                     // Each slot needs its own subtree for a wide value.
-                    let value = self.leaves.slots()[(old_top & !WIDE_LEAF) as usize];
+                    let value = *self.leaves.at((old_top & !WIDE_LEAF) as usize);
                     let chunk = self.alloc_chunk(NO_ROUTE_ENTRY);
                     let start = chunk as usize * chunk_len::<K>();
                     for at in start..start + chunk_len::<K>() {
-                        self.chunks[at] = self.build_slot_entry(&[], value);
+                        let entry = self.build_slot_entry(&[], value);
+                        self.set_chunk_entry(at, entry);
                     }
                     chunk
                 };
                 let at = chunk as usize * chunk_len::<K>() + low;
-                let replaced = std::mem::replace(&mut self.chunks[at], entry);
-                self.dir[top] = chunk;
+                let replaced = self.set_chunk_entry(at, entry);
+                self.set_dir(top, chunk);
                 self.retire_entry(replaced);
                 self.retire_top_leaf(old_top);
                 self.reclaim();
                 return;
             }
             let at = self.dir[top] as usize * chunk_len::<K>() + low;
-            std::mem::replace(&mut self.chunks[at], entry)
+            self.set_chunk_entry(at, entry)
         };
         self.retire_entry(old);
         self.reclaim();
@@ -389,7 +459,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// one store, then retires what it replaced: a wide leaf, or a chunk and
     /// every subtree below it.
     pub fn publish_top(&mut self, top: usize, entry: u32) {
-        let old = std::mem::replace(&mut self.dir[top], entry);
+        let old = self.set_dir(top, entry);
         if old & (DIRECT_LEAF | WIDE_LEAF) != 0 {
             self.retire_top_leaf(old);
         } else {
@@ -412,7 +482,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// Queues the subtree of a replaced slot entry (nothing for a leaf).
     fn retire_entry(&mut self, old: u32) {
         if old & DIRECT_LEAF == 0 {
-            let node = self.nodes.slots()[old as usize];
+            let node = *self.nodes.at(old as usize);
             self.retired_nodes.push((old, 1));
             self.retire_below(node);
         }
@@ -434,7 +504,9 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             }
         };
         let start = chunk as usize * chunk_len::<K>();
-        self.chunks[start..start + chunk_len::<K>()].fill(fill);
+        for at in start..start + chunk_len::<K>() {
+            self.set_chunk_entry(at, fill);
+        }
         chunk
     }
 
@@ -444,7 +516,9 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         debug_assert_eq!(entries.len(), chunk_len::<K>());
         let chunk = self.alloc_chunk(NO_ROUTE_ENTRY);
         let start = chunk as usize * chunk_len::<K>();
-        self.chunks[start..start + chunk_len::<K>()].copy_from_slice(entries);
+        for (at, &entry) in (start..).zip(entries) {
+            self.set_chunk_entry(at, entry);
+        }
         chunk
     }
 
@@ -453,21 +527,29 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
     /// publishes it with one aligned store of `parent.base1`, then retires the
     /// old block and everything below the old child.
     pub fn publish_child(&mut self, parent: u32, child: u32, node: Node, default: V) {
-        let parent_node = self.nodes.slots()[parent as usize];
+        let parent_node = *self.nodes.at(parent as usize);
         let count = parent_node.child_count();
         let old_base = parent_node.base1;
-        let old_child = self.nodes.slots()[child as usize];
+        let old_child = *self.nodes.at(child as usize);
         let new_base = self.alloc_nodes(count);
-        let (old, new) = (old_base as usize, new_base as usize);
+        // The old and new blocks may share a chunk; copy through the stack.
+        let mut siblings = [Node::default(); 64];
+        siblings[..count as usize].copy_from_slice(self.nodes.block(old_base, count));
+        siblings[(child - old_base) as usize] = node;
         self.nodes
-            .slots_mut()
-            .copy_within(old..old + count as usize, new);
-        self.node_default
-            .copy_within(old..old + count as usize, new);
-        let position = (child - old_base) as usize;
-        self.nodes.slots_mut()[new + position] = node;
-        self.node_default[new + position] = default;
-        self.nodes.slots_mut()[parent as usize].base1 = new_base;
+            .block_mut(new_base, count)
+            .copy_from_slice(&siblings[..count as usize]);
+        for i in 0..count {
+            let inherited = if old_base + i == child {
+                default
+            } else {
+                self.node_default[(old_base + i) as usize]
+            };
+            self.set_node_default(new_base + i, inherited);
+        }
+        let mut parent_node = parent_node;
+        parent_node.base1 = new_base;
+        self.nodes.set(parent, parent_node);
         self.retired_nodes.push((old_base, count));
         self.retire_below(old_child);
         self.reclaim();
@@ -483,15 +565,19 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         if children > 0 {
             self.retired_nodes.push((node.base1, children));
             for i in node.base1..node.base1 + children {
-                let child = self.nodes.slots()[i as usize];
+                let child = *self.nodes.at(i as usize);
                 self.retire_below(child);
             }
         }
     }
 
-    /// Returns retired blocks to the pools. Single-threaded today; a reader
-    /// that may still hold an old index needs this deferred past a grace
-    /// period (the RCU issue), which is why retiring and reusing are split.
+    /// Returns the blocks unlinked by this update to the pools at once. No
+    /// grace period is needed: a concurrent reader reads a published clone,
+    /// never this working copy, and the clone keeps its own copy of every
+    /// chunk the writer changes from here on (copy-on-write), so reusing a
+    /// block can never change what a reader sees. The lists only collect a
+    /// subtree's blocks before any is released (a release may shrink the
+    /// pool under a block still to be read).
     fn reclaim(&mut self) {
         for (start, n) in self.retired_nodes.drain(..) {
             self.nodes.release(start, n);
@@ -517,7 +603,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             if offset + STRIDE >= len {
                 return;
             }
-            let node = self.nodes.slots()[index as usize];
+            let node = *self.nodes.at(index as usize);
             let child = key.bits_at(offset, STRIDE);
             if node.vector & (1u64 << child) == 0 {
                 return;

@@ -36,15 +36,17 @@
 //!   changes: leaf compression) and two `u32` bases into the node and leaf
 //!   pools, children and leaves found by population count (`popcnt`, chosen
 //!   at run time when the CPU has it);
-//! * node and leaf pools (`Vec`s addressed by `u32`) handing out blocks of
+//! * node and leaf pools (addressed by `u32`) handing out blocks of
 //!   1..=64 slots, with a coalescing best-fit free list, so churn reuses
 //!   space instead of growing the pools. No block straddles a multiple of
-//!   256 slots, so the pools can live in fixed chunks (see below) with each
-//!   node's children and leaves still one slice; on the RIS tables that
+//!   256 slots, so the pools live in copy-on-write chunks of 1,024 slots
+//!   (see below) with each node's children and leaves still one slice; on
+//!   the RIS tables that
 //!   costs 0.1-0.6 % more slots (`examples/ris_speed.rs`, after the update
 //!   replays: IPv6 13.48 -> 13.54 bytes a prefix).
 //!
-//! The RIB beside it is a `BTreeMap` keyed by (address, length): it serves
+//! The RIB beside it is a persistent B-tree (`imbl::OrdMap`) keyed by
+//! (address, length): it serves
 //! [`Poptrie::get`], [`Poptrie::iter`] and [`Poptrie::matches`], and gives the
 //! prefixes below any node as one contiguous range for rebuilds.
 //! [`Poptrie::build`] builds everything from a list in one pass.
@@ -72,16 +74,56 @@
 //! `base1` after the parent's children were copied into a fresh block with
 //! the new child in place (the parent's bitmaps do not change, because the
 //! rebuilt node stays a node). Only after that store are the replaced blocks
-//! retired to the free lists. A concurrent (RCU) version therefore needs to
-//! (1) make those stores atomic release stores, (2) defer the reuse of
-//! retired blocks and chunks past a grace period (retiring and reusing are
-//! already two steps), (3) keep pool and chunk storage from moving while
-//! readers run (fixed or chunked pools of 256-slot chunks, which no block
-//! straddles; the `u32` indexes allow that without changing the node
-//! format), and (4) allocate the direct-pointing array, which arrives lazily
-//! with the first prefix, before readers start. A prefix shorter than the
-//! direct-pointing bits is published slot by slot, as in the paper: each
-//! lookup sees its slot either before or after the change.
+//! returned to the free lists.
+//!
+//! # Clones and copy-on-write
+//!
+//! Concurrent readers do not read the table the writer mutates: the writer
+//! publishes a clone (through `fibre_rcu::RcuCell`), and the clone is cheap.
+//! Every lookup array (the direct-pointing levels, the node and leaf pools
+//! and the per-node defaults) is a `fibre_rcu::CowChunks`: fixed chunks
+//! behind reference counts, so a clone copies the chunk directories and
+//! shares every chunk, and a later write on either side copies the one
+//! chunk it touches, once per clone. The RIB and the pools' free lists are
+//! persistent `imbl` maps, shared the same way. Blocks an update unlinks go
+//! back to the free lists at once: a published clone keeps its own copy of
+//! any chunk the writer changes afterwards, so no grace period is needed.
+//! Readers never touch a reference count; a lookup pays one more dependent
+//! load per array read (the chunk's pointer in the directory, a few KiB
+//! that stay cached).
+//!
+//! Chunk sizes, chosen on the RIS tables (`examples/ris_speed.rs`): the
+//! pools' chunk is 1,024 slots (24 KiB of nodes, 2 or 4 KiB of leaves), a
+//! multiple of the 256 no block straddles, so a node's children and leaves
+//! stay one slice of one chunk; the direct-pointing arrays use 4,096 entries
+//! (16 KiB: the IPv4 top array is 64 chunks, an IPv6 second-level chunk
+//! one). Against chunks of 256 slots and 1,024 entries, that cut a clone of
+//! the full IPv4 table from 31 to 10 us and made the replay with a clone
+//! every 1,024 updates faster (1.7 -> 1.9 M/s), for a first insert after a
+//! clone of 33 -> 38 us; lookups did not move. A clone of the full RIS
+//! tables copies about 1,300 (IPv4) or 570 (IPv6) chunk pointers.
+//!
+//! Measured side by side with the flat `Vec`s this replaced (`cargo run
+//! --release -p fibre-lpm --example ris_speed`, 3 alternating runs each,
+//! 2-core VM shared with other builds, 2026-12-03), this version against
+//! the flat one:
+//!
+//! | | IPv4 (1,042,325 prefixes) | IPv6 (246,175) |
+//! |---|---|---|
+//! | single lookups (on-CPU rate) | 0.84-0.88x | 0.67-0.79x |
+//! | batched lookups | 0.81-0.82x | 0.71-0.80x |
+//! | one clone | 9.5-9.7 us (flat: 4.0-6.8 ms) | 5.1-5.6 us (flat: 1.1-1.2 ms) |
+//! | first insert after a clone | 38-44 us | 27-31 us |
+//! | update replay, no clones | 0.61-0.65x | 0.56-0.61x |
+//! | replay with a clone every 1,024 updates | 1.7-1.9 M/s: 0.27x of the flat one without clones (flat with clones: 0.1 M/s) | 1.5-1.7 M/s: 0.33x (flat with clones: 0.4-0.5 M/s) |
+//!
+//! Those lookup figures predate the batch's lanes keeping a reference to
+//! what they prefetched; two later runs on a busier machine (load 3.8) put
+//! batched lookups at 0.77-0.78x (IPv4) and 0.83-0.87x (IPv6).
+//!
+//! The lookups pay the chunk directory's load at every level; the writer
+//! pays the persistent RIB and free lists, and after each clone one chunk
+//! copy per chunk it first writes.
 //!
 //! # The `MAX` value
 //!

@@ -7,7 +7,7 @@
 //! so the cache misses of the lanes overlap instead of queueing.
 
 use crate::arrays::{chunk_bits, chunk_len, LookupArrays, NO_ROUTE_ENTRY};
-use crate::node::{ones_through, DIRECT_LEAF, STRIDE, WIDE_LEAF};
+use crate::node::{ones_through, Node, DIRECT_LEAF, STRIDE, WIDE_LEAF};
 use crate::{Key, Value};
 
 /// Most addresses a batch can walk together: one bit each in a `u64` mask.
@@ -66,20 +66,20 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             return V::from_inline(entry & !DIRECT_LEAF);
         }
         if chunk_bits::<K>() > 0 && entry & WIDE_LEAF != 0 {
-            return self.leaves.slots()[(entry & !WIDE_LEAF) as usize];
+            return *self.leaves.at((entry & !WIDE_LEAF) as usize);
         }
-        let nodes = self.nodes.slots();
-        let mut node = &nodes[entry as usize];
+        let nodes = &self.nodes;
+        let mut node = nodes.at(entry as usize);
         let mut offset = K::DIRECT_BITS;
         let mut child = addr.bits_at(offset, STRIDE);
         while node.vector & (1u64 << child) != 0 {
             let index = node.base1 + ones_through(node.vector, child) - 1;
-            node = &nodes[index as usize];
+            node = nodes.at(index as usize);
             offset += STRIDE;
             child = addr.bits_at(offset, STRIDE);
         }
         let index = node.base0 + ones_through(node.leafvec, child) - 1;
-        self.leaves.slots()[index as usize]
+        *self.leaves.at(index as usize)
     }
 
     /// Leaves for up to [`LANES`] addresses of `addrs` into `out` (same
@@ -113,47 +113,56 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         debug_assert!(addrs.len() <= LANES && out.len() == addrs.len());
         let dir = &self.dir;
         let chunks = &self.chunks;
-        let nodes = self.nodes.slots();
-        let leaves = self.leaves.slots();
+        let nodes = &self.nodes;
+        let leaves = &self.leaves;
         // Per lane: the top slot, the chunk entry, the node, then the leaf.
         let mut at = [0u32; LANES];
         for (at, addr) in at.iter_mut().zip(addrs) {
             *at = addr.bits_at(0, K::TOP_BITS);
-            prefetch(dir.as_ptr().wrapping_add(*at as usize));
+            prefetch(dir.slot_ptr(*at as usize));
         }
 
+        // Per lane, the node or leaf it reads next, found (one directory
+        // load) when it is prefetched, so the read a round later does not
+        // go through the chunk directory again.
+        let mut node_at: [&Node; LANES] = [nodes.at(0); LANES];
+        let mut leaf_at: [&V; LANES] = [leaves.at(0); LANES];
         let mut walking = 0u64;
         let mut chunked = 0u64;
         for (lane, (at, out)) in at.iter_mut().zip(out.iter_mut()).enumerate() {
-            let entry = dir.get(*at as usize).copied().unwrap_or(NO_ROUTE_ENTRY);
+            let entry = if dir.is_empty() {
+                NO_ROUTE_ENTRY
+            } else {
+                *dir.at(*at as usize)
+            };
             if entry & DIRECT_LEAF != 0 {
                 *out = V::from_inline(entry & !DIRECT_LEAF);
             } else if chunk_bits::<K>() == 0 {
-                *at = entry;
-                prefetch(nodes.as_ptr().wrapping_add(entry as usize));
+                node_at[lane] = nodes.at(entry as usize);
+                prefetch(node_at[lane]);
                 walking |= 1u64 << lane;
             } else if entry & WIDE_LEAF != 0 {
-                *out = leaves[(entry & !WIDE_LEAF) as usize];
+                *out = *leaves.at((entry & !WIDE_LEAF) as usize);
             } else {
                 let low = addrs[lane].bits_at(K::TOP_BITS, chunk_bits::<K>());
                 *at = entry * chunk_len::<K>() as u32 + low;
-                prefetch(chunks.as_ptr().wrapping_add(*at as usize));
+                prefetch(chunks.slot_ptr(*at as usize));
                 chunked |= 1u64 << lane;
             }
         }
         for addr in next {
             let slot = addr.bits_at(0, K::TOP_BITS) as usize;
-            prefetch(dir.as_ptr().wrapping_add(slot));
+            prefetch(dir.slot_ptr(slot));
         }
         while chunked != 0 {
             let lane = chunked.trailing_zeros() as usize;
             chunked &= chunked - 1;
-            let entry = chunks[at[lane] as usize];
+            let entry = *chunks.at(at[lane] as usize);
             if entry & DIRECT_LEAF != 0 {
                 out[lane] = V::from_inline(entry & !DIRECT_LEAF);
             } else {
-                at[lane] = entry;
-                prefetch(nodes.as_ptr().wrapping_add(entry as usize));
+                node_at[lane] = nodes.at(entry as usize);
+                prefetch(node_at[lane]);
                 walking |= 1u64 << lane;
             }
         }
@@ -164,22 +173,22 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
             while leafed != 0 {
                 let lane = leafed.trailing_zeros() as usize;
                 leafed &= leafed - 1;
-                out[lane] = leaves[at[lane] as usize];
+                out[lane] = *leaf_at[lane];
             }
             let mut lanes = walking;
             while lanes != 0 {
                 let lane = lanes.trailing_zeros() as usize;
                 lanes &= lanes - 1;
-                let node = &nodes[at[lane] as usize];
+                let node = node_at[lane];
                 let child = addrs[lane].bits_at(offset, STRIDE);
                 if node.vector & (1u64 << child) != 0 {
                     let index = node.base1 + ones_through(node.vector, child) - 1;
-                    prefetch(nodes.as_ptr().wrapping_add(index as usize));
-                    at[lane] = index;
+                    node_at[lane] = nodes.at(index as usize);
+                    prefetch(node_at[lane]);
                 } else {
                     let index = node.base0 + ones_through(node.leafvec, child) - 1;
-                    prefetch(leaves.as_ptr().wrapping_add(index as usize));
-                    at[lane] = index;
+                    leaf_at[lane] = leaves.at(index as usize);
+                    prefetch(leaf_at[lane]);
                     walking &= !(1u64 << lane);
                     leafed |= 1u64 << lane;
                 }
@@ -189,7 +198,7 @@ impl<K: Key, V: Value> LookupArrays<K, V> {
         while leafed != 0 {
             let lane = leafed.trailing_zeros() as usize;
             leafed &= leafed - 1;
-            out[lane] = leaves[at[lane] as usize];
+            out[lane] = *leaf_at[lane];
         }
     }
 }

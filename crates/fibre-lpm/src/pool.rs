@@ -4,7 +4,8 @@
 //! stored in fixed chunks (never moving, or copied on write one chunk at a
 //! time) and a node's children or leaves still read as one slice.
 
-use std::collections::{BTreeMap, BTreeSet};
+use fibre_rcu::CowChunks;
+use imbl::{OrdMap, OrdSet};
 
 /// Largest block a node asks for: one slot per child or leaf of a node.
 pub(crate) const MAX_BLOCK: u32 = 64;
@@ -21,6 +22,17 @@ const _: () = assert!(
      if this fires, pick a multiple of 64"
 );
 
+/// Slots per copy-on-write chunk of the pools: a multiple of
+/// [`POOL_CHUNK`], so that no block straddles one either and a node's
+/// children or leaves stay one slice of one chunk.
+pub(crate) const COW_CHUNK: usize = 1024;
+
+const _: () = assert!(
+    COW_CHUNK.is_power_of_two() && COW_CHUNK.is_multiple_of(POOL_CHUNK as usize),
+    "COW_CHUNK must be a power of two and a multiple of POOL_CHUNK, so that no \
+     block straddles a copy-on-write chunk; if this fires, pick a multiple of 256"
+);
+
 /// Where a block of `n` slots fits inside the free run `start..start + len`
 /// without crossing a chunk boundary: the run's start, or the first chunk
 /// boundary inside it.
@@ -34,30 +46,35 @@ fn aligned_fit(start: u32, len: u32, n: u32) -> Option<u32> {
     (at + n <= start + len).then_some(at)
 }
 
-/// Contiguous blocks of `T` in one `Vec`, with a best-fit free list.
+/// Contiguous blocks of `T` in copy-on-write chunks of [`POOL_CHUNK`]
+/// slots ([`CowChunks`]), with a best-fit free list.
+///
+/// A clone shares every chunk and the free lists (persistent `imbl` maps,
+/// shared until one side changes): it costs the chunk directory. A write
+/// to a shared chunk copies that chunk once.
 ///
 /// Freed blocks merge with free neighbours (and a free run reaching the end
 /// shrinks the pool), and a request takes the smallest free block that fits,
 /// splitting it. So under churn the pool stays near its live size instead of
 /// growing with every update.
 #[derive(Debug, Clone)]
-pub(crate) struct BlockPool<T: Copy> {
-    slots: Vec<T>,
+pub(crate) struct BlockPool<T: Copy + std::fmt::Debug> {
+    slots: CowChunks<T, COW_CHUNK>,
     /// Free blocks by start: start -> length.
-    free_by_start: BTreeMap<u32, u32>,
+    free_by_start: OrdMap<u32, u32>,
     /// Free blocks by (length, start), for best fit.
-    free_by_size: BTreeSet<(u32, u32)>,
+    free_by_size: OrdSet<(u32, u32)>,
     free_slots: usize,
     fill: T,
 }
 
-impl<T: Copy> BlockPool<T> {
+impl<T: Copy + std::fmt::Debug> BlockPool<T> {
     /// An empty pool whose fresh slots start as `fill`.
     pub fn new(fill: T) -> Self {
         Self {
-            slots: Vec::new(),
-            free_by_start: BTreeMap::new(),
-            free_by_size: BTreeSet::new(),
+            slots: CowChunks::new(fill),
+            free_by_start: OrdMap::new(),
+            free_by_size: OrdSet::new(),
             free_slots: 0,
             fill,
         }
@@ -125,7 +142,7 @@ impl<T: Copy> BlockPool<T> {
             n += after_len;
         }
         if (start + n) as usize == self.slots.len() {
-            self.slots.truncate(start as usize);
+            self.slots.resize(start as usize, self.fill);
         } else {
             self.insert_free(start, n);
         }
@@ -143,16 +160,37 @@ impl<T: Copy> BlockPool<T> {
         self.free_slots -= n as usize;
     }
 
-    /// All slots, live and free.
+    /// Slot `index`, for a lookup: one directory load, then the slot (the
+    /// fill value past the pool, never a panic).
     #[inline(always)]
-    pub fn slots(&self) -> &[T] {
-        &self.slots
+    pub fn at(&self, index: usize) -> &T {
+        self.slots.at(index)
     }
 
-    /// All slots, live and free, for writing freshly allocated blocks.
-    #[inline(always)]
-    pub fn slots_mut(&mut self) -> &mut [T] {
-        &mut self.slots
+    /// The block `start..start + n` handed out by [`BlockPool::alloc`], as
+    /// one slice (a block never straddles a chunk).
+    pub fn block(&self, start: u32, n: u32) -> &[T] {
+        self.slots.run(start as usize, n as usize)
+    }
+
+    /// The block `start..start + n`, for writing (its chunk is copied
+    /// first if a clone shares it).
+    pub fn block_mut(&mut self, start: u32, n: u32) -> &mut [T] {
+        self.slots.run_mut(start as usize, n as usize)
+    }
+
+    /// Stores `value` in slot `index` (copying its chunk if shared).
+    ///
+    /// # Panics
+    /// Past the pool's last chunk: the arrays only write slots they
+    /// allocated.
+    pub fn set(&mut self, index: u32, value: T) {
+        self.block_mut(index, 1)[0] = value;
+    }
+
+    /// The copy-on-write chunks themselves, for sharing reports.
+    pub fn chunks(&self) -> &CowChunks<T, COW_CHUNK> {
+        &self.slots
     }
 
     /// Slots held (live and free).

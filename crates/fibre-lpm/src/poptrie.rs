@@ -2,7 +2,7 @@
 //! from it (data plane). The design, the update scheme and what a concurrent
 //! (RCU) reader needs from it are described in the crate documentation.
 
-use std::collections::BTreeMap;
+use imbl::OrdMap;
 
 use crate::arrays::{chunk_bits, left_aligned, Entry, LookupArrays};
 use crate::reference::check_prefix;
@@ -18,7 +18,14 @@ fn top_start<K: Key>(top: usize) -> K {
     K::from_u128((top as u128) << (u32::from(K::BITS) - K::TOP_BITS))
 }
 
-/// Longest-prefix match table: a Poptrie over a `BTreeMap` RIB.
+/// Longest-prefix match table: a Poptrie over a persistent (`imbl`) RIB.
+///
+/// Cloning is cheap: the lookup arrays are copy-on-write chunks and the RIB
+/// a persistent B-tree, so a clone copies the chunk directories (a few
+/// thousand pointers for a full table) and shares everything else; each
+/// later update on either side copies only the chunks it writes. That is
+/// what lets a FIB publish a new version per batch by cloning its working
+/// table.
 ///
 /// ```
 /// use fibre_lpm::Poptrie;
@@ -31,9 +38,8 @@ fn top_start<K: Key>(top: usize) -> K {
 /// t.lookup_batch(&[0xc0a8_0105, 0x0808_0808], &mut out);
 /// assert_eq!(out, [Some(9), None]);
 /// ```
-#[derive(Debug, Clone)]
 pub struct Poptrie<K: Key, V: Value> {
-    rib: BTreeMap<(K, u8), V>,
+    rib: OrdMap<(K, u8), V>,
     /// Stored prefixes per length, to probe only lengths in use.
     count_by_len: Vec<u32>,
     /// Prefixes whose value equals the arrays' "no route" mark.
@@ -41,6 +47,34 @@ pub struct Poptrie<K: Key, V: Value> {
     arrays: LookupArrays<K, V>,
     scratch: Vec<Entry<K, V>>,
     path: Vec<(u32, u32, u32)>,
+}
+
+impl<K: Key, V: Value> std::fmt::Debug for Poptrie<K, V> {
+    /// The table's state; the per-update scratch buffers are left out (a
+    /// clone starts them empty, so two equal tables print alike).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Poptrie")
+            .field("rib", &self.rib)
+            .field("count_by_len", &self.count_by_len)
+            .field("no_route_valued", &self.no_route_valued)
+            .field("arrays", &self.arrays)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Key, V: Value> Clone for Poptrie<K, V> {
+    /// Shares the RIB and every lookup-array chunk: costs the chunk
+    /// directories. The per-update scratch buffers start empty.
+    fn clone(&self) -> Self {
+        Self {
+            rib: self.rib.clone(),
+            count_by_len: self.count_by_len.clone(),
+            no_route_valued: self.no_route_valued,
+            arrays: self.arrays.clone(),
+            scratch: Vec::new(),
+            path: Vec::new(),
+        }
+    }
 }
 
 impl<K: Key, V: Value> Default for Poptrie<K, V> {
@@ -58,6 +92,12 @@ pub struct PoptrieStats {
     pub node_slots: usize,
     /// Node slots on the free lists.
     pub free_node_slots: usize,
+    /// Copy-on-write chunks holding the direct-pointing arrays (both levels).
+    pub direct_chunks: usize,
+    /// Copy-on-write chunks of the node pool and of the per-node defaults.
+    pub node_chunks: usize,
+    /// Copy-on-write chunks of the leaf pool.
+    pub leaf_chunks: usize,
     /// Leaf slots held (one value each), free ones included.
     pub leaf_slots: usize,
     /// Leaf slots on the free lists.
@@ -74,7 +114,7 @@ impl<K: Key, V: Value> Poptrie<K, V> {
     /// ```
     pub fn new() -> Self {
         Self {
-            rib: BTreeMap::new(),
+            rib: OrdMap::new(),
             count_by_len: vec![0; usize::from(K::BITS) + 1],
             no_route_valued: 0,
             arrays: LookupArrays::new(),
@@ -325,9 +365,41 @@ impl<K: Key, V: Value> Poptrie<K, V> {
             direct_entries: self.arrays.dir.len() + self.arrays.chunks.len(),
             node_slots: self.arrays.nodes.len(),
             free_node_slots: self.arrays.nodes.free_slots(),
+            direct_chunks: self.arrays.dir.chunk_count() + self.arrays.chunks.chunk_count(),
+            node_chunks: self.arrays.nodes.chunks().chunk_count()
+                + self.arrays.node_default.chunk_count(),
+            leaf_chunks: self.arrays.leaves.chunks().chunk_count(),
             leaf_slots: self.arrays.leaves.len(),
             free_leaf_slots: self.arrays.leaves.free_slots(),
         }
+    }
+
+    /// Bytes of lookup-array chunks this table shares with `other` (a clone
+    /// of it, or a clone of a clone): what holding both costs less than two
+    /// full copies. The RIB (shared too, node by node) is not counted.
+    ///
+    /// ```
+    /// let mut t = fibre_lpm::Poptrie::<u32, u16>::build([(0x0a00_0000, 24, 1)]).unwrap();
+    /// let published = t.clone();
+    /// assert_eq!(t.shared_bytes_with(&published), t.chunk_bytes());
+    /// t.insert(0x0b00_0000, 8, 2).unwrap(); // copies one chunk of the top array
+    /// assert!(t.shared_bytes_with(&published) < t.chunk_bytes());
+    /// assert!(t.exclusive_bytes() < t.chunk_bytes() / 10);
+    /// ```
+    pub fn shared_bytes_with(&self, other: &Self) -> usize {
+        self.arrays.shared_bytes_with(&other.arrays)
+    }
+
+    /// Bytes of lookup arrays this table holds alone (chunk directories and
+    /// the chunks no other clone shares): what dropping it would free.
+    pub fn exclusive_bytes(&self) -> usize {
+        self.arrays.exclusive_bytes()
+    }
+
+    /// Bytes of every lookup-array chunk, shared or not (the chunk
+    /// directories excluded): what a fully private copy's chunks cost.
+    pub fn chunk_bytes(&self) -> usize {
+        self.arrays.chunk_bytes_total()
     }
 
     /// Brings the lookup arrays in line with the RIB after `prefix/len`

@@ -299,3 +299,61 @@ fn a_stalled_reader_makes_the_writer_refuse_rather_than_hold_more_memory() {
     assert_eq!(cell.reclaim(), 1);
     assert_eq!(live_elements(), ELEMENTS + 1 + 1);
 }
+
+proptest! {
+    /// `resize` (whole chunks at a time) and the read paths the LPM uses
+    /// (`at`, `run`, `chunk`, `slot_ptr`) agree with a plain `Vec` whose
+    /// slots past the length hold the fill value, with a clone taken before
+    /// each resize left untouched.
+    #[test]
+    fn resize_and_reads_agree_with_a_vec(sizes in prop::collection::vec((0..100usize, any::<u8>()), 1..20)) {
+        const FILL: u8 = 0xee;
+        let mut a: CowChunks<u8, N> = CowChunks::new(FILL);
+        let mut model: Vec<u8> = Vec::new();
+        for (len, value) in sizes {
+            let before = a.clone();
+            let before_model = model.clone();
+            a.resize(len, value);
+            model.resize(len, value);
+            prop_assert_eq!(a.len(), len);
+            prop_assert_eq!(a.chunk_count(), len.div_ceil(N));
+            prop_assert!(a.iter().eq(model.iter()));
+            let padded = a.chunk_count() * N;
+            for index in 0..padded {
+                let expected = model.get(index).copied().unwrap_or(FILL);
+                prop_assert_eq!(*a.at(index), expected, "slot {}", index);
+                prop_assert_eq!(a.chunk(index / N)[index % N], expected);
+                prop_assert_eq!(a.slot_ptr(index), a.at(index) as *const u8);
+            }
+            prop_assert!(a.slot_ptr(padded).is_null());
+            prop_assert_eq!(*a.at(padded), FILL);
+            if padded > 0 {
+                prop_assert_eq!(a.run(padded - N, N), a.chunk(a.chunk_count() - 1).as_slice());
+            }
+            prop_assert!(before.iter().eq(before_model.iter()));
+            prop_assert_eq!(
+                a.shared_bytes_with(&before),
+                a.chunks_shared_with(&before) * CowChunks::<u8, N>::chunk_bytes()
+            );
+        }
+    }
+}
+
+#[test]
+fn run_mut_copies_a_shared_chunk_once() {
+    let mut a: CowChunks<u32, N> = CowChunks::new(0);
+    a.resize(3 * N, 1);
+    let published = a.clone();
+    a.run_mut(N + 2, 4).fill(5);
+    assert_eq!(a.chunks_shared_with(&published), 2);
+    assert_eq!(a.run(N, N), [1, 1, 5, 5, 5, 5, 1, 1]);
+    assert_eq!(published.run(N, N), [1; N]);
+}
+
+#[test]
+#[should_panic]
+fn a_run_across_a_chunk_boundary_panics() {
+    let mut a: CowChunks<u32, N> = CowChunks::new(0);
+    a.resize(2 * N, 1);
+    let _ = a.run(N - 1, 2);
+}

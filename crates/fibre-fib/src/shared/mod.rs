@@ -2,35 +2,41 @@
 //! threads: read-copy-update over the whole [`Fib`] (tables, rules, links,
 //! addresses and the LPM structures inside them).
 //!
-//! # Scheme: left-right copies over quiescent-state-based reclamation
+//! # Scheme: one working copy, each batch published as a clone of it
 //!
-//! The writer keeps two copies of the FIB. One is *published* in a
-//! [`fibre_rcu::RcuCell`]; readers look up in it. The writer applies a
-//! batch of commands to the other (the *spare*), publishes the spare with
-//! one pointer swap, and notes what the batch changed. Before its next
-//! batch it waits for a grace period (every online reader has reported a
-//! quiescent state since the swap, so none can still be reading the old
-//! copy) and brings the old copy, which becomes the new spare, up to date:
+//! The writer keeps one private *working* copy of the FIB. It applies a
+//! batch of commands to it, then publishes `working.clone()` in a
+//! [`fibre_rcu::RcuCell`] with one pointer swap; readers look up in the
+//! published version. The version it replaced is retired and freed by the
+//! cell once every online reader has reported a quiescent state since the
+//! swap (quiescent-state-based reclamation, as the kernel's RCU and DPDK's
+//! `rte_rcu_qsbr` beside `rte_lpm`). A reader therefore sees each batch
+//! entirely or not at all: a route replace never shows no route, a
+//! multipath change never half a group.
 //!
-//! * after a batch of route commands only (the bulk of a BGP feed), it
-//!   copies from the published copy the entries the batch changed (each
-//!   table notes the prefixes whose routes it handed out mutably) and the
-//!   few FIB-wide records a route command touches (table creation, cache
-//!   classes, IPv4 host-scope gateways): about half the cost of applying
-//!   the commands again, since resolving devices and gateways, checking
-//!   the kernel's rules and placing each route among its prefix's others
-//!   are skipped;
-//! * after any other batch (links, addresses, rules, or a bulk change) it
-//!   applies the same commands again. [`Fib::apply`] is deterministic, so
-//!   replaying them, refused ones included (a refused IPv4 route add still
-//!   creates its table, as in the kernel), leaves both copies identical.
+//! The clone is meant to cost chunk directories, not routes: the large
+//! arrays go on copy-on-write chunks ([`fibre_rcu::CowChunks`], a
+//! fixed-size chunked form of Driscoll, Sarnak, Sleator and Tarjan's
+//! persistent arrays, 1989) that the working copy and the published
+//! versions share until the writer changes one, which it then copies, as
+//! the kernel's `fib_trie` copies the path to a changed leaf. A version
+//! then holds alone only what its batch rewrote, and readers stay on lines
+//! they have cached. The LPM's lookup arrays and the tables' arenas are
+//! not on such chunks yet: today the clone copies them, so a publication
+//! costs a copy of the route tables.
 //!
-//! Why this and not a copy of the whole FIB per batch: copying a FIB with a
-//! full IPv6 table (about 246,000 routes) takes tens of milliseconds, so
-//! copy-on-write could not publish single updates promptly or sustain
-//! 100,000 updates/s. Left-right costs exactly two copies of memory, and a
-//! reader never pins more than that: a stalled reader holds the *writer*
-//! up (reported, see below) rather than making memory grow.
+//! # Memory bound
+//!
+//! At most [`FibWriterBuilder::max_pending`] retired versions (default
+//! [`DEFAULT_MAX_PENDING`]) wait for their grace period at once. A batch
+//! that would retire one more first waits for the oldest, at most
+//! [`FibWriterBuilder::grace_timeout`], and is then refused with
+//! [`WriteError::GracePeriodTimeout`] (nothing applied). So besides the
+//! working copy and the published version, deferred versions hold at most
+//! `max_pending` times what one version holds alone
+//! ([`Fib::exclusive_bytes`], counted when it is retired;
+//! [`SharedFib::stats`]`.pending_bytes` sums it), however fast the writer
+//! and however long a reader stalls.
 //!
 //! # Costs
 //!
@@ -40,47 +46,29 @@
 //!   and, when it moved, one release store to the reader's own cache line).
 //!   Per lookup: nothing but the lookup. No lock, no read-modify-write, no
 //!   store to a shared line.
-//! * The writer ([`FibWriter::apply_batch`]) pays, per batch: the grace
-//!   period of the previous batch (usually already over: readers report
-//!   every few microseconds), bringing the spare up to date with the
-//!   previous batch, the batch itself, and one publication. A single
-//!   update is visible to readers as soon as `apply_batch` returns;
-//!   [`BatchReport::latency`] says how long that took.
-//!
-//! Measured by `fibre bench synflood --quick` (RIPE NCC RIS IPv6 table,
-//! 246,175 routes, release build, 2-core VM, 2026-11-30):
-//!
-//! | | figure |
-//! |---|---|
-//! | writer alone, batches of 1,024 updates | 0.96-1.03 M updates/s (about 1 us each, both copies) |
-//! | a single update, 2 packet threads: call until readers can see it | p50 5-6 us, p99 0.5 ms |
-//! | a single update, 1 packet thread | p50 4 us, p99 25-30 us |
-//! | 100,000 updates/s in batches of ~100, 2 packet threads | p50 160-190 us, p99 0.5-0.7 ms |
+//! * The writer ([`FibWriter::apply_batch`]) pays, per batch: the batch
+//!   itself, one clone and one publication; it waits for a grace period
+//!   only when `max_pending` versions are already pending (or, with a
+//!   [`FibListener`], for its own batch's, so that the listener hears of
+//!   it once no reader can see the old state). A single update is visible
+//!   to readers as soon as `apply_batch` returns; [`BatchReport::latency`]
+//!   says how long that took.
 //!
 //! The grace period lasts until every packet thread has finished its
 //! current batch (some 10 us), so the writer naps rather than yields while
 //! it waits: a yield would leave its core to a preempted packet thread for
-//! the rest of a scheduler tick (4 ms here). A writer that falls behind
-//! folds more updates into its next batch and keeps its rate.
-//!
-//! Publish batches, not single updates, when updates stream in: each
-//! publication moves the readers to the other copy, whose lines are not in
-//! their core's cache yet, and costs the writer a grace period. A writer
-//! fed by a routing daemon should fold what arrives within a millisecond
-//! or so into one batch ([`PublishPacer`] says when to publish; `fibre
-//! bench synflood` uses it); an update after a quiet spell can go out at
-//! once. So
-//! paced, a writer replaying 100,000 IPv6 updates/s on a 2-core machine
-//! beside two packet threads took 14-17 % of one core and the packet
-//! threads kept 85-92 % of their rate with no writer.
+//! the rest of a scheduler tick (4 ms here). A writer fed by a routing
+//! daemon should fold what arrives within a millisecond or so into one
+//! batch ([`PublishPacer`] says when to publish; `fibre bench synflood`
+//! uses it).
 //!
 //! # Batches and refusals
 //!
 //! [`BatchMode::BestEffort`] applies every command, refuses the bad ones
 //! one by one with the kernel's message ([`Refusal`]) and publishes exactly
 //! the successful ones. [`BatchMode::AllOrNothing`] publishes nothing if
-//! any command is refused (the spare copy is then rebuilt from the
-//! published one, a full copy: refusals are expected to be rare).
+//! any command is refused (the working copy is then cloned back from the
+//! published version).
 //!
 //! # Stalled readers
 //!
@@ -89,10 +77,8 @@
 //! the callback given to [`FibWriterBuilder::on_stall`]). The writer waits
 //! for it at most [`FibWriterBuilder::grace_timeout`], then refuses the
 //! batch with [`WriteError::GracePeriodTimeout`] (nothing applied); the
-//! memory the reader pins is the one old copy, never more (the stall
-//! report's `pinned_versions` says whether it is pinned; its
-//! `pinned_bytes` counts only the handle to the copy, not the copy, which
-//! is as large as the published FIB).
+//! memory the reader pins stays within the bound above (the stall
+//! report's `pinned_versions` and `pinned_bytes` say how much).
 //!
 //! ```
 //! use fibre_fib::shared::{BatchMode, FibWriter};
@@ -131,7 +117,9 @@ use crate::fib::Fib;
 pub use pacer::{PublishPacer, DEFAULT_PUBLISH_INTERVAL};
 pub use reader::FibReader;
 pub use report::{BatchMode, BatchReport, Refusal, WriteError};
-pub use writer::{FibListener, FibWriter, FibWriterBuilder, DEFAULT_GRACE_TIMEOUT};
+pub use writer::{
+    FibListener, FibWriter, FibWriterBuilder, DEFAULT_GRACE_TIMEOUT, DEFAULT_MAX_PENDING,
+};
 
 /// One published state of the FIB and its version number (0 for the
 /// state the writer was made with, then one more per publication).
@@ -157,10 +145,9 @@ impl Snapshot {
 /// register in, and the cell holding the published copy.
 ///
 /// The cell holds an `Arc` so that the writer can keep its own reference
-/// to the copy it published: when the grace period ends the cell drops its
-/// reference and the writer's becomes unique, so the old copy is reused
-/// (the replay target) instead of freed. Readers never touch the `Arc`'s
-/// counts; they borrow through the cell.
+/// to the version it published ([`FibWriter::fib`], and the source an
+/// all-or-nothing refusal clones back from). Readers never touch the
+/// `Arc`'s counts; they borrow through the cell.
 struct Published {
     domain: Domain,
     cell: RcuCell<Arc<Snapshot>>,
@@ -226,7 +213,8 @@ impl SharedFib {
     }
 
     /// The RCU domain's counters: readers online, stalls detected so far,
-    /// retired versions not yet past their grace period.
+    /// retired versions not yet past their grace period and the bytes they
+    /// hold alone ([`Fib::exclusive_bytes`] of each, when retired).
     pub fn stats(&self) -> DomainStats {
         self.published.domain.stats()
     }

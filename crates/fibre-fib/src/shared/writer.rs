@@ -1,7 +1,8 @@
-//! The one writer of a shared FIB: batches applied to the spare copy,
-//! published with one pointer swap, replayed onto the other copy after the
-//! grace period.
+//! The one writer of a shared FIB: batches applied to its private working
+//! copy, each published as a cheap clone of it (copy-on-write chunks shared
+//! with the previous version), old versions freed after their grace period.
 
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,12 +12,16 @@ use super::report::{BatchMode, BatchReport, Refusal, WriteError};
 use super::{Published, SharedFib, Snapshot};
 use crate::command::Command;
 use crate::fib::Fib;
-use crate::types::{Prefix, TableId};
 use crate::write::change::FibChange;
 
 /// How long [`FibWriter::apply_batch`] waits, by default, for a grace
 /// period before refusing a batch with [`WriteError::GracePeriodTimeout`].
 pub const DEFAULT_GRACE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How many published versions, by default, may wait for their grace
+/// period at once before [`FibWriter::apply_batch`] waits for the oldest
+/// (see [`FibWriterBuilder::max_pending`]).
+pub const DEFAULT_MAX_PENDING: NonZeroUsize = NonZeroUsize::new(4).expect("4 is not zero");
 
 /// Polls of a grace period spent spinning before the writer naps.
 const SPIN_ROUNDS: u32 = 6;
@@ -27,19 +32,6 @@ const SPIN_ROUNDS: u32 = 6;
 const MAX_NAP: Duration = Duration::from_micros(100);
 
 type StallHook = Arc<dyn Fn(&StallReport) + Send + Sync>;
-
-/// How the spare copy catches up with the batch published last.
-#[derive(Debug)]
-enum Catchup {
-    /// It is up to date.
-    Nothing,
-    /// Copy these entries from the published copy: the batch held route
-    /// commands only, whose changes the published copy listed (half the
-    /// cost of applying them again).
-    Copy(Vec<(TableId, Prefix)>),
-    /// Apply the batch's commands again.
-    Apply(Vec<Command>),
-}
 
 /// Something that keeps answers derived from the FIB (a route cache) and
 /// must hear what each published batch changed.
@@ -77,6 +69,7 @@ pub trait FibListener: Send + Sync {
 pub struct FibWriterBuilder {
     stall_after: Duration,
     grace_timeout: Duration,
+    max_pending: NonZeroUsize,
     on_stall: Option<StallHook>,
 }
 
@@ -89,10 +82,22 @@ impl FibWriterBuilder {
         self
     }
 
-    /// How long a batch waits for the previous one's grace period before it
-    /// is refused (default [`DEFAULT_GRACE_TIMEOUT`]).
+    /// How long a batch waits for a grace period before it is refused
+    /// (default [`DEFAULT_GRACE_TIMEOUT`]).
     pub fn grace_timeout(mut self, timeout: Duration) -> Self {
         self.grace_timeout = timeout;
+        self
+    }
+
+    /// At most `limit` old versions wait for their grace period at once
+    /// (default [`DEFAULT_MAX_PENDING`]): a batch that would retire one
+    /// more waits for the oldest to be freed first, and is refused with
+    /// [`WriteError::GracePeriodTimeout`] if that takes longer than the
+    /// grace timeout. Each pending version holds only the chunks it no
+    /// longer shares with the published one, so the memory a stalled reader
+    /// pins is bounded by `limit` times what one batch rewrites.
+    pub fn max_pending(mut self, limit: NonZeroUsize) -> Self {
+        self.max_pending = limit;
         self
     }
 
@@ -103,28 +108,28 @@ impl FibWriterBuilder {
         self
     }
 
-    /// The writer, publishing `fib` as version 0. Copies `fib` once (the
-    /// second copy of the left-right pair).
+    /// The writer, publishing `fib` as version 0; `fib` becomes the
+    /// writer's working copy, and the published version is a clone of it
+    /// that shares all its chunks.
     pub fn build(self, fib: Fib) -> FibWriter {
         let mut domain = Domain::builder().stall_after(self.stall_after);
         if let Some(hook) = self.on_stall {
             domain = domain.on_stall(move |report| hook(report));
         }
         let domain = domain.build();
-        let mut fib = fib;
-        // Changes made before the writer took the FIB are in both copies.
-        let _ = fib.take_touched();
-        let spare = Arc::new(Snapshot {
+        let current = Arc::new(Snapshot {
             version: 0,
             fib: fib.clone(),
         });
-        let active = Arc::new(Snapshot { version: 0, fib });
-        let cell = RcuCell::new(&domain, Arc::clone(&active));
+        let cell = RcuCell::builder(&domain)
+            .max_pending(self.max_pending)
+            .heap_bytes(|snapshot: &Arc<Snapshot>| snapshot.fib.exclusive_bytes())
+            .build(Arc::clone(&current));
         FibWriter {
             published: Arc::new(Published { domain, cell }),
-            active,
-            spare,
-            log: Catchup::Nothing,
+            working: fib,
+            current,
+            max_pending: self.max_pending,
             grace_timeout: self.grace_timeout,
             listeners: Vec::new(),
             unnotified: Vec::new(),
@@ -147,17 +152,16 @@ impl FibWriterBuilder {
 /// ```
 pub struct FibWriter {
     published: Arc<Published>,
-    /// The copy in the cell (the writer's own reference to it).
-    active: Arc<Snapshot>,
-    /// The other copy: the previous version until `log` is replayed on it.
-    /// Shared with the cell's retired list until the grace period ends.
-    spare: Arc<Snapshot>,
-    /// What the last published batch changed, not yet brought to `spare`.
-    log: Catchup,
+    /// The writer's private copy: batches are applied here, then a clone
+    /// of it is published. Equal to `current.fib` between batches.
+    working: Fib,
+    /// The version in the cell (the writer's own reference to it).
+    current: Arc<Snapshot>,
+    max_pending: NonZeroUsize,
     grace_timeout: Duration,
     listeners: Vec<Arc<dyn FibListener>>,
-    /// Changes published but not yet told to the listeners (their grace
-    /// period timed out): told after the next one ends.
+    /// Changes published but not yet told to the listeners after their
+    /// grace period (it timed out): told after the next one ends.
     unnotified: Vec<FibChange>,
 }
 
@@ -172,6 +176,7 @@ impl FibWriter {
         FibWriterBuilder {
             stall_after: DEFAULT_STALL_AFTER,
             grace_timeout: DEFAULT_GRACE_TIMEOUT,
+            max_pending: DEFAULT_MAX_PENDING,
             on_stall: None,
         }
     }
@@ -214,12 +219,12 @@ impl FibWriter {
 
     /// The published FIB, as readers see it now.
     pub fn fib(&self) -> &Fib {
-        &self.active.fib
+        &self.current.fib
     }
 
     /// The published version.
     pub fn version(&self) -> u64 {
-        self.active.version
+        self.current.version
     }
 
     /// Applies `commands` in order and publishes the result as one new
@@ -259,21 +264,25 @@ impl FibWriter {
                 latency: started.elapsed(),
             });
         }
-        self.catch_up()?;
-        let version = self.active.version + 1;
-        let spare = Arc::make_mut(&mut self.spare);
+        if !self.unnotified.is_empty() {
+            // The listeners still have to hear that the old state is gone.
+            self.wait_for_grace(0)?;
+        }
+        // Room for one more pending version before anything is applied, so
+        // that a refused batch leaves the working copy as published.
+        self.wait_for_grace(self.max_pending.get() - 1)?;
+        let version = self.current.version + 1;
         let mut refused = Vec::new();
         for (index, command) in commands.iter().enumerate() {
-            if let Err(error) = spare.fib.apply(command) {
+            if let Err(error) = self.working.apply(command) {
                 refused.push(Refusal { index, error });
             }
         }
         let applied = commands.len() - refused.len();
-        let touched = spare.fib.take_touched();
         if mode == BatchMode::AllOrNothing && !refused.is_empty() {
-            // No undo in the FIB: bring the spare back by copying the
-            // published state (one full copy, on refused batches only).
-            self.spare = Arc::new(Snapshot::clone(&self.active));
+            // No undo in the FIB: the published version is cloned back
+            // (chunk directories only, the chunks are shared).
+            self.working = self.current.fib.clone();
             return Ok(BatchReport {
                 published: None,
                 applied,
@@ -281,19 +290,14 @@ impl FibWriter {
                 latency: started.elapsed(),
             });
         }
-        spare.version = version;
-        self.publish_spare();
+        self.current = Arc::new(Snapshot {
+            version,
+            fib: self.working.clone(),
+        });
+        // Below the bound (waited for above, and this is the only writer):
+        // `publish` does not block.
+        self.published.cell.publish(Arc::clone(&self.current));
         let latency = started.elapsed();
-        self.log = match touched {
-            // The old copy copies what route commands changed (refused
-            // ones included: a refused route add may still create its
-            // table) from the new one.
-            Some(entries) if commands.iter().all(|c| matches!(c, Command::Route { .. })) => {
-                Catchup::Copy(entries)
-            }
-            // Anything else is applied again, refused commands too.
-            _ => Catchup::Apply(commands.to_vec()),
-        };
         if !self.listeners.is_empty() {
             // A refused route command is heard too: it may have changed
             // its prefix before refusing (an IPv6 multipath delete removes
@@ -314,12 +318,11 @@ impl FibWriter {
                 listener.fib_changed(&changes);
             }
             self.unnotified.extend(changes);
-            // The grace period the next batch would wait for, waited for
-            // now so that the listeners hear of this batch again once no
-            // reader can see the old state. On a timeout they hear of it
-            // after the next grace period instead; the batch itself is
-            // published either way.
-            let _ = self.catch_up();
+            // The grace period of this batch, waited for now so that the
+            // listeners hear of it again once no reader can see the old
+            // state. On a timeout they hear of it after the next grace
+            // period instead; the batch itself is published either way.
+            let _ = self.wait_for_grace(0);
         }
         Ok(BatchReport {
             published: Some(version),
@@ -329,9 +332,9 @@ impl FibWriter {
         })
     }
 
-    /// Waits for the last batch's grace period and brings the spare copy up
-    /// to date now rather than at the next batch (for a writer about to go
-    /// idle, or to compare the copies).
+    /// Waits until every old version has been freed (every reader has
+    /// moved to the published one) and tells the listeners what they have
+    /// not heard after a grace period yet: for a writer about to go idle.
     ///
     /// ```
     /// use fibre_fib::{shared::{BatchMode, FibWriter}, Command, Fib};
@@ -341,58 +344,27 @@ impl FibWriter {
     /// assert_eq!(writer.shared().stats().pending_versions, 0);
     /// ```
     pub fn sync(&mut self) -> Result<(), WriteError> {
-        self.catch_up()
+        self.wait_for_grace(0)
     }
 
-    /// Swaps the spare in as the published copy; the old published copy
-    /// becomes the spare (still shared with the cell's retired list).
-    fn publish_spare(&mut self) {
-        self.published.cell.publish(Arc::clone(&self.spare));
-        std::mem::swap(&mut self.active, &mut self.spare);
-    }
-
-    /// Makes the spare exclusively ours (the grace period of its retirement
-    /// is over) and replays the log onto it.
-    fn catch_up(&mut self) -> Result<(), WriteError> {
-        self.wait_for_spare()?;
-        // Unique by now; `make_mut` would copy rather than alias if not.
-        let spare = Arc::make_mut(&mut self.spare);
-        match std::mem::replace(&mut self.log, Catchup::Nothing) {
-            Catchup::Nothing => {}
-            Catchup::Copy(entries) => spare.fib.follow_routes(&self.active.fib, &entries),
-            Catchup::Apply(commands) => {
-                for command in &commands {
-                    // Same state, same command: the same outcome as when
-                    // published.
-                    let _ = spare.fib.apply(command);
-                }
-                let _ = spare.fib.take_touched();
-            }
-        }
-        spare.version = self.active.version;
-        if !self.unnotified.is_empty() {
-            for listener in &self.listeners {
-                listener.fib_changed(&self.unnotified);
-            }
-            self.unnotified.clear();
-        }
-        Ok(())
-    }
-
-    /// Polls the cell until it has dropped its reference to the spare, i.e.
-    /// until every online reader has reported since the spare was retired
-    /// (a report after the retirement suffices: no new epoch is needed).
-    /// Spins, then naps at most [`MAX_NAP`] between polls; each
-    /// poll also lets the domain detect and report stalled readers.
-    fn wait_for_spare(&mut self) -> Result<(), WriteError> {
+    /// Polls the cell until at most `pending` old versions wait for their
+    /// grace period; when none does, tells the listeners what they have
+    /// not heard after a grace period yet. Spins, then naps at most
+    /// [`MAX_NAP`] between polls; each poll also lets the domain detect and
+    /// report stalled readers.
+    fn wait_for_grace(&mut self, pending: usize) -> Result<(), WriteError> {
         let started = Instant::now();
         let mut round = 0u32;
         loop {
-            if Arc::get_mut(&mut self.spare).is_some() {
-                return Ok(());
-            }
             self.published.cell.reclaim();
-            if Arc::get_mut(&mut self.spare).is_some() {
+            let waiting = self.published.cell.pending().versions;
+            if waiting <= pending {
+                if waiting == 0 && !self.unnotified.is_empty() {
+                    for listener in &self.listeners {
+                        listener.fib_changed(&self.unnotified);
+                    }
+                    self.unnotified.clear();
+                }
                 return Ok(());
             }
             if started.elapsed() >= self.grace_timeout {
@@ -403,7 +375,6 @@ impl FibWriter {
                     timeout.waited = started.elapsed();
                     return Err(timeout.into());
                 }
-                self.published.cell.reclaim();
                 continue;
             }
             if round < SPIN_ROUNDS {
@@ -420,19 +391,19 @@ impl FibWriter {
         }
     }
 
-    /// Both copies, after [`sync`](FibWriter::sync): for tests that check
-    /// they stay identical.
+    /// The published version and the writer's working copy: for tests that
+    /// check they stay equal between batches.
     #[cfg(test)]
-    pub(super) fn copies(&self) -> (&Fib, &Fib) {
-        (&self.active.fib, &self.spare.fib)
+    pub(super) fn published_and_working(&self) -> (&Fib, &Fib) {
+        (&self.current.fib, &self.working)
     }
 }
 
 impl std::fmt::Debug for FibWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FibWriter")
-            .field("version", &self.active.version)
-            .field("behind", &self.log)
+            .field("version", &self.current.version)
+            .field("unnotified", &self.unnotified.len())
             .finish_non_exhaustive()
     }
 }

@@ -464,8 +464,9 @@ impl Fib {
             // path through the link, whatever its scope, and arp_ifdown
             // empties its ARP table; the link itself stays up.
             self.flush_v4_routes_of_dev_forced(index);
-            self.neighbours
-                .retain(|_, n| n.link != index || !n.addr.is_ipv4());
+            crate::fib::retain_ord(&mut self.neighbours, |_, n| {
+                n.link != index || !n.addr.is_ipv4()
+            });
         }
         Ok(())
     }

@@ -10,7 +10,6 @@
 
 pub(crate) mod addrs;
 pub(crate) mod change;
-pub(crate) mod follow;
 pub mod gre;
 pub(crate) mod import;
 pub(crate) mod links;

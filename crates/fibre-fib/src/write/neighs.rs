@@ -225,7 +225,7 @@ impl Fib {
             // ipneigh_list_or_flush: every entry of the device whose state
             // is in `~(NUD_PERMANENT | NUD_NOARP)`, NONE too (that filter
             // has the 0x100 bit that stands for it).
-            self.neighbours.retain(|_, n| {
+            crate::fib::retain_ord(&mut self.neighbours, |_, n| {
                 n.link != link || matches!(n.state, NudState::Permanent | NudState::Noarp)
             });
             return Ok(());
@@ -328,7 +328,7 @@ impl Fib {
 
     /// `neigh_forced_gc`: frees the FAILED and NOARP entries of a table.
     fn forced_gc(&mut self, family: Family) {
-        self.neighbours.retain(|_, n| {
+        crate::fib::retain_ord(&mut self.neighbours, |_, n| {
             Family::of(&n.addr) != family || !matches!(n.state, NudState::Failed | NudState::Noarp)
         });
     }
@@ -390,14 +390,15 @@ impl Fib {
 
     /// `neigh_ifdown`: every neighbour of a link that goes down or away.
     pub(crate) fn neighbours_ifdown(&mut self, link: LinkIndex) {
-        self.neighbours.retain(|_, n| n.link != link);
+        crate::fib::retain_ord(&mut self.neighbours, |_, n| n.link != link);
     }
 
     /// `neigh_carrier_down`: a link that lost carrier keeps only its
     /// permanent neighbours.
     pub(crate) fn neighbours_carrier_down(&mut self, link: LinkIndex) {
-        self.neighbours
-            .retain(|_, n| n.link != link || n.state == NudState::Permanent);
+        crate::fib::retain_ord(&mut self.neighbours, |_, n| {
+            n.link != link || n.state == NudState::Permanent
+        });
     }
 }
 

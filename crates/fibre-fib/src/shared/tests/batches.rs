@@ -61,18 +61,18 @@ fn all_or_nothing_publishes_nothing_when_one_command_is_refused() {
     assert_eq!(report.published, None);
     assert_eq!(reader.batch(|s| (s.version(), dump(s.fib()))), (0, before));
 
-    // The spare copy was restored too: the next batch builds on version 0.
+    // The working copy was restored too: the next batch builds on version 0.
     let good = [route_via(RouteOp::Add, dst(1), 9)];
     let report = writer.apply_batch(&good, BatchMode::AllOrNothing).unwrap();
     assert_eq!(report.published, Some(1));
     // The reader reports (its next batch), so the grace period can end.
     assert_eq!(reader.batch(|s| s.version()), 1);
     writer.sync().unwrap();
-    let (active, spare) = writer.copies();
-    assert_eq!(dump(active), dump(spare));
+    let (published, working) = writer.published_and_working();
+    assert_eq!(dump(published), dump(working));
     let mut expected = router();
     expected.apply(&good[0]).unwrap();
-    assert_eq!(dump(active), dump(&expected));
+    assert_eq!(dump(published), dump(&expected));
 }
 
 #[test]
@@ -116,9 +116,9 @@ fn a_batch_whose_commands_all_fail_keeps_the_kernels_traces() {
     let report = writer.apply_batch(&[bad], BatchMode::BestEffort).unwrap();
     assert_eq!(report.refused[0].error, want);
     writer.sync().unwrap();
-    let (active, spare) = writer.copies();
-    assert_eq!(dump(active), dump(&reference));
-    assert_eq!(dump(spare), dump(&reference));
+    let (published, working) = writer.published_and_working();
+    assert_eq!(dump(published), dump(&reference));
+    assert_eq!(dump(working), dump(&reference));
     // The empty table shows only in a later delete's error: both copies
     // must give the reference's.
     let probe = route_del(Prefix::new("10.9.0.0".parse().unwrap(), 16).unwrap());
@@ -134,8 +134,8 @@ fn a_batch_whose_commands_all_fail_keeps_the_kernels_traces() {
         want,
         "the probe must tell a created table from none"
     );
-    assert_eq!(active.clone().apply(&probe).unwrap_err(), want);
-    assert_eq!(spare.clone().apply(&probe).unwrap_err(), want);
+    assert_eq!(published.clone().apply(&probe).unwrap_err(), want);
+    assert_eq!(working.clone().apply(&probe).unwrap_err(), want);
 }
 
 #[test]

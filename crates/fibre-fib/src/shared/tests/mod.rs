@@ -6,5 +6,6 @@ mod batches;
 mod copies;
 pub(crate) mod fixtures;
 mod refusals;
+mod sharing;
 mod stall;
 mod stress;

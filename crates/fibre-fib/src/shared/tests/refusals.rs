@@ -80,8 +80,8 @@ fn check_batch(batch: &[Command], mode: BatchMode) {
     // The writer's own next batch builds on what was published.
     reader.batch(|_| ());
     writer.sync().unwrap();
-    let (active, spare) = writer.copies();
-    assert_eq!(dump(active), dump(spare));
+    let (published, working) = writer.published_and_working();
+    assert_eq!(dump(published), dump(working));
 }
 
 #[test]
