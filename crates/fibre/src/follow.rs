@@ -24,7 +24,10 @@
 //! 10.1.2.3`, ...) answered on the state after every notification queued
 //! when the line was read, then a line holding a single `.`; a command
 //! run after the namespace changed (`ip` returns once the kernel has
-//! queued its notifications) therefore sees the change. `--then CMD...`
+//! queued its notifications) therefore sees the change. One query is the
+//! follower's own, not a fibre command: `.count`, answered `ipv4 N ipv6
+//! M`, the routes of table main per family (a probe far cheaper than
+//! `route show`, which formats every route). `--then CMD...`
 //! runs one command when `--seconds` are over (or stdin closes; with
 //! neither, right after the start: a snapshot). `--stats` prints on exit
 //! how many notifications were applied in how many batches and the follow
@@ -47,6 +50,7 @@
 //! ```text
 //! fibre follow --netns B --seconds 10 --then route show table all -j
 //! printf 'route show table all -j\n' | fibre follow --netns B --queries
+//! printf '.count\n' | fibre follow --netns B --queries    # ipv4 N ipv6 M, then .
 //! ```
 
 use std::collections::BTreeSet;
@@ -169,7 +173,9 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
                 // Everything the kernel queued before the query was read is
                 // applied before it is answered.
                 follower.read_events(&events)?;
-                if let Err(err) = answer(follower.writer.fib().clone(), words) {
+                if words == [COUNT_QUERY] {
+                    write_route_count(follower.writer.fib(), &mut io::stdout().lock())?;
+                } else if let Err(err) = answer(follower.writer.fib().clone(), words) {
                     stdio::warn(format_args!("fibre: {err:#}"));
                 }
                 let mut out = io::stdout().lock();
@@ -195,6 +201,21 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
         ));
     }
     Ok(())
+}
+
+/// The query the follower answers itself rather than as a fibre command:
+/// how many routes table main holds per family (see [`write_route_count`]).
+pub const COUNT_QUERY: &str = ".count";
+
+/// `.count`'s answer, one line `ipv4 N ipv6 M`: the routes of table main
+/// of each family, what `ip -4 route show` and `ip -6 route show` would
+/// list, without formatting them. It is the cheap readiness probe of
+/// `fibre bench converge`: a probe that printed the whole table would
+/// keep the follower (which answers on the thread that applies the
+/// notifications) from the very work it measures.
+fn write_route_count(fib: &Fib, out: &mut impl Write) -> io::Result<()> {
+    let count = |family| fib.routes(family, Some(fibre_fib::TABLE_MAIN)).len();
+    writeln!(out, "ipv4 {} ipv6 {}", count(Family::V4), count(Family::V6))
 }
 
 /// The queries on stdin, read with read(2) as poll(2) reports them (a
