@@ -3,6 +3,8 @@
 //! converge`, started on this crate's `fibre`), and the comparison of what
 //! it answers with what the kernel shows. Needs `netns.rs` as `netns`.
 
+#![allow(dead_code)] // each test uses the parts it needs
+
 use std::path::Path;
 use std::thread;
 use std::time::Duration;
