@@ -156,6 +156,9 @@ impl ConvergeExperiment {
                 "the table sizes matched but the prefixes do not: the probe is wrong",
             ));
         }
+        // What one probe of each side costs on the full table, now idle.
+        let probe_kernel = median_time(|| kernel.count().map(drop))?;
+        let probe_fibre = median_time(|| fibre_count(&mut follower).map(drop))?;
         let announce_stats = finish(follower)?;
 
         // The day of updates, through BIRD A.
@@ -216,8 +219,11 @@ impl ConvergeExperiment {
              B's kernel held BIRD A's final table after {rk:.3} s, fibre after {rf:.3} s \
              ({replay_ratio:.3}x): {rate:.0} changes/s followed\n  \
              follow (replay):       {replay_stats}\n\
-             (each side probed every {poll} ms for the size of its IPv4 main table; target: \
-             fibre no later than the kernel, lag p99 under 10 ms)\n",
+             (each side probed every {poll} ms for the size of its IPv4 main table, one probe \
+             {pk:.2} ms for the kernel, {pf:.2} ms for fibre on the full table; target: fibre no \
+             later than the kernel, lag p99 under 10 ms)\n",
+            pk = probe_kernel.as_secs_f64() * 1e3,
+            pf = probe_fibre.as_secs_f64() * 1e3,
             n = announced.len(),
             k = t_kernel.as_secs_f64(),
             f = t_fibre.as_secs_f64(),
@@ -253,6 +259,8 @@ impl ConvergeExperiment {
             "changes_per_s": rate,
             "replay_follow": replay_stats.json(),
             "poll_pause_ms": POLL_PAUSE.as_millis() as u64,
+            "probe_kernel_ms": probe_kernel.as_secs_f64() * 1e3,
+            "probe_fibre_ms": probe_fibre.as_secs_f64() * 1e3,
             "probe": "IPv4 main table size: fibre's .count query, the kernel's fib_triestat",
         });
         Ok(ExperimentReport {
@@ -288,6 +296,18 @@ fn probe_both(
             .unwrap_or_else(|_| Err(failed("the kernel's probe panicked")));
         Ok((kernel?, fibre?))
     })
+}
+
+/// The median time of 9 calls of `probe`.
+fn median_time(mut probe: impl FnMut() -> Result<(), BenchError>) -> Result<Duration, BenchError> {
+    let mut times = Vec::with_capacity(9);
+    for _ in 0..9 {
+        let started = Instant::now();
+        probe()?;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    Ok(times[times.len() / 2])
 }
 
 /// Calls `done` until it says true; the time since `started` then.
