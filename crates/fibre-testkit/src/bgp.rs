@@ -5,7 +5,8 @@
 //! `fibre follow`'s BIRD test and `fibre bench converge` share.
 //!
 //! Everything is bounded and cleaned up: each `ip` runs under
-//! [`COMMAND_LIMIT`], the namespaces are deleted on drop, each BIRD is our
+//! [`crate::netns::IP_LIMIT`], each `birdc` under [`BIRDC_LIMIT`], the
+//! namespaces ([`Namespace`]) are deleted on drop, each BIRD is our
 //! child, told `birdc down` and then killed by its pid on drop. All
 //! traffic stays on the veth pair inside the namespaces.
 //!
@@ -16,138 +17,16 @@
 //! pair.start_a(&static_config(&["10.100.0.0/24".into()], &[])).unwrap();
 //! ```
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Limit for one `ip` or `birdc` process: they answer in milliseconds (a
-/// dump of a full table in about a second), so reaching it means a hang.
-pub const COMMAND_LIMIT: Duration = Duration::from_secs(30);
+use crate::netns::Namespace;
+use crate::process;
 
-/// What a finished command printed.
-#[derive(Debug)]
-pub struct Finished {
-    /// Exit code; `None` when killed by a signal.
-    pub code: Option<i32>,
-    /// Its stdout.
-    pub stdout: String,
-    /// Its stderr.
-    pub stderr: String,
-}
-
-/// Runs `command` with no input, killed (by its pid) after `limit`.
-pub fn run_bounded(mut command: Command, limit: Duration) -> Result<Finished, String> {
-    let shown = format!("{command:?}");
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run {shown}: {e}"))?;
-    let reader = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = pipe.read_to_string(&mut text);
-            text
-        })
-    };
-    let out = reader(Box::new(child.stdout.take().expect("piped")));
-    let err = reader(Box::new(child.stderr.take().expect("piped")));
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(2)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("{shown} ran past {limit:?} and was killed"));
-            }
-            Err(e) => return Err(format!("{shown}: {e}")),
-        }
-    };
-    Ok(Finished {
-        code: status.code(),
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-    })
-}
-
-/// `ip ARGS`, which must succeed; its stdout.
-pub fn ip_ok(args: &[&str]) -> Result<String, String> {
-    let mut command = Command::new("ip");
-    command.args(args);
-    let done = run_bounded(command, COMMAND_LIMIT)?;
-    if done.code != Some(0) {
-        return Err(format!(
-            "ip {} exited with {:?}: {}",
-            args.join(" "),
-            done.code,
-            done.stderr.trim()
-        ));
-    }
-    Ok(done.stdout)
-}
-
-/// A network namespace `<prefix>-<pid>-<role>`, deleted on drop.
-#[derive(Debug)]
-pub struct Namespace {
-    name: String,
-}
-
-impl Namespace {
-    /// Makes the namespace (one left by an earlier run of the same pid is
-    /// deleted first) and writes each `(key, value)` to `/proc/sys/<key>`
-    /// in it, before any link exists so that every link inherits them.
-    pub fn create(prefix: &str, role: &str, sysctls: &[(&str, &str)]) -> Result<Namespace, String> {
-        let name = format!("{prefix}-{}-{role}", std::process::id());
-        let _ = ip_ok(&["netns", "del", &name]);
-        ip_ok(&["netns", "add", &name])?;
-        let ns = Namespace { name };
-        let mut script =
-            String::from(r#"for kv; do echo "${kv#*=}" > "/proc/sys/${kv%%=*}" || exit 1; done"#);
-        script.push('\n');
-        let settings: Vec<String> = sysctls.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let mut args = vec!["-c", script.as_str(), "sh"];
-        args.extend(settings.iter().map(String::as_str));
-        let set = run_bounded(ns.command("sh", &args), COMMAND_LIMIT)?;
-        if set.code != Some(0) {
-            return Err(format!("sysctls in {}: {}", ns.name, set.stderr.trim()));
-        }
-        Ok(ns)
-    }
-
-    /// The name, as `ip netns` knows it.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// `ip -n NAME ARGS`, which must succeed; its stdout.
-    pub fn ip(&self, args: &[&str]) -> Result<String, String> {
-        let mut all = vec!["-n", self.name.as_str()];
-        all.extend_from_slice(args);
-        ip_ok(&all)
-    }
-
-    /// The command `ip netns exec NAME PROGRAM ARGS`.
-    pub fn command(&self, program: &str, args: &[&str]) -> Command {
-        let mut command = Command::new("ip");
-        command
-            .args(["netns", "exec", &self.name, program])
-            .args(args);
-        command
-    }
-}
-
-impl Drop for Namespace {
-    fn drop(&mut self) {
-        // Nothing else can be done about a failed delete while unwinding; say it.
-        if let Err(e) = ip_ok(&["netns", "del", &self.name]) {
-            eprintln!("{e}");
-        }
-    }
-}
+/// Limit for one `birdc`: it answers in milliseconds (a dump of a full
+/// table in about a second), so reaching it means a hang.
+pub const BIRDC_LIMIT: Duration = Duration::from_secs(30);
 
 /// A BIRD in a namespace, our child; `birdc down`, then killed by pid, on drop.
 #[derive(Debug)]
@@ -159,8 +38,8 @@ pub struct Bird {
 
 impl Bird {
     /// Writes `config` to `DIR/NAME.conf` and starts `bird -f` on it in
-    /// the namespace `netns` (a name `ip netns` knows).
-    pub fn start(netns: &str, dir: &Path, name: &str, config: &str) -> Result<Bird, String> {
+    /// the namespace `netns`.
+    pub fn start(netns: &Namespace, dir: &Path, name: &str, config: &str) -> Result<Bird, String> {
         let config_path = dir.join(format!("{name}.conf"));
         std::fs::write(&config_path, config)
             .map_err(|e| format!("cannot write {}: {e}", config_path.display()))?;
@@ -168,9 +47,8 @@ impl Bird {
         let (Some(config_arg), Some(socket_arg)) = (config_path.to_str(), socket.to_str()) else {
             return Err(format!("{} is not UTF-8", dir.display()));
         };
-        let child = Command::new("ip")
-            .args(["netns", "exec", netns, "bird", "-f", "-c", config_arg])
-            .args(["-s", socket_arg])
+        let child = netns
+            .command("bird", &["-f", "-c", config_arg, "-s", socket_arg])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -188,7 +66,7 @@ impl Bird {
     pub fn birdc(&self, args: &[&str]) -> Result<String, String> {
         let mut command = Command::new("birdc");
         command.arg("-s").arg(&self.socket).args(args);
-        let done = run_bounded(command, COMMAND_LIMIT)?;
+        let done = process::run(command, "", BIRDC_LIMIT)?;
         if done.code != Some(0) {
             return Err(format!(
                 "birdc {args:?}: {:?} {}",
@@ -302,15 +180,18 @@ impl BgpPair {
             "netns",
             b.name(),
         ])?;
-        for (ns, dev, v4, v6) in [
-            (&a, "a0", "10.0.0.1/24", "2001:db8::1/64"),
-            (&b, "b0", "10.0.0.2/24", "2001:db8::2/64"),
-        ] {
-            ns.ip(&["link", "set", "lo", "up"])?;
-            ns.ip(&["link", "set", dev, "up"])?;
-            ns.ip(&["addr", "add", v4, "dev", dev])?;
-            ns.ip(&["-6", "addr", "add", v6, "dev", dev])?;
-        }
+        a.batch(&[
+            "link set lo up",
+            "link set a0 up",
+            "addr add 10.0.0.1/24 dev a0",
+            "-6 addr add 2001:db8::1/64 dev a0",
+        ])?;
+        b.batch(&[
+            "link set lo up",
+            "link set b0 up",
+            "addr add 10.0.0.2/24 dev b0",
+            "-6 addr add 2001:db8::2/64 dev b0",
+        ])?;
         let dir = std::env::temp_dir().join(format!("fibre-{prefix}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
         Ok(BgpPair { a, b, dir })
@@ -318,12 +199,12 @@ impl BgpPair {
 
     /// Starts BIRD B ([`CONFIG_B`]).
     pub fn start_b(&self) -> Result<Bird, String> {
-        Bird::start(self.b.name(), &self.dir, "b", CONFIG_B)
+        Bird::start(&self.b, &self.dir, "b", CONFIG_B)
     }
 
     /// Starts BIRD A on `config` (see [`static_config`]).
     pub fn start_a(&self, config: &str) -> Result<Bird, String> {
-        Bird::start(self.a.name(), &self.dir, "a", config)
+        Bird::start(&self.a, &self.dir, "a", config)
     }
 
     /// How many IPv4 (`-4`) or IPv6 (`-6`) routes of protocol bird B's

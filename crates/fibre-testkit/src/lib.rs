@@ -10,11 +10,20 @@
 //!   allocations, for the tests that show a data path allocates nothing per
 //!   packet.
 //!
+//! - [`process`]: a child process run with a time limit, its stdin fed and
+//!   both outputs collected.
+//! - [`netns`]: a network namespace, deleted on drop, and the bounded `ip`
+//!   commands (one, or a batch) run in it.
+//! - [`follower`]: a `fibre follow --queries` child, queried line by line.
 //! - [`bgp`]: two namespaces joined by a veth pair with a BIRD 2 in each,
 //!   for `fibre follow`'s BIRD test and `fibre bench converge`.
 //!
-//! A dev-dependency of the libraries; the `fibre` binary links it for
-//! `fibre bench converge` only (no library of fibre does).
+//! A dev-dependency of the libraries, which never link it. The `fibre`
+//! binary links it for `fibre bench converge` alone, behind its
+//! `bench-converge` feature (on by default): the bench drives the same
+//! namespaces, BIRDs and follower as the tests, and one copy of that
+//! fixture beats a second one kept in step by hand. Building `fibre`
+//! with `--no-default-features` leaves the fixture (and the bench) out.
 //!
 //! ```
 //! use fibre_testkit::{on_path, unavailable};
@@ -34,6 +43,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 pub mod bgp;
+pub mod follower;
+pub mod netns;
+pub mod process;
 
 /// The environment variable under which a test that cannot run fails.
 pub const REQUIRE_TOOLS: &str = "FIBRE_REQUIRE_TOOLS";

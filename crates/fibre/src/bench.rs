@@ -4,7 +4,8 @@
 //! summary table; `fibre bench lookup` runs one, in full unless `--quick`.
 //! `fibre bench converge` (root and BIRD 2) runs only when named; it is
 //! registered here rather than in `fibre-bench` because it runs this
-//! executable as `fibre follow` (see [`converge`]).
+//! executable as `fibre follow` (see `converge`), and only with the
+//! `bench-converge` feature (on by default), which links fibre-testkit.
 //! Figures go to stdout (text, or one JSON document with the global
 //! `--json`); progress bars go to stderr when it is a terminal.
 
@@ -15,6 +16,7 @@ use anyhow::Context as _;
 use fibre_bench::alloc_count::CountingAllocator;
 use fibre_bench::{Options, Registered};
 
+#[cfg(feature = "bench-converge")]
 mod converge;
 
 /// Counts the heap bytes of the peers' tables in the lookup experiment. Outside
@@ -97,13 +99,16 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
 
 /// The library's experiments, then those of this binary.
 fn registry(args: &BenchArgs) -> anyhow::Result<Vec<Registered>> {
+    #[allow(unused_mut)] // without the bench-converge feature, nothing is added
     let mut experiments = fibre_bench::registry();
-    let fibre = std::env::current_exe().context("cannot find the fibre executable")?;
+    #[cfg(not(feature = "bench-converge"))]
+    let _ = args;
+    #[cfg(feature = "bench-converge")]
     experiments.push(Registered::only_when_named(
         converge::NAME,
         converge::ABOUT,
         converge::ConvergeExperiment {
-            fibre,
+            fibre: std::env::current_exe().context("cannot find the fibre executable")?,
             prefixes: args.prefixes,
             updates: args.updates,
         },

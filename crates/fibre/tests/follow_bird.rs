@@ -35,7 +35,7 @@ mod route_get;
 
 use std::time::{Duration, Instant};
 
-use fibre_testkit::bgp::{static_config, unavailable_reason, Bird, CONFIG_B};
+use fibre_testkit::bgp::{static_config, unavailable_reason, BgpPair};
 use fibre_testkit::SplitMix64;
 use follower::{assert_same, Follower};
 use netns::Namespace;
@@ -71,14 +71,10 @@ fn config_a(v4: &[usize], v6: &[usize]) -> String {
 }
 
 /// Waits until B's kernel holds `v4` and `v6` routes of protocol bird.
-fn wait_for_kernel(b: &Namespace, v4: usize, v6: usize, what: &str) {
+fn wait_for_kernel(pair: &BgpPair, v4: usize, v6: usize, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let count = |flag: &str| {
-            b.ip(&[flag, "route", "show", "proto", "bird"])
-                .map(|s| s.lines().count())
-                .unwrap_or(usize::MAX)
-        };
+        let count = |flag: &str| pair.kernel_bird_routes(flag).unwrap_or(usize::MAX);
         let (have4, have6) = (count("-4"), count("-6"));
         if (have4, have6) == (v4, v6) {
             return;
@@ -112,54 +108,17 @@ fn follow_matches_the_kernel_behind_bird() {
 }
 
 fn run_seed(seed: u64) {
-    let sysctls = [
-        ("net/ipv4/ip_forward", "1"),
-        ("net/ipv6/conf/all/forwarding", "1"),
-        ("net/ipv6/conf/default/forwarding", "1"),
-        ("net/ipv6/conf/all/accept_dad", "0"),
-        ("net/ipv6/conf/default/accept_dad", "0"),
-    ];
-    let prefix = format!("ffb{seed}");
-    let a = Namespace::create(&prefix, "a", &sysctls).expect("namespace A");
-    let b = Namespace::create(&prefix, "b", &sysctls).expect("namespace B");
-    a.ip(&[
-        "link",
-        "add",
-        "a0",
-        "type",
-        "veth",
-        "peer",
-        "name",
-        "b0",
-        "netns",
-        b.name(),
-    ])
-    .expect("veth");
-    a.batch(&[
-        "link set lo up",
-        "link set a0 up",
-        "addr add 10.0.0.1/24 dev a0",
-        "-6 addr add 2001:db8::1/64 dev a0",
-    ])
-    .expect("A's addresses");
-    b.batch(&[
-        "link set lo up",
-        "link set b0 up",
-        "addr add 10.0.0.2/24 dev b0",
-        "-6 addr add 2001:db8::2/64 dev b0",
-    ])
-    .expect("B's addresses");
-    let dir = std::env::temp_dir().join(format!("fibre-follow-bird-{}-{seed}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let pair = BgpPair::create(&format!("ffb{seed}")).expect("namespaces A and B");
+    let b = &pair.b;
 
-    let mut f = Follower::start(&b, &[]).expect("fibre follow starts");
+    let mut f = follower::start(b, &[]).expect("fibre follow starts");
     let mut rng = SplitMix64(seed);
     let v4 = shuffled(V4_ROUTES, &mut rng);
     let v6 = shuffled(V6_ROUTES, &mut rng);
-    let bird_b = Bird::start(b.name(), &dir, "b", CONFIG_B).expect("BIRD B starts");
-    let bird_a = Bird::start(a.name(), &dir, "a", &config_a(&v4, &v6)).expect("BIRD A starts");
-    wait_for_kernel(&b, V4_ROUTES, V6_ROUTES, "the full announcement");
-    check(&b, &mut f, seed, "the full announcement");
+    let bird_b = pair.start_b().expect("BIRD B starts");
+    let bird_a = pair.start_a(&config_a(&v4, &v6)).expect("BIRD A starts");
+    wait_for_kernel(&pair, V4_ROUTES, V6_ROUTES, "the full announcement");
+    check(b, &mut f, seed, "the full announcement");
 
     // A part withdrawn: a random quarter of each family.
     let kept4 = &v4[V4_ROUTES / 4..];
@@ -167,22 +126,21 @@ fn run_seed(seed: u64) {
     bird_a
         .reconfigure(&config_a(kept4, kept6))
         .expect("BIRD A reconfigured");
-    wait_for_kernel(&b, kept4.len(), kept6.len(), "a part withdrawn");
-    check(&b, &mut f, seed, "a part withdrawn");
+    wait_for_kernel(&pair, kept4.len(), kept6.len(), "a part withdrawn");
+    check(b, &mut f, seed, "a part withdrawn");
 
     // The IPv4 session flaps.
     bird_a.birdc(&["disable", "p4"]).expect("p4 disabled");
-    wait_for_kernel(&b, 0, kept6.len(), "the IPv4 session down");
-    check(&b, &mut f, seed, "the IPv4 session down");
+    wait_for_kernel(&pair, 0, kept6.len(), "the IPv4 session down");
+    check(b, &mut f, seed, "the IPv4 session down");
     bird_a.birdc(&["enable", "p4"]).expect("p4 enabled");
-    wait_for_kernel(&b, kept4.len(), kept6.len(), "the IPv4 session back");
-    check(&b, &mut f, seed, "the IPv4 session back");
+    wait_for_kernel(&pair, kept4.len(), kept6.len(), "the IPv4 session back");
+    check(b, &mut f, seed, "the IPv4 session back");
 
     // The link goes down under the daemons: the kernel drops the routes
     // over it without a notification.
     b.ip(&["link", "set", "b0", "down"]).expect("link down");
-    check(&b, &mut f, seed, "the link down");
+    check(b, &mut f, seed, "the link down");
     drop(bird_a);
     drop(bird_b);
-    let _ = std::fs::remove_dir_all(&dir);
 }

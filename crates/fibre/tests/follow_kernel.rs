@@ -102,11 +102,30 @@ fn step(b: &Namespace, follower: &mut Follower, name: &str, lines: &[&str]) {
 
 fn check(b: &Namespace, follower: &mut Follower, name: &str) {
     assert_same(b, follower, SHOWN, &["nhid"], name);
+    assert_count_matches(b, follower, name);
     // A seed of the step's own, so that each step asks other queries.
     let seed = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     });
     route_get::assert_same_answers(b, follower, seed, QUERIES, name);
+}
+
+/// The follower's own `.count` query (the bench's cheap probe) names as
+/// many routes of table main per family as the kernel lists.
+fn assert_count_matches(b: &Namespace, follower: &mut Follower, name: &str) {
+    let kernel = |family: &str| {
+        let text = b
+            .ip(&["-j", family, "route", "show"])
+            .expect("ip route show");
+        let routes: serde_json::Value = serde_json::from_str(text.trim()).expect("ip's JSON");
+        routes.as_array().map_or(0, Vec::len)
+    };
+    let expected = format!("ipv4 {} ipv6 {}\n", kernel("-4"), kernel("-6"));
+    let answer = follower.query(".count").expect("fibre answers .count");
+    assert_eq!(
+        answer, expected,
+        "{name}: .count against the kernel's table main"
+    );
 }
 
 #[test]
@@ -122,7 +141,7 @@ fn follow_matches_the_kernel_after_each_scenario() {
         "route add 10.9.0.0/16 via 10.0.0.2",
     ])
     .expect("first state");
-    let mut f = Follower::start(&b, &["--verbose"]).expect("fibre follow starts");
+    let mut f = follower::start(&b, &["--verbose"]).expect("fibre follow starts");
     check(&b, &mut f, "the start's dump");
     step(
         &b,
@@ -294,7 +313,7 @@ fn follow_matches_the_kernel_after_random_changes() {
             "-6 addr add 2001:db8:1::1/64 dev v1",
         ])
         .expect("addresses");
-        let mut f = Follower::start(&b, &["--verbose"]).expect("fibre follow starts");
+        let mut f = follower::start(&b, &["--verbose"]).expect("fibre follow starts");
         let mut rng = SplitMix64(seed);
         let mut done = Vec::new();
         for round in 0..10 {

@@ -18,7 +18,7 @@ mod netns;
 #[path = "kernel_diff/process.rs"]
 mod process;
 
-use follower::{assert_same, Follower};
+use follower::assert_same;
 use netns::Namespace;
 
 const SHOWN: &[&str] = &["route show table all", "rule show"];
@@ -99,7 +99,7 @@ fn follow_resyncs_after_an_overrun() {
     .expect("addresses");
     a.ip(&["link", "set", "p0", "up"]).expect("peer up");
 
-    let mut f = Follower::start(&b, &["--rcvbuf", "1", "--verbose"]).expect("fibre follow starts");
+    let mut f = follower::start(&b, &["--rcvbuf", "1", "--verbose"]).expect("fibre follow starts");
     assert_same(&b, &mut f, SHOWN, &[], "the start");
 
     f.signal("-STOP").expect("stop the follower");

@@ -1,161 +1,23 @@
-//! A `fibre follow --netns NAME --queries` process a test drives: each
-//! query is a line on its stdin, each answer what it prints up to a line
-//! ".". Its stderr is collected. Killed (by its pid) on drop. Needs
-//! `netns.rs` as `netns`.
+//! A `fibre follow --netns NAME --queries` process a test drives
+//! (`fibre_testkit::follower::Follower`, shared with `fibre bench
+//! converge`, started on this crate's `fibre`), and the comparison of what
+//! it answers with what the kernel shows. Needs `netns.rs` as `netns`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::sync::{Arc, Mutex};
+#![allow(dead_code)] // each test uses the parts it needs
+
+use std::path::Path;
 use std::thread;
 use std::time::Duration;
 
+pub use fibre_testkit::follower::Follower;
 use serde_json::Value;
 
 use super::netns::Namespace;
 
-/// How long one answer may take: the follower answers in milliseconds
-/// once it has caught up, a resync of a few thousand routes in well under
-/// a second; reaching it means it hangs.
-const ANSWER_LIMIT: Duration = Duration::from_secs(30);
-
-/// A running follower.
-pub struct Follower {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    stderr: Arc<Mutex<String>>,
-}
-
-#[allow(dead_code)] // each test uses the parts it needs
-impl Follower {
-    /// Starts `fibre follow --netns NS --queries EXTRA...` and waits for its
-    /// first answer (so the start's dump is over).
-    pub fn start(ns: &Namespace, extra: &[&str]) -> Result<Follower, String> {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fibre"))
-            .args(["follow", "--netns", ns.name(), "--queries"])
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start fibre follow: {e}"))?;
-        let stdin = child.stdin.take().expect("piped");
-        let stdout = child.stdout.take().expect("piped");
-        let mut err = child.stderr.take().expect("piped");
-        let (send, lines) = channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let collected = Arc::clone(&stderr);
-        thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = err.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-                collected.lock().expect("not poisoned").push_str(&text);
-            }
-        });
-        let mut follower = Follower {
-            child,
-            stdin,
-            lines,
-            stderr,
-        };
-        follower.query("link show")?;
-        Ok(follower)
-    }
-
-    /// The answer to one fibre command (`-j route show table all`).
-    pub fn query(&mut self, command: &str) -> Result<String, String> {
-        writeln!(self.stdin, "{command}")
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| format!("fibre follow's stdin: {e}; stderr: {}", self.stderr()))?;
-        let mut answer = String::new();
-        loop {
-            match self.lines.recv_timeout(ANSWER_LIMIT) {
-                Ok(line) if line == "." => return Ok(answer),
-                Ok(line) => {
-                    answer.push_str(&line);
-                    answer.push('\n');
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "no answer to {command:?} from fibre follow ({e}); stderr: {}",
-                        self.stderr()
-                    ))
-                }
-            }
-        }
-    }
-
-    /// The answer to a command that either prints an answer or is
-    /// refused (`route get`): `Ok(stdout)`, or `Err(message)` with the
-    /// `RTNETLINK answers: ...` or `Error: ...` line it wrote on stderr.
-    /// The follower writes that line before its `.`, but this side's
-    /// stderr reader may not have collected it yet: waited for, up to 2 s.
-    pub fn answer_or_refusal(&mut self, command: &str) -> Result<Result<String, String>, String> {
-        let seen = self.stderr().len();
-        let answer = self.query(command)?;
-        if !answer.trim().is_empty() {
-            return Ok(Ok(answer));
-        }
-        let deadline = std::time::Instant::now() + Duration::from_secs(2);
-        loop {
-            let all = self.stderr();
-            let refusal = all
-                .get(seen..)
-                .unwrap_or("")
-                .lines()
-                .find(|l| l.starts_with("RTNETLINK answers: ") || l.starts_with("Error: "));
-            // A whole line: the reader may hold half of one.
-            if let Some(line) = refusal.filter(|_| all.ends_with('\n')) {
-                return Ok(Err(line.to_string()));
-            }
-            if std::time::Instant::now() > deadline {
-                return Err(format!(
-                    "fibre follow printed neither an answer nor a refusal for {command:?}; stderr since: {}",
-                    all.get(seen..).unwrap_or("")
-                ));
-            }
-            thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Stops (SIGSTOP) or continues (SIGCONT) the follower, our own child,
-    /// by its pid: stopped, it reads nothing while the kernel queues.
-    pub fn signal(&self, signal: &str) -> Result<(), String> {
-        let status = Command::new("kill")
-            .args([signal, &self.child.id().to_string()])
-            .status()
-            .map_err(|e| format!("kill {signal}: {e}"))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!("kill {signal} failed: {status}"))
-        }
-    }
-
-    /// What it wrote on stderr so far.
-    pub fn stderr(&self) -> String {
-        self.stderr.lock().expect("not poisoned").clone()
-    }
-}
-
-impl Drop for Follower {
-    fn drop(&mut self) {
-        // Our own child, by its pid.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Starts this crate's `fibre follow --netns NS --queries EXTRA...` and
+/// waits for its first answer (so the start's dump is over).
+pub fn start(ns: &Namespace, extra: &[&str]) -> Result<Follower, String> {
+    Follower::start(Path::new(env!("CARGO_BIN_EXE_fibre")), ns.name(), extra)
 }
 
 /// Waits (up to 5 s) until the kernel has acted on every link change:
