@@ -5,8 +5,9 @@
 //! ```text
 //! cargo run --release -p fibre-bench --example synflood_case -- STRATEGY THREADS WRITER SECONDS
 //!   STRATEGY  rwlock | percpu-lock | rcu
-//!   THREADS   packet threads (0: the writer alone, at full speed)
+//!   THREADS   packet threads (0: the writer alone, at WRITER's pace)
 //!   WRITER    updates per second, 0 for none, "full" for full speed
+//!             (with THREADS 0, 0 means full speed too)
 //!   SECONDS   how long to run
 //! ```
 //!
@@ -117,7 +118,13 @@ fn run(args: &Args) -> Result<String, fibre_bench::BenchError> {
     let mut strategy = Strategy::new(args.kind, fib, args.threads);
     let mut cursor = 0;
     let r = if args.threads == 0 {
-        run_writer_alone(&mut strategy, args.window, &commands, &mut cursor)
+        run_writer_alone(
+            &mut strategy,
+            args.window,
+            args.pace,
+            &commands,
+            &mut cursor,
+        )
     } else {
         let work = Workload {
             uplink,

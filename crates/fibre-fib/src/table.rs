@@ -25,6 +25,14 @@ use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
 /// live in two more heap blocks, two more dependent cache misses). The
 /// IPv6 data path reads the summary from the table's side array instead
 /// (see [`FamilyTable::summary_at`]) and this line only without one.
+///
+/// Cloning one is shallow: the routes are one shared slice, so the
+/// copy-on-write arena (whose chunk copies clone every entry of a chunk,
+/// once per publication of a shared FIB) copies 64 bytes and bumps one
+/// reference count per entry instead of allocating each entry's routes
+/// and their paths again; a change rebuilds that one entry's slice
+/// ([`PrefixEntry::routes_mut`]). The slice is a fat pointer, so a reader's
+/// `&routes[0]` is the same one dependent load a `Vec` took.
 #[derive(Debug, Clone)]
 #[repr(align(64))]
 pub(crate) struct PrefixEntry {
@@ -34,8 +42,9 @@ pub(crate) struct PrefixEntry {
     /// copied here; None for any other entry, and while the routes may have
     /// changed since it was made (see [`FamilyTable::settle`]).
     single: Option<SinglePath>,
-    /// Routes in lookup (and dump) order.
-    pub routes: Vec<Route>,
+    /// Routes in lookup (and dump) order, shared with every version's copy
+    /// of this entry until one of them changes (see [`RoutesMut`]).
+    pub routes: Arc<[Route]>,
 }
 
 // One line per entry: the summary must not push the routes onto a second one.
@@ -47,7 +56,14 @@ const _: () = assert!(
 const _: () = assert!(
     std::mem::size_of::<Option<PrefixEntry>>() == 64,
     "an arena slot (Option<PrefixEntry>) is one line too: the None must fit a niche; \
-     if this fires, keep a niche-bearing field (the Vec) in PrefixEntry"
+     if this fires, keep a niche-bearing field (the Arc's non-null pointer) in PrefixEntry"
+);
+// The routes' pointer is a fat one (address and length, no header to
+// read first): a `Arc<Vec<Route>>` would add a dependent load per lookup.
+const _: () = assert!(
+    std::mem::size_of::<Arc<[Route]>>() == 2 * std::mem::size_of::<usize>(),
+    "PrefixEntry::routes must be a fat pointer to the slice itself, so that a lookup's \
+     `&routes[0]` takes one dependent load; if this fires, store `Arc<[Route]>` again"
 );
 
 /// An entry whose only route has one path, alive and on a device (and, for
@@ -136,6 +152,75 @@ impl PrefixEntry {
     #[inline]
     pub fn single(&self) -> Option<&SinglePath> {
         self.single.as_ref()
+    }
+
+    /// The routes, for a change: a private copy stored back as this
+    /// entry's slice when the guard is dropped (only if it differs, so that
+    /// a look that changes nothing keeps sharing the old slice). Callers
+    /// clear the entry's summary first (see [`FamilyTable::settle`]).
+    pub fn routes_mut(&mut self) -> RoutesMut<'_> {
+        RoutesMut {
+            routes: self.routes.to_vec(),
+            stored: &mut self.routes,
+        }
+    }
+
+    /// Applies `keep` to every route, dropping those it returns false
+    /// for. When no other version holds the slice, the routes are changed
+    /// in place and the slice is rebuilt only if one goes: a bulk change
+    /// (a link going down) allocates nothing for the entries it keeps
+    /// whole. `kept` is scratch space, reused across entries.
+    pub fn retain_routes(
+        &mut self,
+        keep: &mut impl FnMut(&mut Route) -> bool,
+        kept: &mut Vec<bool>,
+    ) {
+        let Some(routes) = Arc::get_mut(&mut self.routes) else {
+            self.routes_mut().retain_mut(keep);
+            return;
+        };
+        kept.clear();
+        kept.extend(routes.iter_mut().map(&mut *keep));
+        if kept.iter().all(|&k| k) {
+            return;
+        }
+        let rebuilt: Arc<[Route]> = routes
+            .iter()
+            .zip(kept.iter())
+            .filter(|&(_, &k)| k)
+            .map(|(r, _)| r.clone())
+            .collect();
+        self.routes = rebuilt;
+    }
+}
+
+/// An entry's routes handed out for change (copy-on-write per entry): a
+/// `Vec` to change freely, stored back as the entry's shared slice when
+/// dropped. Versions published before keep the old slice.
+pub(crate) struct RoutesMut<'a> {
+    stored: &'a mut Arc<[Route]>,
+    routes: Vec<Route>,
+}
+
+impl std::ops::Deref for RoutesMut<'_> {
+    type Target = Vec<Route>;
+
+    fn deref(&self) -> &Vec<Route> {
+        &self.routes
+    }
+}
+
+impl std::ops::DerefMut for RoutesMut<'_> {
+    fn deref_mut(&mut self) -> &mut Vec<Route> {
+        &mut self.routes
+    }
+}
+
+impl Drop for RoutesMut<'_> {
+    fn drop(&mut self) {
+        if self.routes[..] != self.stored[..] {
+            *self.stored = Arc::from(std::mem::take(&mut self.routes));
+        }
     }
 }
 
@@ -329,11 +414,11 @@ impl<K: Key> FamilyTable<K> {
     }
 
     /// The routes of exactly this prefix, created empty when absent.
-    pub fn routes_mut(&mut self, prefix: &Prefix) -> &mut Vec<Route> {
+    pub fn routes_mut(&mut self, prefix: &Prefix) -> RoutesMut<'_> {
         let slot = self.slot_to_change(prefix);
         // The caller may change the routes: their fingerprints are made again.
         self.forget_fingerprints(slot);
-        &mut self.live_mut(slot).routes
+        self.live_mut(slot).routes_mut()
     }
 
     /// Adds `route` to the routes of `prefix` (created when absent) after
@@ -356,10 +441,11 @@ impl<K: Key> FamilyTable<K> {
     ) -> bool {
         let slot = self.slot_to_change(prefix);
         let fingerprints = &mut self.fingerprints;
-        let routes = match self.entries.get_mut(slot as usize) {
-            Ok(Some(entry)) => &mut entry.routes,
+        let entry = match self.entries.get_mut(slot as usize) {
+            Ok(Some(entry)) => entry,
             _ => unreachable!("the index points at live slots"),
         };
+        let routes = &entry.routes[..];
         let key = order(&route);
         let scan = |routes: &[Route]| {
             routes
@@ -391,7 +477,7 @@ impl<K: Key> FamilyTable<K> {
                 scan(routes)
             }
         };
-        routes.insert(at, route);
+        entry.routes_mut().insert(at, route);
         true
     }
 
@@ -405,7 +491,7 @@ impl<K: Key> FamilyTable<K> {
                 let entry = PrefixEntry {
                     prefix: *prefix,
                     single: None,
-                    routes: Vec::new(),
+                    routes: Arc::from([]),
                 };
                 let slot = match self.free.pop_back() {
                     Some(slot) => {
@@ -766,7 +852,7 @@ impl Table {
     }
 
     /// The routes of exactly `prefix`, created empty when absent.
-    pub fn routes_mut(&mut self, prefix: &Prefix) -> &mut Vec<Route> {
+    pub fn routes_mut(&mut self, prefix: &Prefix) -> RoutesMut<'_> {
         match prefix.family() {
             Family::V4 => self.v4.routes_mut(prefix),
             Family::V6 => self.v6.routes_mut(prefix),
@@ -972,7 +1058,7 @@ mod tests {
         assert_eq!(t.longest(key).unwrap().single(), Some(&s));
         // A path marked dead through entries_mut: cleared at once, not made again.
         for e in t.entries_mut() {
-            e.routes[0].nexthops[0].flags.dead = true;
+            e.routes_mut()[0].nexthops[0].flags.dead = true;
         }
         assert!(t.longest(key).unwrap().single().is_none());
         t.prune_all();
@@ -1223,10 +1309,11 @@ mod tests {
                     Op::Pop(i) => {
                         let p = universe[i % universe.len()];
                         if t.get(&p).is_some() {
-                            let routes = t.routes_mut(&p);
+                            let mut routes = t.routes_mut(&p);
                             if !routes.is_empty() {
                                 routes.remove(0);
                             }
+                            drop(routes);
                             t.prune(&p);
                             let m = model.get_mut(&p).expect("the model has it");
                             m.remove(0);

@@ -289,7 +289,7 @@ impl Experiment for SynfloodExperiment {
                 let strategy = &mut strategies[case.strategy].1;
                 let cursor = &mut cursors[case.strategy];
                 let result = if case.threads == 0 {
-                    run_writer_alone(strategy, plan.window, &commands, cursor)
+                    run_writer_alone(strategy, plan.window, Pace::FullSpeed, &commands, cursor)
                 } else {
                     run_once(strategy, work, case.threads, case.pace, plan.window, cursor)
                 };

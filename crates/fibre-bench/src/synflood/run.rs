@@ -198,19 +198,28 @@ pub fn run_once(
     result
 }
 
-/// Runs the writer alone (no packet threads) at full speed for `window`.
+/// Runs the writer alone (no packet threads) for `window`, at `pace`
+/// ([`Pace::Idle`] reads as full speed: a run without readers or writer
+/// measures nothing). A paced run shows the writer's CPU per update when
+/// each batch holds one update or a few (at 1,000 updates/s, one batch
+/// per update): the publication's fixed cost, which a full-speed batch of
+/// [`FULL_SPEED_BATCH`] spreads thin.
 pub fn run_writer_alone(
     strategy: &mut Strategy,
     window: Duration,
+    pace: Pace,
     updates: &[Command],
     cursor: &mut usize,
 ) -> RunResult {
+    let pace = match pace {
+        Pace::Idle => Pace::FullSpeed,
+        paced => paced,
+    };
     let (_, mut write_side) = strategy.split();
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let stop = &stop;
-        let writer =
-            scope.spawn(|| write_loop(&mut write_side, updates, cursor, Pace::FullSpeed, stop));
+        let writer = scope.spawn(|| write_loop(&mut write_side, updates, cursor, pace, stop));
         std::thread::sleep(window);
         stop.store(true, Ordering::Relaxed);
         let w = writer

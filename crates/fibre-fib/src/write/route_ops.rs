@@ -1063,8 +1063,8 @@ impl Fib {
                     }
                     None if op == RouteOp::Replace => {
                         t.create(Family::V6, seq);
-                        let routes = t.routes_mut(&route.dst);
-                        let at = position(routes, &route, Place::Last);
+                        let mut routes = t.routes_mut(&route.dst);
+                        let at = position(&routes, &route, Place::Last);
                         routes.insert(at, route);
                         Ok(())
                     }
@@ -1104,11 +1104,11 @@ impl Fib {
                 };
                 let t = self.tables.entry(route.table).or_default();
                 t.create(Family::V6, seq);
-                let routes = t.routes_mut(&route.dst);
+                let mut routes = t.routes_mut(&route.dst);
                 match sibling_of {
                     Some(i) => routes[i].nexthops.extend(route.nexthops),
                     None => {
-                        let at = position(routes, &route, Place::Last);
+                        let at = position(&routes, &route, Place::Last);
                         routes.insert(at, route);
                     }
                 }
@@ -1203,7 +1203,7 @@ impl Fib {
         if table.get(&spec.dst).is_none() {
             return Err(srch);
         }
-        let routes = table.routes_mut(&spec.dst);
+        let mut routes = table.routes_mut(&spec.dst);
         let mut hit = None;
         'outer: for (ri, r) in routes.iter().enumerate() {
             if spec.metric.is_some_and(|m| m != 0 && m != r.metric) {
@@ -1228,6 +1228,7 @@ impl Fib {
             }
         }
         let Some((ri, ni)) = hit else {
+            drop(routes);
             table.prune(&spec.dst);
             return Err(srch);
         };
@@ -1236,6 +1237,8 @@ impl Fib {
         } else {
             routes.remove(ri);
         }
+        // Stores the routes back before the entry may be pruned.
+        drop(routes);
         table.prune(&spec.dst);
         Ok(())
     }
@@ -1310,10 +1313,11 @@ impl Fib {
             if t.get(&route.dst).is_none() {
                 return;
             }
-            let routes = t.routes_mut(&route.dst);
+            let mut routes = t.routes_mut(&route.dst);
             if let Some(i) = routes.iter().position(|r| same_route(r, route)) {
                 routes.remove(i);
             }
+            drop(routes);
             t.prune(&route.dst);
         }
     }
@@ -1321,12 +1325,13 @@ impl Fib {
     /// Applies `f` to every route of every table, dropping routes for which
     /// it returns false.
     pub(crate) fn retain_routes(&mut self, mut f: impl FnMut(&mut Route) -> bool) {
+        let mut kept = Vec::new();
         for t in self.tables.values_mut() {
             for e in t.v4.entries_mut() {
-                e.routes.retain_mut(&mut f);
+                e.retain_routes(&mut f, &mut kept);
             }
             for e in t.v6.entries_mut() {
-                e.routes.retain_mut(&mut f);
+                e.retain_routes(&mut f, &mut kept);
             }
             t.v4.prune_all();
             t.v6.prune_all();
