@@ -305,6 +305,13 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
         words.refuse_existing(name, "RTNETLINK answers: File exists");
     }
     let kind = kind_value(kind_word, words, args.mtu, name)?;
+    if let LinkKind::Veth { peer } = &kind {
+        // veth_newlink registers the peer (dev_get_valid_name: a name
+        // taken is EEXIST) before register_netdevice checks the link's
+        // own name (kernel-checked: `link add a:b type veth peer name P`,
+        // P taken, is "File exists").
+        words.refuse_existing(peer, "RTNETLINK answers: File exists");
+    }
     // The kernel's checks of the new name come after all of iproute2's.
     link_name(keyword, name, NameUse::Create)?;
     if args.master.is_some() {
