@@ -397,8 +397,11 @@ impl Fib {
         }
         let requested = requested_paths(spec, devs);
         for (nh, dev) in &requested {
-            if dev.is_some_and(|d| self.ipv4_off.contains(&d)) {
-                // fib_check_nh: no in_device on the link.
+            if nh.gateway.is_none() && dev.is_some_and(|d| self.ipv4_off.contains(&d)) {
+                // fib_check_nh_nongw: no in_device on the link. A gateway
+                // path is judged by its gateway (kernel-checked: on a link
+                // whose MTU is under 68, `via G dev D` is "Nexthop has
+                // invalid gateway", `via G dev D onlink` is taken).
                 return Err(KernelError::new(Errno::NoDev));
             }
             if let Some(IpAddr::V6(_)) = nh.gateway {
