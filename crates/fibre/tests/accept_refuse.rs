@@ -55,7 +55,8 @@
 //! cannot model is not generated, each with its reason in
 //! `accept_refuse/generate.rs`: GRE tunnels without one unicast remote,
 //! with `external`, `nopmtudisc`, `fwmark` or `dev`; IPv4 realms; IPv6
-//! expiries; IPv6 `nat`/`xresolve` routes. They need root
+//! expiries; IPv6 `nat`/`xresolve` routes; IPv4 routes added via IPv6
+//! gateways (RFC 5549). They need root
 //! and `ip`; without them they print why and pass, and under
 //! `FIBRE_REQUIRE_TOOLS=1` (CI) they fail.
 //!
