@@ -300,8 +300,14 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
         && !matches!(kind_word, "dummy" | "ifb" | "veth" | "vxlan")
         && words.peek().is_none()
     {
-        // A kind the kernel has no rtnl_link_ops for: __rtnl_newlink
-        // refuses an existing name (EEXIST) before the kind.
+        // A kind the kernel has no rtnl_link_ops for: rtnl_newlink's
+        // IFLA_IFNAME policy (16 bytes or more) comes first (kernel-checked:
+        // `link add abcdefghijklmnop type dum` is "Attribute failed policy
+        // validation"), then __rtnl_newlink refuses an existing name
+        // (EEXIST) before the kind.
+        if let Some(refusal) = name_policy(name) {
+            return Err(refusal);
+        }
         words.refuse_existing(name, "RTNETLINK answers: File exists");
     }
     let kind = kind_value(kind_word, words, args.mtu, name)?;

@@ -974,6 +974,18 @@ impl Fib {
             if dev.is_some_and(|want| want != d) {
                 return None;
             }
+            // fib6_is_reject: a unicast route through the loopback is a
+            // reject route to ip6_route_check_nh (kernel-checked: a gateway
+            // covered only by lo's `default dev lo` prefix route is "No
+            // route to host").
+            if res.kind == RouteType::Unicast
+                && self
+                    .links
+                    .get(&d)
+                    .is_some_and(|l| matches!(l.kind, LinkKind::Loopback))
+            {
+                return None;
+            }
             Some(d)
         };
         if let Some(t) = self.tables.get(&table) {
