@@ -346,6 +346,26 @@ pub(crate) fn parse_route(
         words.look_up(dev, format!("Cannot find device \"{dev}\""));
     }
     let family = words.final_family();
+    if family == Family::V6 && tos != 0 {
+        // rtm_to_fib_config and rtm_to_fib6_config judge the dsfield
+        // first, before the paths (kernel-checked: `route replace P
+        // dsfield 0xff dev D nexthop via G` is the ECN bits' refusal).
+        // IPv6 routes take none.
+        return Err(
+            ParseError::new("tos", "no tos on an IPv6 route", Some(&format!("{tos:#x}")))
+                .with_system_message(
+                    "Error: Invalid dsfield (tos): option not available for IPv6.",
+                ),
+        );
+    }
+    if family == Family::V4 && tos & 0x3 != 0 {
+        return Err(ParseError::new(
+            "tos",
+            "a TOS whose two ECN bits are 0",
+            Some(&format!("{tos:#x}")),
+        )
+        .with_system_message("Error: Invalid dsfield (tos): ECN bits must be 0."));
+    }
     // The devices iproute2 looks up that no path of the request takes: an
     // IPv6 request's `dev` where every path has its own (iproute_modify
     // looks it up, ip6_route_multipath_add never uses it). The caller
@@ -445,23 +465,6 @@ pub(crate) fn parse_route(
         PrefixWord::Default => Prefix::default_route(family),
         PrefixWord::Prefix(p) => p,
     };
-    if family == Family::V6 && tos != 0 {
-        // rtm_to_fib6_config refuses a dsfield on IPv6 routes.
-        return Err(
-            ParseError::new("tos", "no tos on an IPv6 route", Some(&format!("{tos:#x}")))
-                .with_system_message(
-                    "Error: Invalid dsfield (tos): option not available for IPv6.",
-                ),
-        );
-    }
-    if family == Family::V4 && tos & 0x3 != 0 {
-        return Err(ParseError::new(
-            "tos",
-            "a TOS whose two ECN bits are 0",
-            Some(&format!("{tos:#x}")),
-        )
-        .with_system_message("Error: Invalid dsfield (tos): ECN bits must be 0."));
-    }
 
     // fib_nh_match compares an IPv4 delete's realms (RTA_FLOW) with a
     // route's only when the delete names a device or gateway.
