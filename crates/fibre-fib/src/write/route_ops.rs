@@ -397,7 +397,12 @@ impl Fib {
         }
         let requested = requested_paths(spec, devs);
         for (nh, dev) in &requested {
-            if nh.gateway.is_none() && dev.is_some_and(|d| self.ipv4_off.contains(&d)) {
+            // (A host-scope route's paths never reach fib_check_nh: its
+            // own checks come first, kernel-checked.)
+            if spec.scope != Scope::HOST
+                && nh.gateway.is_none()
+                && dev.is_some_and(|d| self.ipv4_off.contains(&d))
+            {
                 // fib_check_nh_nongw: no in_device on the link. A gateway
                 // path is judged by its gateway (kernel-checked: on a link
                 // whose MTU is under 68, `via G dev D` is "Nexthop has
