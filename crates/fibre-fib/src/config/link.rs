@@ -590,8 +590,14 @@ fn vxlan(words: &mut Words<'_>, mtu: Option<u32>, name: &str) -> ParseError {
                 .unwrap_or(0)]
                 .iter()
                 .any(|full| abbreviates(first, full));
+            let option = VXLAN_WORDS.iter().find(|full| abbreviates(first, full));
             if takes_value && words.peek().is_none() {
                 refusal(Some(first)).with_system_message(super::words::INCOMPLETE)
+            } else if option == Some(&"dev") {
+                // vxlan_parse_opt looks `dev` up as it reads it (`nodev`).
+                let dev = words.next().unwrap_or_default();
+                words.look_up(dev, format!("Cannot find device \"{dev}\""));
+                refusal(Some("vxlan"))
             } else if known {
                 refusal(Some("vxlan"))
             } else {
