@@ -20,6 +20,24 @@ pub enum Command {
         /// MTU; the kind's default (1500, lo 65536) when absent.
         mtu: Option<u32>,
     },
+    /// A device iproute2 looks up by name (`ll_name_to_index`) before it
+    /// sends the line's request, refused with `refusal` when there is
+    /// none (e.g. `Cannot find device "fd6"`, then for a `nexthop dev`
+    /// parse_nexthops' `Error: cannot parse nexthop`); it changes nothing.
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// let look_up = |name: &str| Command::LookUp { name: name.into(), refusal: format!("Cannot find device \"{name}\"") };
+    /// assert!(fib.apply(&look_up("lo")).is_ok());
+    /// assert_eq!(fib.apply(&look_up("fd6")).unwrap_err().to_string(), "Cannot find device \"fd6\"");
+    /// ```
+    LookUp {
+        /// The device's name.
+        name: String,
+        /// iproute2's refusal when no device has that name.
+        refusal: String,
+    },
     /// `link set NAME [up|down] [mtu N]`.
     LinkSet {
         /// Name.

@@ -323,6 +323,13 @@ impl Fib {
     pub fn apply(&mut self, cmd: &Command) -> Result<(), KernelError> {
         let res = match cmd {
             Command::LinkAdd { name, kind, mtu } => self.link_add(name, kind, *mtu),
+            Command::LookUp { name, refusal } => match self.link_by_name(name) {
+                Some(_) => Ok(()),
+                None => Err(KernelError {
+                    from_iproute2: true,
+                    ..KernelError::with_extack(Errno::NoDev, refusal.clone())
+                }),
+            },
             Command::LinkSet { name, up, mtu } => self.link_set(name, *up, *mtu),
             Command::KernelLink(link) => self.kernel_link(link),
             Command::LinkDel { name } => self.link_del(name),

@@ -471,12 +471,22 @@ fn parse_addr_warning(
         // "address already assigned") before inet6_addr_add checks the
         // length (kernel-checked: `addr add 2001:db8:1::1 dev d0
         // mngtmpaddr` of a held 2001:db8:1::1/64).
-        Some(refusal) if op == AddrOp::Add => {
+        // Only an address a link can hold is found there: ipv6_add_addr,
+        // after the length check, refuses `::` ("Invalid address") and
+        // `::1` off the loopback, so neither is ever held (kernel-checked:
+        // `-6 addr add ::/0 dev D mngtmpaddr` is the length's refusal).
+        Some(refusal) if op == AddrOp::Add && could_be_held(&spec) => {
             Err(refusal.after_kernel_checks(Command::Addr { op, spec }))
         }
         Some(refusal) => Err(refusal),
         None => Ok((spec, wildcard)),
     }
+}
+
+/// Whether a link could hold the IPv6 address `spec` adds: not `::`,
+/// and `::1` only on `lo` (ipv6_add_addr refuses the others).
+fn could_be_held(spec: &AddressSpec) -> bool {
+    !spec.local.is_unspecified() && (!spec.local.is_loopback() || spec.dev == "lo")
 }
 
 /// `brd +`/`brd -`: iproute2 fills it only for prefixes of /30 or shorter.

@@ -300,11 +300,24 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
         && !matches!(kind_word, "dummy" | "ifb" | "veth" | "vxlan")
         && words.peek().is_none()
     {
-        // A kind the kernel has no rtnl_link_ops for: __rtnl_newlink
-        // refuses an existing name (EEXIST) before the kind.
+        // A kind the kernel has no rtnl_link_ops for: rtnl_newlink's
+        // IFLA_IFNAME policy (16 bytes or more) comes first (kernel-checked:
+        // `link add abcdefghijklmnop type dum` is "Attribute failed policy
+        // validation"), then __rtnl_newlink refuses an existing name
+        // (EEXIST) before the kind.
+        if let Some(refusal) = name_policy(name) {
+            return Err(refusal);
+        }
         words.refuse_existing(name, "RTNETLINK answers: File exists");
     }
     let kind = kind_value(kind_word, words, args.mtu, name)?;
+    if let LinkKind::Veth { peer } = &kind {
+        // veth_newlink registers the peer (dev_get_valid_name: a name
+        // taken is EEXIST) before register_netdevice checks the link's
+        // own name (kernel-checked: `link add a:b type veth peer name P`,
+        // P taken, is "File exists").
+        words.refuse_existing(peer, "RTNETLINK answers: File exists");
+    }
     // The kernel's checks of the new name come after all of iproute2's.
     link_name(keyword, name, NameUse::Create)?;
     if args.master.is_some() {
@@ -577,8 +590,14 @@ fn vxlan(words: &mut Words<'_>, mtu: Option<u32>, name: &str) -> ParseError {
                 .unwrap_or(0)]
                 .iter()
                 .any(|full| abbreviates(first, full));
+            let option = VXLAN_WORDS.iter().find(|full| abbreviates(first, full));
             if takes_value && words.peek().is_none() {
                 refusal(Some(first)).with_system_message(super::words::INCOMPLETE)
+            } else if option == Some(&"dev") {
+                // vxlan_parse_opt looks `dev` up as it reads it (`nodev`).
+                let dev = words.next().unwrap_or_default();
+                words.look_up(dev, format!("Cannot find device \"{dev}\""));
+                refusal(Some("vxlan"))
             } else if known {
                 refusal(Some("vxlan"))
             } else {

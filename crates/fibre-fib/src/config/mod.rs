@@ -250,14 +250,13 @@ fn parse_object(
                 }
             };
             let (spec, looked_up) = route::parse_route(op, words)?;
-            // A device iproute2 looks up that no path takes: `link set DEV`
-            // with nothing to change finds it ("Cannot find device").
+            // The devices iproute2 looks up that no path of the request
+            // takes: each is a lookup before the route.
             let mut commands: Vec<Command> = looked_up
                 .into_iter()
-                .map(|name| Command::LinkSet {
-                    name,
-                    up: None,
-                    mtu: None,
+                .map(|check| Command::LookUp {
+                    name: check.name,
+                    refusal: check.refusal,
                 })
                 .collect();
             commands.push(Command::Route { op, spec });

@@ -11,7 +11,7 @@
 
 use std::net::IpAddr;
 
-use super::error::ParseError;
+use super::error::{DeviceCheck, ParseError};
 use super::values;
 use super::words::{
     abbreviates, invalid_argument, keyword_in, unknown_word, PrefixWord, Spelling, Words,
@@ -137,7 +137,7 @@ const ROUTE_WORDS: &str = "a prefix, \"default\", a route type or one of via, de
 pub(crate) fn parse_route(
     op: RouteOp,
     words: &mut Words<'_>,
-) -> Result<(RouteSpec, Vec<String>), ParseError> {
+) -> Result<(RouteSpec, Vec<DeviceCheck>), ParseError> {
     let deleting = op == RouteOp::Del;
     let mut dst: Option<PrefixWord> = None;
     let mut kind: Option<RouteType> = None;
@@ -346,6 +346,26 @@ pub(crate) fn parse_route(
         words.look_up(dev, format!("Cannot find device \"{dev}\""));
     }
     let family = words.final_family();
+    if family == Family::V6 && tos != 0 {
+        // rtm_to_fib_config and rtm_to_fib6_config judge the dsfield
+        // first, before the paths (kernel-checked: `route replace P
+        // dsfield 0xff dev D nexthop via G` is the ECN bits' refusal).
+        // IPv6 routes take none.
+        return Err(
+            ParseError::new("tos", "no tos on an IPv6 route", Some(&format!("{tos:#x}")))
+                .with_system_message(
+                    "Error: Invalid dsfield (tos): option not available for IPv6.",
+                ),
+        );
+    }
+    if family == Family::V4 && tos & 0x3 != 0 {
+        return Err(ParseError::new(
+            "tos",
+            "a TOS whose two ECN bits are 0",
+            Some(&format!("{tos:#x}")),
+        )
+        .with_system_message("Error: Invalid dsfield (tos): ECN bits must be 0."));
+    }
     // The devices iproute2 looks up that no path of the request takes: an
     // IPv6 request's `dev` where every path has its own (iproute_modify
     // looks it up, ip6_route_multipath_add never uses it). The caller
@@ -359,7 +379,7 @@ pub(crate) fn parse_route(
                 .iter()
                 .all(|p| p.dev.is_some() && p.dev.as_ref() != Some(*dev))
         }) {
-            looked_up.push(dev.clone());
+            looked_up.push(request_device(dev));
         }
         // ip6_route_multipath_add and _del start each path from the
         // request's own fields (`memcpy(&r_cfg, cfg, ...)`): a path's
@@ -382,8 +402,21 @@ pub(crate) fn parse_route(
             // RTA_MULTIPATH (kernel-checked: `route del P via A nexthop via
             // B` is "No such process" unless P's first path is via A).
             // iproute2 still looks every device up, the request's first.
-            looked_up.extend(path.dev.clone());
-            looked_up.extend(paths.into_iter().filter_map(|p| p.dev));
+            // parse_one_nh's failed lookup is followed by parse_nexthops'
+            // own line (kernel-checked: `route del P via A nexthop via B
+            // dev D`, D missing, is `Cannot find device "D"` then `Error:
+            // cannot parse nexthop`).
+            looked_up.extend(path.dev.as_deref().map(request_device));
+            looked_up.extend(
+                paths
+                    .into_iter()
+                    .filter_map(|p| p.dev)
+                    .map(|dev| DeviceCheck {
+                        refusal: nexthop_device_refusal(&dev),
+                        name: dev,
+                        exists: true,
+                    }),
+            );
         }
     }
     if let (true, Some(paths)) = (path_given, &multipath) {
@@ -432,23 +465,6 @@ pub(crate) fn parse_route(
         PrefixWord::Default => Prefix::default_route(family),
         PrefixWord::Prefix(p) => p,
     };
-    if family == Family::V6 && tos != 0 {
-        // rtm_to_fib6_config refuses a dsfield on IPv6 routes.
-        return Err(
-            ParseError::new("tos", "no tos on an IPv6 route", Some(&format!("{tos:#x}")))
-                .with_system_message(
-                    "Error: Invalid dsfield (tos): option not available for IPv6.",
-                ),
-        );
-    }
-    if family == Family::V4 && tos & 0x3 != 0 {
-        return Err(ParseError::new(
-            "tos",
-            "a TOS whose two ECN bits are 0",
-            Some(&format!("{tos:#x}")),
-        )
-        .with_system_message("Error: Invalid dsfield (tos): ECN bits must be 0."));
-    }
 
     // fib_nh_match compares an IPv4 delete's realms (RTA_FLOW) with a
     // route's only when the delete names a device or gateway.
@@ -568,6 +584,22 @@ pub(crate) fn parse_route(
         }
         None => Ok((spec, looked_up)),
     }
+}
+
+/// iproute_modify's lookup of the request's `dev`, after the line is read
+/// (`nodev`: `Cannot find device "D"`).
+fn request_device(dev: &str) -> DeviceCheck {
+    DeviceCheck {
+        name: dev.to_string(),
+        exists: true,
+        refusal: format!("Cannot find device \"{dev}\""),
+    }
+}
+
+/// iproute2's refusal of a `nexthop dev D` no device has: parse_one_nh's
+/// `nodev`, then parse_nexthops' own line.
+fn nexthop_device_refusal(dev: &str) -> String {
+    format!("Cannot find device \"{dev}\" Error: cannot parse nexthop")
 }
 
 /// The value of an [`Unmodelled`] keyword, read as `iproute_modify` reads
@@ -986,15 +1018,10 @@ fn nexthops(words: &mut Words<'_>, request_bytes: usize) -> Result<Vec<NexthopSp
                             "a device name of 1 to 15 bytes without '/' or ':'",
                             Some(token),
                         )
-                        .with_system_message(format!(
-                            "Cannot find device \"{token}\" Error: cannot parse nexthop"
-                        )));
+                        .with_system_message(nexthop_device_refusal(token)));
                     }
                     // parse_one_nh looks the device up as it reads it.
-                    words.look_up(
-                        token,
-                        format!("Cannot find device \"{token}\" Error: cannot parse nexthop"),
-                    );
+                    words.look_up(token, nexthop_device_refusal(token));
                     path.dev = Some(token.to_string());
                 }
                 "weight" => {

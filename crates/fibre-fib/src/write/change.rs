@@ -41,6 +41,9 @@ impl FibChange {
     pub fn of(command: &Command) -> FibChange {
         match command {
             Command::Route { spec, .. } => FibChange::Prefix(spec.dst),
+            // A lookup changes nothing; "everything" is the safe answer
+            // for a command that changes nothing and comes with a route's.
+            Command::LookUp { .. } => FibChange::Everything,
             Command::LinkAdd { .. }
             | Command::LinkSet { .. }
             | Command::KernelLink(_)

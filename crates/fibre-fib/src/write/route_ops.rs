@@ -397,8 +397,16 @@ impl Fib {
         }
         let requested = requested_paths(spec, devs);
         for (nh, dev) in &requested {
-            if dev.is_some_and(|d| self.ipv4_off.contains(&d)) {
-                // fib_check_nh: no in_device on the link.
+            // (A host-scope route's paths never reach fib_check_nh: its
+            // own checks come first, kernel-checked.)
+            if spec.scope != Scope::HOST
+                && nh.gateway.is_none()
+                && dev.is_some_and(|d| self.ipv4_off.contains(&d))
+            {
+                // fib_check_nh_nongw: no in_device on the link. A gateway
+                // path is judged by its gateway (kernel-checked: on a link
+                // whose MTU is under 68, `via G dev D` is "Nexthop has
+                // invalid gateway", `via G dev D onlink` is taken).
                 return Err(KernelError::new(Errno::NoDev));
             }
             if let Some(IpAddr::V6(_)) = nh.gateway {
@@ -969,6 +977,18 @@ impl Fib {
             }
             let d = nh.dev?;
             if dev.is_some_and(|want| want != d) {
+                return None;
+            }
+            // fib6_is_reject: a unicast route through the loopback is a
+            // reject route to ip6_route_check_nh (kernel-checked: a gateway
+            // covered only by lo's `default dev lo` prefix route is "No
+            // route to host").
+            if res.kind == RouteType::Unicast
+                && self
+                    .links
+                    .get(&d)
+                    .is_some_and(|l| matches!(l.kind, LinkKind::Loopback))
+            {
                 return None;
             }
             Some(d)

@@ -62,6 +62,11 @@ pub fn route_text(names: &dyn DeviceNames, route: &Route, style: RouteStyle) -> 
             metric_text(number, value)
         );
     }
+    if route.family() == Family::V6 {
+        // RTA_PREF comes before RTA_MULTIPATH's lines (kernel-checked with
+        // iproute2 6.1: `metric 1024 pref medium`, then the nexthops).
+        out.push_str("pref medium");
+    }
     if single.is_none() && !route.nexthops.is_empty() {
         for nh in &route.nexthops {
             out.push_str("\n\tnexthop ");
@@ -71,9 +76,6 @@ pub fn route_text(names: &dyn DeviceNames, route: &Route, style: RouteStyle) -> 
                 let _ = write!(out, "{word} ");
             }
         }
-    }
-    if route.family() == Family::V6 {
-        out.push_str("pref medium");
     }
     out.push('\n');
     out
@@ -391,6 +393,24 @@ mod tests {
             MAIN_ONLY,
             "2001:db8:1::/48 via 2001:db8::2 dev eth0 metric 1024 pref medium\n",
             r#"{"dst":"2001:db8:1::/48","gateway":"2001:db8::2","dev":"eth0","metric":1024,"flags":[],"pref":"medium"}"#,
+        );
+    }
+
+    #[test]
+    fn ipv6_multipath_routes_print_pref_before_their_nexthops() {
+        let mut r = route(
+            "2001:db8:9::/48",
+            vec![
+                path(Some("fe80::1"), Some(3), 1),
+                path(Some("fe80::2"), Some(3), 3),
+            ],
+        );
+        r.metric = 1024;
+        assert_eq!(
+            route_text(&names(), &r, MAIN_ONLY),
+            "2001:db8:9::/48 metric 1024 pref medium\n\
+             \tnexthop via fe80::1 dev eth0 weight 1 \n\
+             \tnexthop via fe80::2 dev eth0 weight 3 \n"
         );
     }
 
