@@ -10,14 +10,20 @@
 //! likewise, so the replay neither loses nor duplicates). A dump the
 //! kernel marks interrupted (`NLM_F_DUMP_INTR`) is taken again.
 //!
-//! Each wake-up reads every queued notification, turns them into
-//! [`fibre_fib::Command`]s ([`fibre_netlink::Translator`]) and applies them
-//! through the FIB's writer in batches of at most 512 datagrams (a burst
-//! applied whole would make its first notification wait for its last).
+//! Two threads form a pipeline. The receiving one reads every queued
+//! notification as poll(2) reports it and turns them into
+//! [`fibre_fib::Command`]s ([`fibre_netlink::Translator`]), in batches of
+//! at most 512 datagrams (a burst applied whole would make its first
+//! notification wait for its last); the applying one applies each batch
+//! through the FIB's writer while the next is received (a bounded channel
+//! between them: when the writer falls behind, the receiving thread waits
+//! and the socket's receive buffer absorbs the rest).
 //! An overrun (`ENOBUFS`: the kernel dropped notifications because the
 //! receive buffer was full) is repaired by a resync: a new dump into a
 //! fresh FIB, published whole, so nothing the dropped messages said is
-//! lost and nothing is applied twice.
+//! lost and nothing is applied twice (the batches still in the channel
+//! are older than the dump: applied in order before it, they are then
+//! replaced whole, and a query queued between them sees them).
 //! The receive buffer is `--rcvbuf` bytes (`SO_RCVBUFFORCE`, 64 MiB by
 //! default; the kernel's default is 208 KiB).
 //!
@@ -60,9 +66,11 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use fibre_fib::shared::{BatchMode, FibWriter};
 use fibre_fib::{Command, Family, Fib};
@@ -141,70 +149,144 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
             .join(group)
             .with_context(|| format!("joining {name}"))?;
     }
-    let mut follower = Follower::new(args.verbose);
-    follower.resync(&events)?;
-    // Changes are printed from the start's state on; stderr says when
-    // that is (a script or test waits for it before changing anything).
-    follower.watch = watch;
+    let mut receiver = Receiver::new(args.verbose);
+    let mut applier = Applier::new(args.verbose);
+    // The start (dump, then the replay of what arrived meanwhile) is
+    // applied on this thread before the pipeline starts, so a monitor
+    // prints changes only from the start's state on.
+    receiver.resync(&events, &mut |delivery| applier.take(delivery, answer))?;
+    applier.watch = watch;
     if watch.is_some() {
         stdio::warn(format_args!("fibre monitor: following {}", args.netns));
     }
     let deadline = (args.seconds > 0).then(|| Instant::now() + Duration::from_secs(args.seconds));
-    let mut queries = args.queries.then(Queries::default);
+    let queries = args.queries.then(Queries::default);
     // Neither a time, queries nor a monitor: one snapshot, for `--then`.
     let snapshot = deadline.is_none() && queries.is_none() && watch.is_none();
-    if !snapshot {
-        loop {
-            followed.check()?;
-            let wait = match deadline {
-                Some(at) => match at.checked_duration_since(Instant::now()) {
-                    Some(left) => left.min(NAMESPACE_CHECK),
-                    None => break,
-                },
-                None => NAMESPACE_CHECK,
+    let (deliver, delivered) = mpsc::sync_channel(PIPELINE_BATCHES);
+    let stopped = AtomicBool::new(false);
+    let (applied, received) = std::thread::scope(|scope| {
+        let receiving = scope.spawn(|| {
+            let mut send = |delivery| {
+                deliver
+                    .send(delivery)
+                    .map_err(|_| anyhow!("the applying thread stopped"))
             };
-            let (netlink_ready, stdin_ready) = poll(events.fd(), queries.is_some(), wait)?;
-            if netlink_ready {
-                follower.read_events(&events)?;
-            }
-            let Some(reader) = queries.as_mut().filter(|_| stdin_ready) else {
-                continue;
+            let receiving = Receiving {
+                events: &events,
+                followed: &followed,
+                deadline,
+                queries,
+                snapshot,
+                stopped: &stopped,
             };
-            let open = reader.fill()?;
-            while let Some(words) = reader.next_line() {
-                // Everything the kernel queued before the query was read is
-                // applied before it is answered.
-                follower.read_events(&events)?;
-                if words == [COUNT_QUERY] {
-                    write_route_count(follower.writer.fib(), &mut io::stdout().lock())?;
-                } else if let Err(err) = answer(follower.writer.fib().clone(), words) {
-                    stdio::warn(format_args!("fibre: {err:#}"));
-                }
-                let mut out = io::stdout().lock();
-                writeln!(out, ".")?;
-                out.flush()?;
-            }
-            if !open {
-                queries = None;
-                if deadline.is_none() {
-                    break;
-                }
-            }
-        }
-    }
-    follower.read_events(&events)?;
+            let result = receiving.run(&mut receiver, &mut send);
+            drop(deliver);
+            result.map(|()| receiver.resyncs)
+        });
+        let applied = delivered
+            .iter()
+            .try_for_each(|delivery| applier.take(delivery, answer));
+        // The receiving thread may be waiting in poll(2): it checks this
+        // at least every NAMESPACE_CHECK, and a send fails once `delivered`
+        // is dropped.
+        stopped.store(true, Ordering::Relaxed);
+        drop(delivered);
+        let received = receiving
+            .join()
+            .unwrap_or_else(|_| Err(anyhow!("the receiving thread panicked")));
+        (applied, received)
+    });
+    // The applier's error first: the receiver's is then only that the
+    // applier stopped.
+    applied?;
+    let resyncs = received?;
     if !args.then.is_empty() {
-        answer(follower.writer.fib().clone(), args.then.clone())?;
+        answer(applier.writer.fib().clone(), args.then.clone())?;
     }
     if args.stats {
         stdio::warn(format_args!(
             "fibre follow: stats: {}; {} resyncs",
-            follower.lag, follower.resyncs
+            applier.lag, resyncs
         ));
     }
     Ok(())
 }
 
+/// At most this many batches wait between the receiving and the applying
+/// thread. Bounded, so a writer slower than the namespace cannot grow
+/// memory without limit: once it is full the receiving thread waits and
+/// the socket's receive buffer absorbs the rest (an overrun there resyncs).
+/// Small, because the lag counts a batch's wait in it: two batches keep
+/// the writer busy while the next is received and translated.
+const PIPELINE_BATCHES: usize = 2;
+
+/// What the receiving thread hands the applying one, in order.
+enum Delivery {
+    /// Notifications translated, with when each datagram was received and
+    /// how many notifications it held.
+    Batch {
+        commands: Vec<Command>,
+        received: Vec<(Instant, u64)>,
+    },
+    /// A dump's FIB, to replace the followed one whole (the start, or a
+    /// resync after an overrun: every batch delivered before it is older
+    /// than the dump, so applying them first, in order, loses nothing and
+    /// a query between them sees them, and the replacement discards them).
+    Dumped(Fib),
+    /// A query line, answered on the state after every batch before it.
+    Query(Vec<String>),
+}
+
+/// The receiving thread's loop: notifications and query lines, in the
+/// order they were read, until the deadline, stdin's end or an error.
+struct Receiving<'a> {
+    events: &'a NetlinkSocket,
+    followed: &'a Followed,
+    deadline: Option<Instant>,
+    queries: Option<Queries>,
+    snapshot: bool,
+    stopped: &'a AtomicBool,
+}
+
+impl Receiving<'_> {
+    fn run(mut self, receiver: &mut Receiver, deliver: &mut Deliver<'_>) -> Result<()> {
+        if !self.snapshot {
+            while !self.stopped.load(Ordering::Relaxed) {
+                self.followed.check()?;
+                let wait = match self.deadline {
+                    Some(at) => match at.checked_duration_since(Instant::now()) {
+                        Some(left) => left.min(NAMESPACE_CHECK),
+                        None => break,
+                    },
+                    None => NAMESPACE_CHECK,
+                };
+                let (netlink_ready, stdin_ready) =
+                    poll(self.events.fd(), self.queries.is_some(), wait)?;
+                if netlink_ready {
+                    receiver.read_events(self.events, deliver)?;
+                }
+                let Some(reader) = self.queries.as_mut().filter(|_| stdin_ready) else {
+                    continue;
+                };
+                let open = reader.fill()?;
+                while let Some(words) = reader.next_line() {
+                    // Everything the kernel queued before the query was
+                    // read is delivered before it.
+                    receiver.read_events(self.events, deliver)?;
+                    deliver(Delivery::Query(words))?;
+                }
+                if !open {
+                    self.queries = None;
+                    if self.deadline.is_none() {
+                        break;
+                    }
+                }
+            }
+        }
+        receiver.read_events(self.events, deliver)
+    }
+}
 /// The query the follower answers itself rather than as a fibre command:
 /// how many routes table main holds per family (see [`write_route_count`]).
 pub const COUNT_QUERY: &str = ".count";
@@ -309,7 +391,9 @@ impl Followed {
 }
 
 /// setns(2) into the namespace: this process only follows, so the whole
-/// thread (the only one) moves, before any socket is opened.
+/// thread (the only one yet) moves, before any socket is opened; the
+/// receiving thread, spawned later, starts in the namespace of the thread
+/// that spawns it (clone(2) copies it), where it opens its dump sockets.
 fn enter_namespace(netns: &str) -> Result<Followed> {
     let path = if netns.contains('/') {
         netns.to_string()
@@ -364,10 +448,13 @@ fn poll(netlink: RawFd, stdin: bool, wait: Duration) -> Result<(bool, bool)> {
     Ok((ready(&fds[0]), stdin && ready(&fds[1])))
 }
 
-/// The follower's state: the FIB (behind its writer) and the translator
-/// that knows what the namespace's messages said.
-struct Follower {
-    writer: FibWriter,
+/// Where the receiving side hands what it read: the applying thread's
+/// channel, or (at the start) the applier itself.
+type Deliver<'a> = dyn FnMut(Delivery) -> Result<()> + 'a;
+
+/// The receiving side: the event socket's reader and the translator that
+/// knows what the namespace's messages said.
+struct Receiver {
     translator: Translator,
     reported: BTreeSet<String>,
     verbose: bool,
@@ -375,15 +462,79 @@ struct Follower {
     seq: u32,
     /// Resyncs after overruns so far.
     resyncs: u64,
+}
+
+/// The applying side: the FIB behind its writer.
+struct Applier {
+    writer: FibWriter,
+    verbose: bool,
     /// `fibre monitor`: print each batch's changes.
     watch: Option<Watch>,
     /// Receipt to publication of each applied notification (`--stats`).
     lag: Lag,
-    /// The current pass's datagrams: when each was received and how many
-    /// notifications it held.
-    received: Vec<(Instant, u64)>,
 }
 
+impl Applier {
+    fn new(verbose: bool) -> Applier {
+        Applier {
+            writer: FibWriter::new(Fib::following_kernel()),
+            verbose,
+            watch: None,
+            lag: Lag::default(),
+        }
+    }
+
+    /// Applies, publishes or answers one delivery.
+    fn take(&mut self, delivery: Delivery, answer: &mut Answer<'_>) -> Result<()> {
+        match delivery {
+            Delivery::Batch { commands, received } => self.apply(&commands, &received),
+            Delivery::Dumped(fib) => {
+                if let Some(watch) = self.watch {
+                    print_changes(watch, self.writer.fib(), &fib, &mut io::stdout().lock())?;
+                }
+                self.writer = FibWriter::new(fib);
+                Ok(())
+            }
+            Delivery::Query(words) => {
+                if words == [COUNT_QUERY] {
+                    write_route_count(self.writer.fib(), &mut io::stdout().lock())?;
+                } else if let Err(err) = answer(self.writer.fib().clone(), words) {
+                    stdio::warn(format_args!("fibre: {err:#}"));
+                }
+                let mut out = io::stdout().lock();
+                writeln!(out, ".")?;
+                out.flush()?;
+                Ok(())
+            }
+        }
+    }
+
+    fn apply(&mut self, commands: &[Command], received: &[(Instant, u64)]) -> Result<()> {
+        // Only a monitor pays for the copy it compares with.
+        let before = self.watch.map(|_| self.writer.fib().clone());
+        let report = self
+            .writer
+            .apply_batch(commands, BatchMode::BestEffort)
+            .context("applying notifications")?;
+        let published = Instant::now();
+        self.lag.batch();
+        for &(at, notifications) in received {
+            self.lag.record(published - at, notifications);
+        }
+        if let (Some(watch), Some(before)) = (self.watch, &before) {
+            print_changes(watch, before, self.writer.fib(), &mut io::stdout().lock())?;
+        }
+        if self.verbose {
+            for refusal in &report.refused {
+                stdio::warn(format_args!(
+                    "fibre follow: refused {:?}: {}",
+                    commands[refusal.index], refusal.error
+                ));
+            }
+        }
+        Ok(())
+    }
+}
 /// How a pass over the queued notifications ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Read {
@@ -412,31 +563,27 @@ const MAX_BATCH_DATAGRAMS: usize = 512;
 /// follower gives up (a namespace changing faster than it can be dumped).
 const DUMP_TRIES: usize = 20;
 
-impl Follower {
-    fn new(verbose: bool) -> Follower {
-        Follower {
-            writer: FibWriter::new(Fib::following_kernel()),
+impl Receiver {
+    fn new(verbose: bool) -> Receiver {
+        Receiver {
             translator: Translator::new(),
             reported: BTreeSet::new(),
             verbose,
             buf: vec![0; RECV_BUF],
             seq: 0,
             resyncs: 0,
-            watch: None,
-            lag: Lag::default(),
-            received: Vec::new(),
         }
     }
 
     /// Dumps the namespace into a fresh FIB and publishes it whole, then
     /// replays what `events` queued meanwhile (resyncing again, in a loop
     /// rather than recursion, for as long as overruns go on).
-    fn resync(&mut self, events: &NetlinkSocket) -> Result<()> {
-        self.dump_and_publish()?;
-        self.read_events(events)
+    fn resync(&mut self, events: &NetlinkSocket, deliver: &mut Deliver<'_>) -> Result<()> {
+        self.dump_and_deliver(deliver)?;
+        self.read_events(events, deliver)
     }
 
-    fn dump_and_publish(&mut self) -> Result<()> {
+    fn dump_and_deliver(&mut self, deliver: &mut Deliver<'_>) -> Result<()> {
         let dumper = NetlinkSocket::open()?;
         let mut tries = 0;
         let (fib, translator) = loop {
@@ -448,12 +595,8 @@ impl Follower {
             }
         };
         self.translator = translator;
-        if let Some(watch) = self.watch {
-            print_changes(watch, self.writer.fib(), &fib, &mut io::stdout().lock())?;
-        }
-        self.writer = FibWriter::new(fib);
         self.report_unmodelled();
-        Ok(())
+        deliver(Delivery::Dumped(fib))
     }
 
     /// One dump of everything; `None` if the kernel marked it interrupted.
@@ -512,9 +655,9 @@ impl Follower {
 
     /// Reads every queued notification and applies them, in batches of at
     /// most [`MAX_BATCH_DATAGRAMS`] datagrams; an overrun resyncs.
-    fn read_events(&mut self, events: &NetlinkSocket) -> Result<()> {
+    fn read_events(&mut self, events: &NetlinkSocket, deliver: &mut Deliver<'_>) -> Result<()> {
         loop {
-            match self.read_queued(events)? {
+            match self.read_queued(events, deliver)? {
                 Read::CaughtUp => return Ok(()),
                 Read::More => continue,
                 Read::Overrun => {}
@@ -532,18 +675,18 @@ impl Follower {
             // overrun during the dump would otherwise go unreported.
             // What is dropped here is older than the dump.
             discard_queued(events, &mut self.buf)?;
-            self.dump_and_publish()?;
+            self.dump_and_deliver(deliver)?;
         }
     }
 
     /// One pass over the queued notifications, up to
     /// [`MAX_BATCH_DATAGRAMS`] of them.
-    fn read_queued(&mut self, events: &NetlinkSocket) -> Result<Read> {
+    fn read_queued(&mut self, events: &NetlinkSocket, deliver: &mut Deliver<'_>) -> Result<Read> {
         let mut commands = Vec::new();
-        self.received.clear();
+        let mut received = Vec::new();
         let mut ended = Read::CaughtUp;
         loop {
-            if self.received.len() == MAX_BATCH_DATAGRAMS {
+            if received.len() == MAX_BATCH_DATAGRAMS {
                 ended = Read::More;
                 break;
             }
@@ -557,7 +700,7 @@ impl Follower {
                 }
                 Err(err) => return Err(err).context("reading rtnetlink notifications"),
             };
-            let received = Instant::now();
+            let at = Instant::now();
             let mut notifications = 0;
             for raw in wire::messages(&self.buf[..n]) {
                 notifications += 1;
@@ -577,35 +720,14 @@ impl Follower {
                     Err(err) => note(self.verbose, format!("notification: {err}")),
                 }
             }
-            self.received.push((received, notifications));
+            received.push((at, notifications));
         }
         if commands.is_empty() {
             self.report_unmodelled();
             return Ok(ended);
         }
-        // Only a monitor pays for the copy it compares with.
-        let before = self.watch.map(|_| self.writer.fib().clone());
-        let report = self
-            .writer
-            .apply_batch(&commands, BatchMode::BestEffort)
-            .context("applying notifications")?;
-        let published = Instant::now();
-        self.lag.batch();
-        for &(received, notifications) in &self.received {
-            self.lag.record(published - received, notifications);
-        }
-        if let (Some(watch), Some(before)) = (self.watch, &before) {
-            print_changes(watch, before, self.writer.fib(), &mut io::stdout().lock())?;
-        }
-        if self.verbose {
-            for refusal in &report.refused {
-                stdio::warn(format_args!(
-                    "fibre follow: refused {:?}: {}",
-                    commands[refusal.index], refusal.error
-                ));
-            }
-        }
         self.report_unmodelled();
+        deliver(Delivery::Batch { commands, received })?;
         Ok(ended)
     }
 
