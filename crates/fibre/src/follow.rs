@@ -233,7 +233,7 @@ enum Delivery {
     /// resync after an overrun: every batch delivered before it is older
     /// than the dump, so applying them first, in order, loses nothing and
     /// a query between them sees them, and the replacement discards them).
-    Dumped(Fib),
+    Dumped(Box<Fib>),
     /// A query line, answered on the state after every batch before it.
     Query(Vec<String>),
 }
@@ -492,7 +492,7 @@ impl Applier {
                 if let Some(watch) = self.watch {
                     print_changes(watch, self.writer.fib(), &fib, &mut io::stdout().lock())?;
                 }
-                self.writer = FibWriter::new(fib);
+                self.writer = FibWriter::new(*fib);
                 Ok(())
             }
             Delivery::Query(words) => {
@@ -596,7 +596,7 @@ impl Receiver {
         };
         self.translator = translator;
         self.report_unmodelled();
-        deliver(Delivery::Dumped(fib))
+        deliver(Delivery::Dumped(Box::new(fib)))
     }
 
     /// One dump of everything; `None` if the kernel marked it interrupted.
