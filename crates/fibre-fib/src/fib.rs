@@ -468,6 +468,26 @@ impl Fib {
         out
     }
 
+    /// How many routes [`Fib::routes`] would list, without listing them:
+    /// one pass over the tables' entries in no order, where `routes` sorts
+    /// every table into the kernel's dump order (a readiness probe polled
+    /// while a full table loads should not cost a sort of it).
+    ///
+    /// ```
+    /// use fibre_fib::*;
+    /// let mut fib = Fib::new();
+    /// fib.apply(&Command::LinkSet { name: "lo".into(), up: Some(true), mtu: None }).unwrap();
+    /// assert_eq!(fib.route_count(Family::V4, Some(TABLE_LOCAL)), 3);
+    /// assert_eq!(fib.route_count(Family::V4, None), fib.routes(Family::V4, None).len());
+    /// ```
+    pub fn route_count(&self, family: Family, table: Option<TableId>) -> usize {
+        self.tables
+            .iter()
+            .filter(|(id, t)| t.exists(family) && table.is_none_or(|want| want == **id))
+            .map(|(_, t)| t.route_count(family))
+            .sum()
+    }
+
     /// Rules of one family in priority order.
     pub fn rules(&self, family: Family) -> &[Rule] {
         match family {

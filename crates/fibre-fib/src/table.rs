@@ -886,6 +886,14 @@ impl Table {
         }
     }
 
+    /// How many routes one family's entries hold (in no order).
+    pub fn route_count(&self, family: Family) -> usize {
+        match family {
+            Family::V4 => self.v4.entries().map(|e| e.routes.len()).sum(),
+            Family::V6 => self.v6.entries().map(|e| e.routes.len()).sum(),
+        }
+    }
+
     /// Every entry of one family in the kernel's dump order.
     ///
     /// IPv4 (`fib_trie`): by address, and for one address the longer

@@ -298,7 +298,7 @@ pub const COUNT_QUERY: &str = ".count";
 /// keep the follower (which answers on the thread that applies the
 /// notifications) from the very work it measures.
 fn write_route_count(fib: &Fib, out: &mut impl Write) -> io::Result<()> {
-    let count = |family| fib.routes(family, Some(fibre_fib::TABLE_MAIN)).len();
+    let count = |family| fib.route_count(family, Some(fibre_fib::TABLE_MAIN));
     writeln!(out, "ipv4 {} ipv6 {}", count(Family::V4), count(Family::V6))
 }
 
