@@ -13,7 +13,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use fibre_lpm::{Key, Poptrie};
-use fibre_rcu::CowChunks;
+use fibre_rcu::TwoLevelChunks;
 
 use crate::fib::Fib;
 use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
@@ -230,17 +230,19 @@ pub(crate) struct FamilyTable<K: Key> {
     /// Prefix -> arena slot.
     index: Poptrie<K, u32>,
     /// Arena of prefix entries; `None` slots are free. On copy-on-write
-    /// chunks, so that a clone (one per publication of a shared FIB)
-    /// copies the chunk directory, and a change after it copies only the
-    /// chunks it touches: 256 entries of one line each, 16 KiB a chunk.
-    entries: CowChunks<Option<PrefixEntry>, ENTRY_CHUNK>,
+    /// leaves under a copy-on-write directory, so that a clone (one per
+    /// publication of a shared FIB) copies the top of the directory, and a
+    /// change after it copies only the leaf and group it touches (see
+    /// [`ENTRY_LEAF`]).
+    entries: TwoLevelChunks<Option<PrefixEntry>, ENTRY_LEAF, ENTRY_GROUP>,
     /// Per slot of `entries` (same length): 1 + the index in `summaries`
     /// of the entry's [`PrefixEntry::single`], 0 for none. The IPv6 data
     /// path reads this instead of the entry: 2 bytes a slot (0.5 MB for a
     /// full table, mostly cache resident) instead of the entry's 64-byte
     /// line, a cache miss per lookup with a 16 MB arena.
-    /// On chunks of 4,096 slots (8 KiB) for the same reason as `entries`.
-    summary_of: CowChunks<u16, SUMMARY_CHUNK>,
+    /// On copy-on-write leaves of 1,024 slots (2 KiB) for the same reason
+    /// as `entries`.
+    summary_of: TwoLevelChunks<u16, SUMMARY_LEAF, SUMMARY_GROUP>,
     /// The distinct summaries `summary_of` names: few (one per gateway,
     /// device, type and class), so at most [`MAX_SUMMARIES`]; an entry whose
     /// summary does not fit any more has none there (only slower).
@@ -305,20 +307,29 @@ const FINGERPRINTED_FROM: usize = 16;
 /// through many gateways fills them; entries then just get no side copy.
 const MAX_SUMMARIES: usize = u16::MAX as usize;
 
-/// Entries per chunk of [`FamilyTable::entries`]: 16 KiB chunks, so a
-/// single route change copies 16 KiB and a clone of a full IPv4 table
-/// (about a million slots) copies a directory of 4,096 pointers.
-const ENTRY_CHUNK: usize = 256;
+/// Entries per leaf of [`FamilyTable::entries`], and leaves per group of
+/// its directory: a route change after a publication copies one leaf (64
+/// entries, 4 KiB, each entry's clone one reference-count increment of
+/// its route list) and one group (64 leaf pointers), and a publication
+/// copies one pointer per group: 62 for a full IPv6 table (246k
+/// prefixes), 256 for IPv4 (1M). With one level of 256-entry chunks a
+/// full-speed batch of 1,024 random changes copied two thirds of the
+/// IPv6 arena, and a publication 960 pointers (their counts a cache miss
+/// each, again when the version is dropped).
+const ENTRY_LEAF: usize = 64;
+const ENTRY_GROUP: usize = 64;
 
-/// Slots per chunk of [`FamilyTable::summary_of`] (8 KiB chunks).
-const SUMMARY_CHUNK: usize = 4096;
+/// Slots per leaf of [`FamilyTable::summary_of`] (2 KiB leaves) and leaves
+/// per group.
+const SUMMARY_LEAF: usize = 1024;
+const SUMMARY_GROUP: usize = 64;
 
 impl<K: Key> Default for FamilyTable<K> {
     fn default() -> Self {
         Self {
             index: Poptrie::new(),
-            entries: CowChunks::new(None),
-            summary_of: CowChunks::new(0),
+            entries: TwoLevelChunks::new(None),
+            summary_of: TwoLevelChunks::new(0),
             summaries: Arc::default(),
             summary_ids: Arc::default(),
             free: imbl::Vector::new(),
@@ -654,7 +665,7 @@ impl<K: Key> FamilyTable<K> {
         self.all_unsettled = true;
         // The caller may change any entry's routes (a rare bulk change).
         let len = self.summary_of.len();
-        self.summary_of = CowChunks::new(0);
+        self.summary_of = TwoLevelChunks::new(0);
         self.summary_of.resize(len, 0);
         self.fingerprints = Arc::default();
         for e in self.entries.iter_mut().flatten() {

@@ -9,7 +9,7 @@ use fibre_base::CachePadded;
 use crate::sync::Arc;
 
 /// One chunk: `N` elements on cache lines of their own.
-type Chunk<T, const N: usize> = CachePadded<[T; N]>;
+pub(crate) type Chunk<T, const N: usize> = CachePadded<[T; N]>;
 
 // `Arc`'s allocation is its two counts, then the value at the value's
 // alignment: a chunk aligned to a whole line keeps the counts (which the
@@ -422,6 +422,13 @@ impl<T: Clone, const N: usize> CowChunks<T, N> {
             .filter(|chunk| Arc::strong_count(chunk) == 1)
             .count();
         self.directory_bytes() + unique * Self::chunk_bytes()
+    }
+
+    /// Every chunk, with whether this copy alone holds it.
+    pub(crate) fn chunk_refs(&self) -> impl Iterator<Item = (&[T; N], bool)> + '_ {
+        self.chunks
+            .iter()
+            .map(|chunk| (&***chunk, Arc::strong_count(chunk) == 1))
     }
 
     /// Bytes of the whole array as if nothing were shared: directory and

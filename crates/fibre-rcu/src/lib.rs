@@ -104,9 +104,11 @@ mod domain;
 mod reader;
 mod stall;
 mod sync;
+mod two_level;
 
 pub use cell::{Backpressure, CellBuilder, Pending, RcuCell, WriteBatch, WrongDomain};
 pub use chunks::{CowChunks, OutOfBounds};
 pub use domain::{Domain, DomainBuilder, DomainStats, GracePeriodTimeout, DEFAULT_STALL_AFTER};
 pub use reader::{Offline, ReadGuard, ReaderHandle};
 pub use stall::{StallCallback, StallReport};
+pub use two_level::TwoLevelChunks;
