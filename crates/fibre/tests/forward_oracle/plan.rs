@@ -13,7 +13,10 @@
 //! an ICMP error, is a static neighbour (`nud permanent`): the sender's
 //! hosts `10.0.0.2-9` and `2001:db8::2-9` (and `fe80::2-9`) on r0, the
 //! hosts and gateways `10.0.K.2-9` and `2001:db8:K::2-9` on rK, so that
-//! the kernel never solicits (dynamic neighbours are another test's).
+//! the kernel never solicits (dynamic neighbours are another test's):
+//! no frame from a link-local source comes in on rK, where it would be
+//! redirected to an `fe80::h` that is no neighbour there
+//! (`same_link_source_v6` in `frames.rs`).
 //! Routes leave only through gateways, never `dev rK` alone, for the same
 //! reason. Nothing but the sender's own subnet is routed back out of r0:
 //! IPv6 sends a redirect for that (`ip6_forward`, rate-limited per peer,
