@@ -53,10 +53,10 @@ fn a_clone_after_one_route_add_shares_nearly_all_bytes_with_the_previous_version
     let next = working.clone();
     let shared = next.shared_bytes_with(&published);
     let copied = next.table_chunk_bytes() - shared;
-    // One route per family: one arena chunk (16 KiB) and one side-array
-    // chunk (8 KiB) each, and the LPM's chunks on the new prefix's path
-    // (most of what is copied: 50 KB for IPv4, 70 KB for IPv6 here),
-    // against 5.4 MB of tables.
+    // One route per family: one arena leaf (4 KiB) with its group and one
+    // side-array leaf (2 KiB) with its group each, and the LPM's chunks on
+    // the new prefix's path (most of what is copied: 50 KB for IPv4, 70 KB
+    // for IPv6 here), against 5.4 MB of tables.
     assert!(total > 4 << 20, "the tables are large: {total} bytes");
     assert!(
         copied * 20 < total,
