@@ -83,8 +83,9 @@ const _: () = assert!(
 /// the chunk count (about 5-6 ns a chunk, paid again when the version is
 /// dropped), a write with the chunk's bytes: pick `N` for the write rate
 /// (chunks of 256 entries quarter the publication and double a single
-/// write), or a two-level directory would make publication grow with the
-/// square root of the chunk count, for one more (cached) load per read.
+/// write), or use [`TwoLevelChunks`](crate::TwoLevelChunks), whose
+/// copy-on-write directory makes a publication grow with the chunk count
+/// over the group size, for one more (cached) load per read.
 ///
 /// [`RcuCell::try_publish`]: crate::RcuCell::try_publish
 ///
