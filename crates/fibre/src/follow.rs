@@ -921,3 +921,94 @@ impl NetlinkSocket {
         Ok(rc as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fibre_fib::{KernelLink, LinkKind, TABLE_MAIN};
+
+    fn lo() -> Command {
+        Command::KernelLink(KernelLink {
+            index: 1,
+            name: "lo".into(),
+            kind: LinkKind::Loopback,
+            mtu: 65536,
+            up: true,
+            carrier: true,
+        })
+    }
+
+    fn route(prefix: &str) -> Command {
+        let words: Vec<String> = ["route", "add", prefix, "dev", "lo"]
+            .map(String::from)
+            .to_vec();
+        let mut commands = fibre_fib::config::parse_words(&words).unwrap();
+        commands.pop().unwrap()
+    }
+
+    fn batch(commands: Vec<Command>) -> Delivery {
+        Delivery::Batch {
+            commands,
+            received: vec![(Instant::now(), 1)],
+        }
+    }
+
+    fn main_routes(fib: &Fib) -> Vec<String> {
+        fib.routes(Family::V4, Some(TABLE_MAIN))
+            .iter()
+            .map(|r| r.dst.to_string())
+            .collect()
+    }
+
+    /// A resync's dump arrives behind batches the receiving thread sent
+    /// before the overrun, while the applier is still working through
+    /// them: they are applied (a query between them sees them), then the
+    /// dump replaces the FIB whole, and only batches sent after the dump
+    /// are applied on top of it.
+    #[test]
+    fn a_resync_behind_queued_batches_replaces_them_and_keeps_what_follows() {
+        let mut dumped = Fib::following_kernel();
+        for command in [lo(), route("10.9.0.0/16")] {
+            dumped.apply(&command).unwrap();
+        }
+        let deliveries = vec![
+            batch(vec![lo(), route("10.1.0.0/16")]),
+            batch(vec![route("10.2.0.0/16")]),
+            Delivery::Query(vec!["show".into()]),
+            batch(vec![route("10.3.0.0/16")]),
+            Delivery::Dumped(Box::new(dumped)),
+            Delivery::Query(vec!["show".into()]),
+            batch(vec![route("10.4.0.0/16")]),
+        ];
+        let (deliver, delivered) = mpsc::sync_channel(PIPELINE_BATCHES);
+        let mut applier = Applier::new(false);
+        let mut seen: Vec<Vec<String>> = Vec::new();
+        let mut answer = |fib: Fib, _words: Vec<String>| {
+            seen.push(main_routes(&fib));
+            Ok(())
+        };
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for delivery in deliveries {
+                    deliver.send(delivery).unwrap();
+                }
+            });
+            for delivery in delivered.iter() {
+                // Slower than the sender, so the channel stays full.
+                std::thread::sleep(Duration::from_millis(5));
+                applier.take(delivery, &mut answer).unwrap();
+            }
+        });
+        assert_eq!(
+            seen,
+            [
+                vec!["10.1.0.0/16".to_string(), "10.2.0.0/16".into()],
+                vec!["10.9.0.0/16".into()],
+            ]
+        );
+        assert_eq!(
+            main_routes(applier.writer.fib()),
+            ["10.4.0.0/16", "10.9.0.0/16"]
+        );
+    }
+}
