@@ -260,6 +260,10 @@ pub struct Flood {
     pub routes: usize,
     /// The router ([`router`]).
     pub fib: Fib,
+    /// The heap `fib` holds, measured as it was built (`None` without the
+    /// counting allocator). A clone of it would not tell: clones share the
+    /// route arenas and LPM arrays, so one costs only their directories.
+    pub fib_bytes: Option<usize>,
     /// The link the SYNs arrive on.
     pub uplink: LinkIndex,
     /// Per packet thread, the SYNs it cycles through.
@@ -298,7 +302,8 @@ pub fn flood(
         progress,
     )?;
     let commands = update_commands(&updates, plan.gateways)?;
-    let (fib, uplink) = router(&table, plan.gateways)?;
+    let (built, fib_bytes) = crate::alloc_count::measure(|| router(&table, plan.gateways));
+    let (fib, uplink) = built?;
     let syns = (0..plan.threads.max(1))
         .map(|i| {
             let seed = plan.seed ^ (0x5f1_0000 + i as u64);
@@ -309,6 +314,7 @@ pub fn flood(
     Ok(Flood {
         routes: table.len(),
         fib,
+        fib_bytes,
         uplink,
         syns,
         commands,

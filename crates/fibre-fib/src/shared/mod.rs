@@ -21,9 +21,13 @@
 //! versions share until the writer changes one, which it then copies, as
 //! the kernel's `fib_trie` copies the path to a changed leaf. A version
 //! then holds alone only what its batch rewrote, and readers stay on lines
-//! they have cached. The LPM's lookup arrays and the tables' arenas are
-//! not on such chunks yet: today the clone copies them, so a publication
-//! costs a copy of the route tables.
+//! they have cached. The LPM's lookup arrays and block pools are on
+//! [`fibre_rcu::CowChunks`]; the tables' arenas and side arrays on
+//! [`fibre_rcu::TwoLevelChunks`], whose directory is copy-on-write too, so
+//! that a publication copies a pointer per 64 leaves rather than one per
+//! leaf; each prefix's routes are one shared `Arc<[Route]>`, so that a
+//! copied leaf clones reference counts, not routes. The writer-side maps
+//! are persistent (`imbl`).
 //!
 //! # Memory bound
 //!
