@@ -20,8 +20,15 @@
 //! The rest is kernel_diff's loader's: the same lines as the kernel can
 //! take them ([`kernel::kernel_spelling`]), the model's MACs for new links
 //! ([`kernel::with_model_macs`], from the highest index the marker after
-//! the last `link` line showed), IPv6 addresses settled before the first
-//! line after a block of `addr` lines.
+//! the last `link` line showed), IPv6 addresses settled before every
+//! line that follows an `addr` line. Settling after each `addr` line, not
+//! only after a block of them, is what makes the kernel deterministic:
+//! an address added on an up link stays tentative until the DAD work runs
+//! (queued even with `accept_dad` 0), and when that completion
+//! (`addrconf_dad_completed` -> `ipv6_ifa_notify(RTM_NEWADDR)`) comes after
+//! an `addr replace ... peer P`, `__ipv6_ifa_notify` adds P/128 as well,
+//! which it does not when it comes before. fibre completes DAD at once, as
+//! the kernel does when its work queue wins the race.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -244,7 +251,8 @@ impl Session {
             let respelled =
                 line != rest && line != rest.split_whitespace().collect::<Vec<_>>().join(" ");
             let is_addr = line.split_whitespace().next() == Some("addr");
-            if after_addr && !is_addr {
+            if after_addr {
+                // Also between `addr` lines: see the module doc.
                 self.settle()?;
             }
             after_addr = is_addr;
