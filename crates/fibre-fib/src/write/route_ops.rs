@@ -1500,20 +1500,28 @@ fn kept_mtu(spec: &RouteSpec) -> Option<u32> {
 }
 
 /// `fib_nh_match`: the request's paths against a route's.
+///
+/// With `RTA_MULTIPATH` the kernel walks the route's paths, each against
+/// the request's next one (`for_nexthops(fi)`): a request with fewer paths
+/// runs out (`!rtnh_ok` is -EINVAL, no match), the paths a request has
+/// beyond the route's are never looked at, a path without a device or a
+/// gateway matches any, and weights (`rtnh_hops`) are not compared.
+/// Kernel-checked (6.18): after `route add P dev d0`, `route del P nexthop
+/// nexthop via G dev d1` deletes it; a two-path route is deleted by its
+/// paths with other weights or with a third path after them, not by its
+/// first path alone.
 fn nexthops_match_v4(spec: &RouteSpec, devs: &[Option<LinkIndex>], r: &Route) -> bool {
     if spec.multipath {
-        if spec.nexthops.len() != r.nexthops.len() {
+        if spec.nexthops.len() < r.nexthops.len() {
             return false;
         }
-        return spec
+        return r
             .nexthops
             .iter()
-            .zip(devs)
-            .zip(&r.nexthops)
-            .all(|((want, dev), have)| {
+            .zip(spec.nexthops.iter().zip(devs))
+            .all(|(have, (want, dev))| {
                 dev.is_none_or(|d| have.dev == Some(d))
                     && want.gateway.is_none_or(|g| have.gateway == Some(g))
-                    && want.weight == have.weight
             });
     }
     let Some(want) = spec.nexthops.first() else {
