@@ -414,16 +414,25 @@ fn as_written(message: &str, kind: &str) -> String {
 /// ip's usage text for an `ip address` line as a fresh `ip` prints it:
 /// ipaddress.c's `usage()` prints `ip link`'s usage instead while the
 /// global `do_link` is set, and in one `ip -batch` process it stays set
-/// from the first `ip link` line on.
+/// from the first `ip link` line on (the markers are `ip link show`).
+/// Warnings ip printed before the usage (`Warning: mngtmpaddr option can
+/// be set only for IPv6 addresses`) are kept in front of it.
 fn own_usage(line: &str, message: String) -> String {
     let command = line.split_whitespace().next().unwrap_or("");
-    if !command.is_empty()
-        && "address".starts_with(command)
-        && message.trim_start().starts_with("Usage: ip link")
-    {
-        return "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]".into();
+    if command.is_empty() || !"address".starts_with(command) {
+        return message;
     }
-    message
+    let Some(usage_at) = message.find("Usage: ip link") else {
+        return message;
+    };
+    let warnings = &message[..usage_at];
+    if !warnings
+        .lines()
+        .all(|warning| warning.trim().is_empty() || warning.trim_start().starts_with("Warning:"))
+    {
+        return message;
+    }
+    format!("{warnings}Usage: ip address {{add|change|replace}} IFADDR dev IFNAME [ LIFETIME ]")
 }
 
 #[cfg(test)]
@@ -474,6 +483,20 @@ mod tests {
         assert_eq!(
             own_usage("ad add ::1 h dev lo", "Usage: ip link add [link DEV".into()),
             "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]"
+        );
+        assert_eq!(
+            own_usage(
+                "addr replace 10.5.0.0/16 mngtmpaddr h dev fd1",
+                "Warning: mngtmpaddr option can be set only for IPv6 addresses\nUsage: ip link add [link DEV".into()
+            ),
+            "Warning: mngtmpaddr option can be set only for IPv6 addresses\nUsage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]"
+        );
+        assert_eq!(
+            own_usage(
+                "addr add 10.5.0.1/16 dev x",
+                "Cannot find device \"x\" Usage: ip link add".into()
+            ),
+            "Cannot find device \"x\" Usage: ip link add"
         );
         assert_eq!(
             own_usage("link add x", "Usage: ip link add [link DEV".into()),
