@@ -1043,3 +1043,51 @@ fn an_ipv6_address_on_an_up_link_without_carrier_routes_multicast() {
     );
     assert_eq!(multicast_on(&fib, "fdv5"), 1);
 }
+
+#[test]
+fn an_l3mdev_rules_table_is_iproute2s_by_the_last_word_and_the_kernels_by_fra_table() {
+    // ip 6.1 against kernel 6.18: iprule_modify checks the last table
+    // word, fib_nl2rule the FRA_TABLE a table past 255 was sent as.
+    refused_with(
+        "rule add l3mdev table 4294967295 lookup unspec",
+        "l3mdev and table are mutually exclusive",
+    );
+    refused_with(
+        "rule add l3mdev table 300 lookup 0",
+        "l3mdev and table are mutually exclusive",
+    );
+    for line in [
+        "rule add l3mdev table 100",
+        "rule add l3mdev table 300 lookup 5",
+        "rule add l3mdev table 5 lookup 300",
+    ] {
+        refused_with(line, "table can not be specified for l3mdev rules");
+    }
+    accepted("rule add l3mdev lookup unspec");
+    accepted("rule add l3mdev table 0");
+}
+
+#[test]
+fn a_link_without_ipv4_keeps_its_ipv4_routes_down() {
+    // ip -batch, kernel 6.18: under MTU 68 the link has no in_device, and
+    // fib_netdev_event ignores its NETDEV_DOWN.
+    let fib = accepted(
+        "link set fd2 up\n\
+         route add 10.9.0.0/16 dev fd2\n\
+         link set fd2 mtu 67 down",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.9.0.0/16"),
+        ["unicast 10.9.0.0/16 dev fd2 proto boot scope link metric 0"]
+    );
+    // With IPv4 on, down takes it.
+    let fib = accepted(
+        "link set fd2 up\n\
+         route add 10.9.0.0/16 dev fd2\n\
+         link set fd2 down",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.9.0.0/16"),
+        Vec::<String>::new()
+    );
+}

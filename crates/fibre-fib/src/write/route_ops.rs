@@ -1361,9 +1361,19 @@ impl Fib {
     /// `fib_sync_down_dev` + flush: routes through a link that went down
     /// (or away) die; multipath routes lose the path and die with the last.
     /// Host-scope (local) IPv4 routes survive a plain down.
+    ///
+    /// A link without an in_device (MTU under 68) keeps its IPv4 routes
+    /// down: fib_netdev_event returns before fib_disable_ip when
+    /// `__in_dev_get_rtnl` finds none, for every event but UNREGISTER.
+    /// Kernel-checked (6.18): `route add 10.9.0.0/16 dev fd1` then `link
+    /// set fd1 mtu 67 down` keeps `10.9.0.0/16 dev fd1 scope link`.
     pub(crate) fn flush_routes_of_dev(&mut self, index: LinkIndex, unregister: bool) {
+        let keeps_ipv4 = !unregister && self.ipv4_off.contains(&index);
         self.retain_routes(|r| {
             if !r.nexthops.iter().any(|n| n.dev == Some(index)) {
+                return true;
+            }
+            if keeps_ipv4 && r.family() == Family::V4 {
                 return true;
             }
             if !unregister {
@@ -1452,8 +1462,14 @@ impl Fib {
     }
 
     /// `fib_sync_up`: dead paths through a link that came up live again.
+    /// Not IPv4's on a link without an in_device (see
+    /// [`Fib::flush_routes_of_dev`]: fib_netdev_event does nothing there).
     pub(crate) fn revive_nexthops_of_dev(&mut self, index: LinkIndex) {
+        let keeps_ipv4 = self.ipv4_off.contains(&index);
         self.retain_routes(|r| {
+            if keeps_ipv4 && r.family() == Family::V4 {
+                return true;
+            }
             for n in r.nexthops.iter_mut() {
                 if n.dev == Some(index) {
                     n.flags.dead = false;
@@ -1463,9 +1479,15 @@ impl Fib {
         });
     }
 
-    /// Sets or clears RTNH_F_LINKDOWN on paths through a link.
+    /// Sets or clears RTNH_F_LINKDOWN on paths through a link; not on
+    /// IPv4's through a link without an in_device (see
+    /// [`Fib::flush_routes_of_dev`]).
     pub(crate) fn set_linkdown_flags(&mut self, index: LinkIndex, linkdown: bool) {
+        let keeps_ipv4 = self.ipv4_off.contains(&index);
         self.retain_routes(|r| {
+            if keeps_ipv4 && r.family() == Family::V4 {
+                return true;
+            }
             // Host-scope IPv4 paths (nh scope nowhere) and IPv6 local/anycast
             // routes never carry LINKDOWN.
             let local_like = match r.family() {
