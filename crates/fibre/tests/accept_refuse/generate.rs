@@ -901,9 +901,12 @@ fn route_line(rng: &mut Rng) -> String {
     };
     let to = kind.is_none() && b.rng.chance(6);
     let dst = prefix(b.rng, v6);
-    // The family iproute2 ends with: the flag, else the destination's (a
-    // prefix of the other family than the flag's intent is generated too).
-    let family_v6 = dst.contains(':') || (v6 && !dst.contains('.'));
+    // The family iproute2 ends with: the destination's (a prefix of the
+    // other family than the flag's intent is generated too); for `all`,
+    // `default` and `any`, the flag's, and without one IPv4 (get_addr_1:
+    // AF_UNSPEC reads them as AF_INET), whatever the line was meant as.
+    let family_v6 =
+        dst.contains(':') || (!dst.contains('.') && flags.first().is_some_and(|f| f == "-6"));
     match kind {
         // Not an IPv6 nat or xresolve route but in a delete: the kernel
         // keeps that type (`nat P ... table local` in `route show`),

@@ -23,8 +23,8 @@
 //! the last `link` line showed), IPv6 addresses settled before every
 //! line that follows an `addr` line. Settling after each `addr` line, not
 //! only after a block of them, is what makes the kernel deterministic:
-//! an address added on an up link stays tentative until the DAD work runs
-//! (queued even with `accept_dad` 0), and when that completion
+//! an address added stays tentative until the DAD work runs (queued even
+//! with `accept_dad` 0, on down links too), and when that completion
 //! (`addrconf_dad_completed` -> `ipv6_ifa_notify(RTM_NEWADDR)`) comes after
 //! an `addr replace ... peer P`, `__ipv6_ifa_notify` adds P/128 as well,
 //! which it does not when it comes before. fibre completes DAD at once, as
@@ -304,13 +304,19 @@ impl Session {
         Ok(refusals)
     }
 
-    /// Waits (at most a second) until no IPv6 address on an up link is
-    /// tentative (kernel_diff's `settle()`; IPv4 addresses never are).
+    /// Waits (at most a second) until no IPv6 address is tentative
+    /// (kernel_diff's `settle()`; IPv4 addresses never are). On down links
+    /// too, unlike kernel_diff's: with `accept_dad` 0 (the namespace's)
+    /// addrconf_dad_begin completes DAD whether or not the link is up, but
+    /// from a work queue, so an address added on a down link may still be
+    /// tentative when the next line brings the link up, and its peer's
+    /// /128 (made by that completion, `__ipv6_ifa_notify`) then depends on
+    /// which came first.
     fn settle(&mut self) -> Result<(), String> {
         for _ in 0..100 {
-            let reply = self.run(None, "", "addr show tentative up")?;
+            let reply = self.run(None, "", "addr show tentative")?;
             let Reply::Done { marker, .. } = reply else {
-                return Err("ip exited on `addr show tentative up`".into());
+                return Err("ip exited on `addr show tentative`".into());
             };
             let links: serde_json::Value = serde_json::from_str(&marker)
                 .map_err(|e| format!("ip -j addr show: {e}: {marker}"))?;
@@ -446,7 +452,7 @@ mod tests {
             "[{\"ifindex\":1,\"ifname\":\"lo\"}]"
         ));
         assert!(!is_marker_reply(MARKER_LO, "[{\"dst\":\"10.1.0.7\"}]"));
-        assert!(is_marker_reply("addr show tentative up", "[{}]"));
+        assert!(is_marker_reply("addr show tentative", "[{}]"));
         let refused = Reply::Done {
             text: vec![
                 "Error: argument \"x\" is wrong: \"metric\" value is invalid".into(),
