@@ -1091,3 +1091,32 @@ fn a_link_without_ipv4_keeps_its_ipv4_routes_down() {
         Vec::<String>::new()
     );
 }
+
+#[test]
+fn deleting_los_address_while_lo_is_down_takes_its_local_prefix_route() {
+    // ip -batch, kernel 6.18: `local 127.0.0.0/8` (host scope) outlives lo
+    // going down, and fib_del_ifaddr deletes it with the address even
+    // while another address keeps lo's routes from the last-address flush
+    // and another link's 127.0.0.1 keeps them from fib_sync_down_addr.
+    let local_on_lo = |fib: &Fib, dst: &str| {
+        show(fib, Family::V4, TABLE_LOCAL)
+            .iter()
+            .filter(|r| r.starts_with(&format!("local {dst} ")) && r.contains(" dev lo "))
+            .count()
+    };
+    let fib = accepted(
+        "link set lo up\n\
+         link set lo down\n\
+         addr add 10.20.0.1/24 dev lo",
+    );
+    assert_eq!(local_on_lo(&fib, "127.0.0.0/8"), 1);
+    let fib = accepted(
+        "link set lo up\n\
+         link set lo down\n\
+         addr add 127.0.0.1/24 dev fd2\n\
+         addr add 10.20.0.1/24 dev lo\n\
+         addr del 127.0.0.1/8 dev lo",
+    );
+    assert_eq!(local_on_lo(&fib, "127.0.0.0/8"), 0);
+    assert_eq!(local_on_lo(&fib, "10.20.0.1"), 1);
+}

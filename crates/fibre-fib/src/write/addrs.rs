@@ -334,6 +334,12 @@ impl Fib {
 
     /// The routes `fib_add_ifaddr` makes for an IPv4 address in the link's current state.
     fn ifaddr_routes_v4(&self, index: LinkIndex, addr: &Address) -> Vec<Route> {
+        self.ifaddr_routes_v4_as(index, addr, self.links[&index].up)
+    }
+
+    /// The routes `fib_add_ifaddr` makes for `addr` on a link that is up
+    /// (`up`) or down.
+    fn ifaddr_routes_v4_as(&self, index: LinkIndex, addr: &Address, up: bool) -> Vec<Route> {
         let Some(prim) = self.primary_of(index, addr) else {
             return Vec::new();
         };
@@ -347,7 +353,7 @@ impl Fib {
             src,
             0,
         )];
-        if !link.up {
+        if !up {
             return out;
         }
         if let Some(brd) = addr.broadcast {
@@ -448,10 +454,15 @@ impl Fib {
                     .cloned(),
             );
         }
-        // Routes of the departing addresses, computed while they are still listed.
+        // Routes of the departing addresses, computed while they are still
+        // listed, and as on an up link: fib_del_ifaddr deletes them by
+        // fib_magic whatever the link's state, and a host-scope one made
+        // while the link was up outlived its going down (lo's `local
+        // 127.0.0.0/8`; kernel-checked 6.18: `addr del 127.0.0.1 dev lo`
+        // on a down lo with another address deletes it).
         let routes: Vec<Route> = gone
             .iter()
-            .flat_map(|a| self.ifaddr_routes_v4(index, a))
+            .flat_map(|a| self.ifaddr_routes_v4_as(index, a, true))
             .collect();
         let list = self.addrs_v4.get_mut(&index).expect("found above");
         list.retain(|a| {
