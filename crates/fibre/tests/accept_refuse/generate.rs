@@ -824,14 +824,26 @@ fn addr_line(rng: &mut Rng) -> String {
                 b.word(n);
             }
             5 => {
-                let w = *b.rng.pick(&[
-                    "noprefixroute",
-                    "nodad",
-                    "home",
-                    "optimistic",
-                    "mngtmpaddr",
-                    "autojoin",
-                ]);
+                // Not `autojoin` on an IPv6 multicast address (`ff00::/8`
+                // from the prefixes): ipv6_add_addr takes one with
+                // IFA_F_MCAUTOJOIN, joining its group, and fibre, which
+                // models no multicast addresses, refuses it, so ip
+                // accepting it is always a difference. Its other flags,
+                // with which both refuse, are kept.
+                let multicast_local = local.starts_with("ff");
+                let flags: &[&str] = if multicast_local {
+                    &["noprefixroute", "nodad", "home", "optimistic", "mngtmpaddr"]
+                } else {
+                    &[
+                        "noprefixroute",
+                        "nodad",
+                        "home",
+                        "optimistic",
+                        "mngtmpaddr",
+                        "autojoin",
+                    ]
+                };
+                let w = *b.rng.pick(flags);
                 b.keyword(w);
             }
             6 => {
