@@ -1120,3 +1120,19 @@ fn deleting_los_address_while_lo_is_down_takes_its_local_prefix_route() {
     assert_eq!(local_on_lo(&fib, "127.0.0.0/8"), 0);
     assert_eq!(local_on_lo(&fib, "10.20.0.1"), 1);
 }
+
+#[test]
+fn an_ipv6_routes_missing_device_is_iproute2s_refusal_before_the_kernels() {
+    // ip 6.1 against kernel 6.18: iproute_modify's nodev, before the
+    // request is sent (rtm_to_fib6_config's RTA_VIA refusal).
+    for line in [
+        "route add unreachable ::/0 via inet 1.2.3 dev .. dev fdv6 prot 99",
+        "route add ::/0 via inet 1.2.3.4 dev fdv6",
+    ] {
+        refused_with(line, "Cannot find device \"fdv6\"");
+    }
+    refused_with(
+        "route add ::/0 via inet 1.2.3.4 dev fd0",
+        "IPv6 does not support RTA_VIA attribute",
+    );
+}
