@@ -849,7 +849,17 @@ fn addr_line(rng: &mut Rng) -> String {
             6 => {
                 let k = *b.rng.pick(&["valid_lft", "preferred_lft"]);
                 b.keyword(k);
-                let v = value(b.rng, &["forever", "100", "0"], NUMBERS);
+                // Not a finite valid_lft on an IPv6 address: inet6_addr_add
+                // gives its prefix route RTF_EXPIRES (`expires 99sec` in
+                // `route show`), and fibre's routes have no expiry, so ip
+                // accepting one is always a difference. Infinite ones, and
+                // those both refuse, are kept.
+                let v = if k == "valid_lft" && local.contains(':') {
+                    *b.rng
+                        .pick(&["forever", "4294967295", "0", "x", "4294967296"])
+                } else {
+                    value(b.rng, &["forever", "100", "0"], NUMBERS)
+                };
                 b.word(v);
             }
             7 => {
