@@ -935,3 +935,204 @@ fn an_address_already_assigned_comes_before_mngtmpaddrs_length() {
         "address with \"mngtmpaddr\" flag must have a prefix length of 64",
     );
 }
+
+#[test]
+fn a_peer_given_on_a_down_link_gets_no_host_route_when_it_comes_up() {
+    // ip -batch, kernel 6.18, accept_dad 0: the peer's /128 is made when
+    // DAD completes, at the add; on a down link it is not made, and
+    // `link set up` restores only the address' own prefix route.
+    let fib = accepted(
+        "addr add local fe80::9/0 remote 2001:db8:1::5 dev fd2\n\
+         addr add 2001:db8:9::9 peer 2001:db8:1::6 dev fd2\n\
+         link set dev fd2 up",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:1::5"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:1::6"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:9::9"),
+        ["unicast 2001:db8:9::9 dev fd2 proto kernel scope global metric 256"]
+    );
+    // On an up link the add makes it.
+    let fib = accepted(
+        "link set dev fd2 up\n\
+         addr add 2001:db8:9::9 peer 2001:db8:1::6 dev fd2",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V6, "2001:db8:1::6"),
+        ["unicast 2001:db8:1::6 dev fd2 proto kernel scope global metric 256"]
+    );
+}
+
+#[test]
+fn an_ipv4_multipath_delete_matches_the_routes_paths_only() {
+    // ip -batch, kernel 6.18 (fib_nh_match walks the route's paths).
+    let base = "route add 10.20.0.0/16 dev fdv0\n";
+    // The request's first path is empty: it matches; the rest are unread.
+    let fib = accepted(&format!(
+        "{base}-4 route del 10.20/16 nexthop nexthop via 10.3.0.1 dev fd0 nexthop dev fdv0"
+    ));
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.20.0.0/16"),
+        Vec::<String>::new()
+    );
+    let two =
+        "route add 10.21.0.0/16 nexthop via 10.1.0.5 weight 1 nexthop via 10.1.0.6 weight 1\n";
+    // Other weights and a third path: still the route.
+    let fib = accepted(&format!(
+        "{two}route del 10.21.0.0/16 nexthop via 10.1.0.5 weight 3 nexthop via 10.1.0.6 weight 2 nexthop via 10.1.0.7"
+    ));
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.21.0.0/16"),
+        Vec::<String>::new()
+    );
+    // Fewer paths than the route's: No such process.
+    refused_with(
+        &format!("{two}route del 10.21.0.0/16 nexthop via 10.1.0.5"),
+        "No such process",
+    );
+    // A path that differs: No such process.
+    refused_with(
+        &format!("{two}route del 10.21.0.0/16 nexthop via 10.1.0.5 nexthop via 10.1.0.7"),
+        "No such process",
+    );
+}
+
+#[test]
+fn an_ipv6_address_on_an_up_link_without_carrier_routes_multicast() {
+    // ip -batch, kernel 6.18: inet6_addr_add -> addrconf_add_dev ->
+    // addrconf_add_mroute, which a down link refuses.
+    let multicast_on = |fib: &Fib, dev: &str| {
+        show(fib, Family::V6, TABLE_LOCAL)
+            .iter()
+            .filter(|r| r.starts_with("multicast ff00::/8 ") && r.contains(&format!(" dev {dev} ")))
+            .count()
+    };
+    let fib = accepted(
+        "link add dev fdv5 up type veth peer name fdv6\n\
+         addr add fe80::9/48 priority 10 remote default dev fdv5",
+    );
+    assert_eq!(multicast_on(&fib, "fdv5"), 1);
+    // Refused by ipv6_add_addr after addrconf_add_dev: the route stays.
+    let fib = apply_str(
+        &ip_namespace::fib(),
+        "t.conf",
+        "link add dev fdv5 up type veth peer name fdv6\naddr add ::1/128 dev fdv5",
+        true,
+    )
+    .expect("--force reports the refusal and applies the rest")
+    .0;
+    assert_eq!(multicast_on(&fib, "fdv5"), 1);
+    // A down link: none, and none for the peer without an address.
+    let fib = accepted(
+        "link add dev fdv5 type veth peer name fdv6\n\
+         addr add 2001:db8:9::9/48 dev fdv5",
+    );
+    assert_eq!(multicast_on(&fib, "fdv5"), 0);
+    assert_eq!(multicast_on(&fib, "fdv6"), 0);
+    // Carrier later: still one.
+    let fib = accepted(
+        "link add dev fdv5 up type veth peer name fdv6\n\
+         addr add 2001:db8:9::9/48 dev fdv5\n\
+         link set fdv6 up",
+    );
+    assert_eq!(multicast_on(&fib, "fdv5"), 1);
+}
+
+#[test]
+fn an_l3mdev_rules_table_is_iproute2s_by_the_last_word_and_the_kernels_by_fra_table() {
+    // ip 6.1 against kernel 6.18: iprule_modify checks the last table
+    // word, fib_nl2rule the FRA_TABLE a table past 255 was sent as.
+    refused_with(
+        "rule add l3mdev table 4294967295 lookup unspec",
+        "l3mdev and table are mutually exclusive",
+    );
+    refused_with(
+        "rule add l3mdev table 300 lookup 0",
+        "l3mdev and table are mutually exclusive",
+    );
+    for line in [
+        "rule add l3mdev table 100",
+        "rule add l3mdev table 300 lookup 5",
+        "rule add l3mdev table 5 lookup 300",
+    ] {
+        refused_with(line, "table can not be specified for l3mdev rules");
+    }
+    accepted("rule add l3mdev lookup unspec");
+    accepted("rule add l3mdev table 0");
+}
+
+#[test]
+fn a_link_without_ipv4_keeps_its_ipv4_routes_down() {
+    // ip -batch, kernel 6.18: under MTU 68 the link has no in_device, and
+    // fib_netdev_event ignores its NETDEV_DOWN.
+    let fib = accepted(
+        "link set fd2 up\n\
+         route add 10.9.0.0/16 dev fd2\n\
+         link set fd2 mtu 67 down",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.9.0.0/16"),
+        ["unicast 10.9.0.0/16 dev fd2 proto boot scope link metric 0"]
+    );
+    // With IPv4 on, down takes it.
+    let fib = accepted(
+        "link set fd2 up\n\
+         route add 10.9.0.0/16 dev fd2\n\
+         link set fd2 down",
+    );
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.9.0.0/16"),
+        Vec::<String>::new()
+    );
+}
+
+#[test]
+fn deleting_los_address_while_lo_is_down_takes_its_local_prefix_route() {
+    // ip -batch, kernel 6.18: `local 127.0.0.0/8` (host scope) outlives lo
+    // going down, and fib_del_ifaddr deletes it with the address even
+    // while another address keeps lo's routes from the last-address flush
+    // and another link's 127.0.0.1 keeps them from fib_sync_down_addr.
+    let local_on_lo = |fib: &Fib, dst: &str| {
+        show(fib, Family::V4, TABLE_LOCAL)
+            .iter()
+            .filter(|r| r.starts_with(&format!("local {dst} ")) && r.contains(" dev lo "))
+            .count()
+    };
+    let fib = accepted(
+        "link set lo up\n\
+         link set lo down\n\
+         addr add 10.20.0.1/24 dev lo",
+    );
+    assert_eq!(local_on_lo(&fib, "127.0.0.0/8"), 1);
+    let fib = accepted(
+        "link set lo up\n\
+         link set lo down\n\
+         addr add 127.0.0.1/24 dev fd2\n\
+         addr add 10.20.0.1/24 dev lo\n\
+         addr del 127.0.0.1/8 dev lo",
+    );
+    assert_eq!(local_on_lo(&fib, "127.0.0.0/8"), 0);
+    assert_eq!(local_on_lo(&fib, "10.20.0.1"), 1);
+}
+
+#[test]
+fn an_ipv6_routes_missing_device_is_iproute2s_refusal_before_the_kernels() {
+    // ip 6.1 against kernel 6.18: iproute_modify's nodev, before the
+    // request is sent (rtm_to_fib6_config's RTA_VIA refusal).
+    for line in [
+        "route add unreachable ::/0 via inet 1.2.3 dev .. dev fdv6 prot 99",
+        "route add ::/0 via inet 1.2.3.4 dev fdv6",
+    ] {
+        refused_with(line, "Cannot find device \"fdv6\"");
+    }
+    refused_with(
+        "route add ::/0 via inet 1.2.3.4 dev fd0",
+        "IPv6 does not support RTA_VIA attribute",
+    );
+}

@@ -121,6 +121,32 @@ fn endless_streams_end_with_a_clear_error() {
 }
 
 #[test]
+fn an_endless_configuration_of_accepted_lines_ends_at_the_line_limit() {
+    // Comments, which cost least a line: the limit is a count of lines,
+    // so it is met at the same line whatever the lines do (an endless
+    // stream of distinct routes, which the release build applies at some
+    // 12 us a line, meets it within 30 s; the memory limit came later).
+    let limit = fibre_fib::config::MAX_CONFIG_LINES;
+    // The issue's two targets, in lines: a 2-million-line route
+    // configuration loads, and an endless one ends within 30 s, which at
+    // the 12 us a route line took (release build, 2026-12-04) is before 2.5
+    // million lines. The memory limit alone ended it after 2.9 million.
+    assert!(
+        (2_000_000..2_500_000).contains(&limit),
+        "MAX_CONFIG_LINES {limit}"
+    );
+    let out = bounded("yes '# a comment' | $FIBRE --config /dev/stdin link show");
+    refused_with(
+        &out,
+        &format!(
+            "fibre: /dev/stdin:{}: the configuration is longer than {limit} lines, \
+             the most fibre holds (it is applied all or nothing); split it into several files",
+            limit + 1
+        ),
+    );
+}
+
+#[test]
 fn a_small_gzip_expanding_to_one_huge_line_is_refused_at_the_line_limit() {
     let dir = Scratch::new("hostile", "bomb");
     // 3 GiB of one line: one 64 MiB member, concatenated 48 times.

@@ -373,6 +373,14 @@ pub(crate) fn parse_route(
     // device before parse_nexthops reads the paths (kernel-checked: `dev
     // fd9 nexthop via A dev fd8` is `Cannot find device "fd9"`).
     let mut looked_up = Vec::new();
+    if let (None, Some(dev), Family::V6) = (&multipath, &path.dev, family) {
+        // iproute_modify's `nodev` comes before anything the kernel says:
+        // before rtm_to_fib6_config's refusals, which the FIB judges
+        // ahead of the devices (kernel-checked: `route add ::/0 via inet
+        // 1.2.3.4 dev fd9`, fd9 missing, is `Cannot find device "fd9"`, not
+        // `IPv6 does not support RTA_VIA attribute`).
+        looked_up.push(request_device(dev));
+    }
     if let (true, Some(paths), Family::V6) = (path_given, &mut multipath, family) {
         if let Some(dev) = path.dev.as_ref().filter(|dev| {
             paths

@@ -202,9 +202,9 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
             table_ok = true;
         }
     }
-    if let Some(id) = table_attribute {
-        table = id;
-    }
+    // iprule_modify refuses an l3mdev rule by its last table word (`tid`):
+    // `table 300 lookup 0` passes it, and the FRA_TABLE 300 it sent is the
+    // kernel's refusal below (kernel-checked, iproute2 6.1 / 6.18).
     if spec.l3mdev && table != TABLE_UNSPEC {
         return Err(ParseError::new(
             "l3mdev",
@@ -212,6 +212,9 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
             Some(&table.to_string()),
         )
         .with_system_message("table can not be specified for l3mdev rules"));
+    }
+    if let Some(id) = table_attribute {
+        table = id;
     }
     if !table_ok && op == RuleOp::Add {
         table = TABLE_MAIN;
@@ -254,6 +257,15 @@ pub(crate) fn parse_rule(op: RuleOp, words: &mut Words<'_>) -> Result<RuleSpec, 
             )
             .with_system_message("Error: Unexpected goto."))
         }
+    }
+    if spec.l3mdev && table != TABLE_UNSPEC {
+        // fib_nl2rule, after the goto checks: frh_get_table's FRA_TABLE.
+        return Err(ParseError::new(
+            "l3mdev",
+            "no table (an l3mdev rule looks up its device's)",
+            Some(&table.to_string()),
+        )
+        .with_system_message("Error: l3mdev and table are mutually exclusive."));
     }
     spec.action = match action {
         FR_ACT_UNSPEC if op == RuleOp::Del => None,

@@ -15,8 +15,15 @@ fn one(line: &str) -> Command {
     cmds.remove(0)
 }
 
+/// The route of `line`, after the device lookups iproute2 makes first.
 fn route(line: &str) -> (RouteOp, RouteSpec) {
-    match one(line) {
+    let mut cmds = parse_words(&words(line)).unwrap_or_else(|e| panic!("{line}: {e}"));
+    let route = cmds.pop().expect("a command");
+    assert!(
+        cmds.iter().all(|c| matches!(c, Command::LookUp { .. })),
+        "{line}: {cmds:?}"
+    );
+    match route {
         Command::Route { op, spec } => (op, spec),
         other => panic!("{line}: {other:?}"),
     }

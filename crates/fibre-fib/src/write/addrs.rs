@@ -153,6 +153,17 @@ impl Fib {
                 let is_loopback_link = self
                     .link(index)
                     .is_some_and(|l| matches!(l.kind, LinkKind::Loopback));
+                let new_address = !self
+                    .addrs_v6
+                    .get(&index)
+                    .into_iter()
+                    .flatten()
+                    .any(|a| a.local == spec.local);
+                if new_address && self.has_inet6_dev(index) {
+                    // inet6_addr_add -> addrconf_add_dev, before
+                    // ipv6_add_addr's refusals below.
+                    self.add_dev_multicast_route_v6(index);
+                }
                 if spec.local.is_unspecified() {
                     // ipv6_add_addr: IPV6_ADDR_ANY is no address to assign.
                     return Err(KernelError::with_extack(
@@ -323,6 +334,12 @@ impl Fib {
 
     /// The routes `fib_add_ifaddr` makes for an IPv4 address in the link's current state.
     fn ifaddr_routes_v4(&self, index: LinkIndex, addr: &Address) -> Vec<Route> {
+        self.ifaddr_routes_v4_as(index, addr, self.links[&index].up)
+    }
+
+    /// The routes `fib_add_ifaddr` makes for `addr` on a link that is up
+    /// (`up`) or down.
+    fn ifaddr_routes_v4_as(&self, index: LinkIndex, addr: &Address, up: bool) -> Vec<Route> {
         let Some(prim) = self.primary_of(index, addr) else {
             return Vec::new();
         };
@@ -336,7 +353,7 @@ impl Fib {
             src,
             0,
         )];
-        if !link.up {
+        if !up {
             return out;
         }
         if let Some(brd) = addr.broadcast {
@@ -437,10 +454,15 @@ impl Fib {
                     .cloned(),
             );
         }
-        // Routes of the departing addresses, computed while they are still listed.
+        // Routes of the departing addresses, computed while they are still
+        // listed, and as on an up link: fib_del_ifaddr deletes them by
+        // fib_magic whatever the link's state, and a host-scope one made
+        // while the link was up outlived its going down (lo's `local
+        // 127.0.0.0/8`; kernel-checked 6.18: `addr del 127.0.0.1 dev lo`
+        // on a down lo with another address deletes it).
         let routes: Vec<Route> = gone
             .iter()
-            .flat_map(|a| self.ifaddr_routes_v4(index, a))
+            .flat_map(|a| self.ifaddr_routes_v4_as(index, a, true))
             .collect();
         let list = self.addrs_v4.get_mut(&index).expect("found above");
         list.retain(|a| {
@@ -670,6 +692,24 @@ impl Fib {
         out
     }
 
+    /// `addrconf_add_dev` of an IPv6 address add: `addrconf_add_mroute`
+    /// routes `ff00::/8` on any link but a loopback one, which the route's
+    /// `fib6_nh_init` refuses (ENETDOWN, ignored) on a link that is down.
+    /// So an up link without carrier, which has no IPv6 configuration yet
+    /// (see `ipv6_link_ready`), gets its multicast route (linkdown) from
+    /// its first address. Kernel-checked (6.18): `link add fdv0 up type
+    /// veth peer name fdv1` then `addr add 2001:db8::9/48 dev fdv0` routes
+    /// `multicast ff00::/8 dev fdv0 table local ... linkdown`; on a down
+    /// link nothing.
+    fn add_dev_multicast_route_v6(&mut self, index: LinkIndex) {
+        let Some(link) = self.links.get(&index) else {
+            return;
+        };
+        if link.up && !matches!(link.kind, LinkKind::Loopback) {
+            self.add_multicast_route_v6(index);
+        }
+    }
+
     /// `ff00::/8` in table local for a link that came up.
     pub(crate) fn add_multicast_route_v6(&mut self, index: LinkIndex) {
         let dst = Prefix::new("ff00::".parse().expect("literal"), 8).expect("literal");
@@ -701,10 +741,23 @@ impl Fib {
     }
 
     /// Re-adds the prefix routes of a link's IPv6 addresses (link came up).
+    ///
+    /// Not the host routes to their peers: `__ipv6_ifa_notify` adds those
+    /// when DAD completes (`RTM_NEWADDR`), and with DAD off (the model's
+    /// namespace: `accept_dad` 0) or on a NOARP link that is at the add,
+    /// while the link was down, so the route was not made; coming up,
+    /// `fixup_permanent_addr` restores only the address' own prefix route.
+    /// Kernel-checked (6.18): `addr add 2001:db8:9::9 peer 2001:db8:1::5
+    /// dev fd2` on a down ifb or veth, then `link set fd2 up`, routes
+    /// 2001:db8:9::9 and not 2001:db8:1::5.
     pub(crate) fn add_addr_routes_v6_of(&mut self, index: LinkIndex) {
         let v6: Vec<Address> = self.addrs_v6.get(&index).cloned().unwrap_or_default();
         for a in &v6 {
-            for r in self.addr_routes_v6(index, a) {
+            let without_peer = Address {
+                peer: None,
+                ..a.clone()
+            };
+            for r in self.addr_routes_v6(index, &without_peer) {
                 self.add_kernel_route(r);
             }
         }

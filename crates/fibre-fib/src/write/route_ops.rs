@@ -1361,9 +1361,19 @@ impl Fib {
     /// `fib_sync_down_dev` + flush: routes through a link that went down
     /// (or away) die; multipath routes lose the path and die with the last.
     /// Host-scope (local) IPv4 routes survive a plain down.
+    ///
+    /// A link without an in_device (MTU under 68) keeps its IPv4 routes
+    /// down: fib_netdev_event returns before fib_disable_ip when
+    /// `__in_dev_get_rtnl` finds none, for every event but UNREGISTER.
+    /// Kernel-checked (6.18): `route add 10.9.0.0/16 dev fd1` then `link
+    /// set fd1 mtu 67 down` keeps `10.9.0.0/16 dev fd1 scope link`.
     pub(crate) fn flush_routes_of_dev(&mut self, index: LinkIndex, unregister: bool) {
+        let keeps_ipv4 = !unregister && self.ipv4_off.contains(&index);
         self.retain_routes(|r| {
             if !r.nexthops.iter().any(|n| n.dev == Some(index)) {
+                return true;
+            }
+            if keeps_ipv4 && r.family() == Family::V4 {
                 return true;
             }
             if !unregister {
@@ -1452,8 +1462,14 @@ impl Fib {
     }
 
     /// `fib_sync_up`: dead paths through a link that came up live again.
+    /// Not IPv4's on a link without an in_device (see
+    /// [`Fib::flush_routes_of_dev`]: fib_netdev_event does nothing there).
     pub(crate) fn revive_nexthops_of_dev(&mut self, index: LinkIndex) {
+        let keeps_ipv4 = self.ipv4_off.contains(&index);
         self.retain_routes(|r| {
+            if keeps_ipv4 && r.family() == Family::V4 {
+                return true;
+            }
             for n in r.nexthops.iter_mut() {
                 if n.dev == Some(index) {
                     n.flags.dead = false;
@@ -1463,9 +1479,15 @@ impl Fib {
         });
     }
 
-    /// Sets or clears RTNH_F_LINKDOWN on paths through a link.
+    /// Sets or clears RTNH_F_LINKDOWN on paths through a link; not on
+    /// IPv4's through a link without an in_device (see
+    /// [`Fib::flush_routes_of_dev`]).
     pub(crate) fn set_linkdown_flags(&mut self, index: LinkIndex, linkdown: bool) {
+        let keeps_ipv4 = self.ipv4_off.contains(&index);
         self.retain_routes(|r| {
+            if keeps_ipv4 && r.family() == Family::V4 {
+                return true;
+            }
             // Host-scope IPv4 paths (nh scope nowhere) and IPv6 local/anycast
             // routes never carry LINKDOWN.
             let local_like = match r.family() {
@@ -1500,20 +1522,28 @@ fn kept_mtu(spec: &RouteSpec) -> Option<u32> {
 }
 
 /// `fib_nh_match`: the request's paths against a route's.
+///
+/// With `RTA_MULTIPATH` the kernel walks the route's paths, each against
+/// the request's next one (`for_nexthops(fi)`): a request with fewer paths
+/// runs out (`!rtnh_ok` is -EINVAL, no match), the paths a request has
+/// beyond the route's are never looked at, a path without a device or a
+/// gateway matches any, and weights (`rtnh_hops`) are not compared.
+/// Kernel-checked (6.18): after `route add P dev d0`, `route del P nexthop
+/// nexthop via G dev d1` deletes it; a two-path route is deleted by its
+/// paths with other weights or with a third path after them, not by its
+/// first path alone.
 fn nexthops_match_v4(spec: &RouteSpec, devs: &[Option<LinkIndex>], r: &Route) -> bool {
     if spec.multipath {
-        if spec.nexthops.len() != r.nexthops.len() {
+        if spec.nexthops.len() < r.nexthops.len() {
             return false;
         }
-        return spec
+        return r
             .nexthops
             .iter()
-            .zip(devs)
-            .zip(&r.nexthops)
-            .all(|((want, dev), have)| {
+            .zip(spec.nexthops.iter().zip(devs))
+            .all(|(have, (want, dev))| {
                 dev.is_none_or(|d| have.dev == Some(d))
                     && want.gateway.is_none_or(|g| have.gateway == Some(g))
-                    && want.weight == have.weight
             });
     }
     let Some(want) = spec.nexthops.first() else {

@@ -824,20 +824,42 @@ fn addr_line(rng: &mut Rng) -> String {
                 b.word(n);
             }
             5 => {
-                let w = *b.rng.pick(&[
-                    "noprefixroute",
-                    "nodad",
-                    "home",
-                    "optimistic",
-                    "mngtmpaddr",
-                    "autojoin",
-                ]);
+                // Not `autojoin` on an IPv6 multicast address (`ff00::/8`
+                // from the prefixes): ipv6_add_addr takes one with
+                // IFA_F_MCAUTOJOIN, joining its group, and fibre, which
+                // models no multicast addresses, refuses it, so ip
+                // accepting it is always a difference. Its other flags,
+                // with which both refuse, are kept.
+                let multicast_local = local.starts_with("ff");
+                let flags: &[&str] = if multicast_local {
+                    &["noprefixroute", "nodad", "home", "optimistic", "mngtmpaddr"]
+                } else {
+                    &[
+                        "noprefixroute",
+                        "nodad",
+                        "home",
+                        "optimistic",
+                        "mngtmpaddr",
+                        "autojoin",
+                    ]
+                };
+                let w = *b.rng.pick(flags);
                 b.keyword(w);
             }
             6 => {
                 let k = *b.rng.pick(&["valid_lft", "preferred_lft"]);
                 b.keyword(k);
-                let v = value(b.rng, &["forever", "100", "0"], NUMBERS);
+                // Not a finite valid_lft on an IPv6 address: inet6_addr_add
+                // gives its prefix route RTF_EXPIRES (`expires 99sec` in
+                // `route show`), and fibre's routes have no expiry, so ip
+                // accepting one is always a difference. Infinite ones, and
+                // those both refuse, are kept.
+                let v = if k == "valid_lft" && local.contains(':') {
+                    *b.rng
+                        .pick(&["forever", "4294967295", "0", "x", "4294967296"])
+                } else {
+                    value(b.rng, &["forever", "100", "0"], NUMBERS)
+                };
                 b.word(v);
             }
             7 => {
@@ -901,9 +923,12 @@ fn route_line(rng: &mut Rng) -> String {
     };
     let to = kind.is_none() && b.rng.chance(6);
     let dst = prefix(b.rng, v6);
-    // The family iproute2 ends with: the flag, else the destination's (a
-    // prefix of the other family than the flag's intent is generated too).
-    let family_v6 = dst.contains(':') || (v6 && !dst.contains('.'));
+    // The family iproute2 ends with: the destination's (a prefix of the
+    // other family than the flag's intent is generated too); for `all`,
+    // `default` and `any`, the flag's, and without one IPv4 (get_addr_1:
+    // AF_UNSPEC reads them as AF_INET), whatever the line was meant as.
+    let family_v6 =
+        dst.contains(':') || (!dst.contains('.') && flags.first().is_some_and(|f| f == "-6"));
     match kind {
         // Not an IPv6 nat or xresolve route but in a delete: the kernel
         // keeps that type (`nat P ... table local` in `route show`),

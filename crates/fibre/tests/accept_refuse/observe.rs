@@ -193,7 +193,19 @@ pub fn verdict_differences(kernel: &[Refusal], fibre: &[Refusal]) -> Vec<Verdict
         .filter_map(|line| {
             let (k, f) = (find(kernel, line), find(fibre, line));
             let agree = match (&k, &f) {
-                (Some(k), Some(f)) => comparable_message(f).contains(&comparable_message(k)),
+                (Some(k), Some(f)) => {
+                    let k = comparable_message(k);
+                    // ip's usage head (after its warnings) inside fibre's
+                    // message, whose own text before a ` Usage: ` is not a
+                    // refusal followed by a kind's usage but ip's warnings
+                    // quoted: `... (Warning: ... addresses Usage: ip address ...`.
+                    comparable_message(f).contains(&k)
+                        || (k.starts_with("Usage:")
+                            && f.split_whitespace()
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                                .contains(&k))
+                }
                 (None, None) => true,
                 _ => false,
             };
@@ -336,6 +348,17 @@ mod tests {
         assert_eq!(lines, vec![3, 5]);
         assert_eq!(differences[1].kernel, None);
         assert!(verdict_differences(&kernel, &kernel).is_empty());
+        let usage_after_a_warning = [refusal(
+            2,
+            "Warning: mngtmpaddr option can be set only for IPv6 addresses Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]",
+        )];
+        let quoted = [refusal(2, "\"addr\": expected an address, not help, got \"h\" (Warning: mngtmpaddr option can be set only for IPv6 addresses Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]\n [ CONFFLAG-LIST ])")];
+        assert!(verdict_differences(&usage_after_a_warning, &quoted).is_empty());
+        let other_usage = [refusal(2, "\"addr\": expected an address (Warning: mngtmpaddr option can be set only for IPv6 addresses Usage: ip link add [ name ] NAME)")];
+        assert_eq!(
+            verdict_differences(&usage_after_a_warning, &other_usage).len(),
+            1
+        );
         assert_eq!(
             comparable_message("Warning: nodad option can be set only for IPv6 addresses Error: inet address is expected rather than \"x\"."),
             "inet address is expected rather than \"x\""

@@ -20,8 +20,15 @@
 //! The rest is kernel_diff's loader's: the same lines as the kernel can
 //! take them ([`kernel::kernel_spelling`]), the model's MACs for new links
 //! ([`kernel::with_model_macs`], from the highest index the marker after
-//! the last `link` line showed), IPv6 addresses settled before the first
-//! line after a block of `addr` lines.
+//! the last `link` line showed), IPv6 addresses settled before every
+//! line that follows an `addr` line. Settling after each `addr` line, not
+//! only after a block of them, is what makes the kernel deterministic:
+//! an address added stays tentative until the DAD work runs (queued even
+//! with `accept_dad` 0, on down links too), and when that completion
+//! (`addrconf_dad_completed` -> `ipv6_ifa_notify(RTM_NEWADDR)`) comes after
+//! an `addr replace ... peer P`, `__ipv6_ifa_notify` adds P/128 as well,
+//! which it does not when it comes before. fibre completes DAD at once, as
+//! the kernel does when its work queue wins the race.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -244,7 +251,8 @@ impl Session {
             let respelled =
                 line != rest && line != rest.split_whitespace().collect::<Vec<_>>().join(" ");
             let is_addr = line.split_whitespace().next() == Some("addr");
-            if after_addr && !is_addr {
+            if after_addr {
+                // Also between `addr` lines: see the module doc.
                 self.settle()?;
             }
             after_addr = is_addr;
@@ -296,13 +304,19 @@ impl Session {
         Ok(refusals)
     }
 
-    /// Waits (at most a second) until no IPv6 address on an up link is
-    /// tentative (kernel_diff's `settle()`; IPv4 addresses never are).
+    /// Waits (at most a second) until no IPv6 address is tentative
+    /// (kernel_diff's `settle()`; IPv4 addresses never are). On down links
+    /// too, unlike kernel_diff's: with `accept_dad` 0 (the namespace's)
+    /// addrconf_dad_begin completes DAD whether or not the link is up, but
+    /// from a work queue, so an address added on a down link may still be
+    /// tentative when the next line brings the link up, and its peer's
+    /// /128 (made by that completion, `__ipv6_ifa_notify`) then depends on
+    /// which came first.
     fn settle(&mut self) -> Result<(), String> {
         for _ in 0..100 {
-            let reply = self.run(None, "", "addr show tentative up")?;
+            let reply = self.run(None, "", "addr show tentative")?;
             let Reply::Done { marker, .. } = reply else {
-                return Err("ip exited on `addr show tentative up`".into());
+                return Err("ip exited on `addr show tentative`".into());
             };
             let links: serde_json::Value = serde_json::from_str(&marker)
                 .map_err(|e| format!("ip -j addr show: {e}: {marker}"))?;
@@ -406,16 +420,25 @@ fn as_written(message: &str, kind: &str) -> String {
 /// ip's usage text for an `ip address` line as a fresh `ip` prints it:
 /// ipaddress.c's `usage()` prints `ip link`'s usage instead while the
 /// global `do_link` is set, and in one `ip -batch` process it stays set
-/// from the first `ip link` line on.
+/// from the first `ip link` line on (the markers are `ip link show`).
+/// Warnings ip printed before the usage (`Warning: mngtmpaddr option can
+/// be set only for IPv6 addresses`) are kept in front of it.
 fn own_usage(line: &str, message: String) -> String {
     let command = line.split_whitespace().next().unwrap_or("");
-    if !command.is_empty()
-        && "address".starts_with(command)
-        && message.trim_start().starts_with("Usage: ip link")
-    {
-        return "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]".into();
+    if command.is_empty() || !"address".starts_with(command) {
+        return message;
     }
-    message
+    let Some(usage_at) = message.find("Usage: ip link") else {
+        return message;
+    };
+    let warnings = &message[..usage_at];
+    if !warnings
+        .lines()
+        .all(|warning| warning.trim().is_empty() || warning.trim_start().starts_with("Warning:"))
+    {
+        return message;
+    }
+    format!("{warnings}Usage: ip address {{add|change|replace}} IFADDR dev IFNAME [ LIFETIME ]")
 }
 
 #[cfg(test)]
@@ -429,7 +452,7 @@ mod tests {
             "[{\"ifindex\":1,\"ifname\":\"lo\"}]"
         ));
         assert!(!is_marker_reply(MARKER_LO, "[{\"dst\":\"10.1.0.7\"}]"));
-        assert!(is_marker_reply("addr show tentative up", "[{}]"));
+        assert!(is_marker_reply("addr show tentative", "[{}]"));
         let refused = Reply::Done {
             text: vec![
                 "Error: argument \"x\" is wrong: \"metric\" value is invalid".into(),
@@ -466,6 +489,20 @@ mod tests {
         assert_eq!(
             own_usage("ad add ::1 h dev lo", "Usage: ip link add [link DEV".into()),
             "Usage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]"
+        );
+        assert_eq!(
+            own_usage(
+                "addr replace 10.5.0.0/16 mngtmpaddr h dev fd1",
+                "Warning: mngtmpaddr option can be set only for IPv6 addresses\nUsage: ip link add [link DEV".into()
+            ),
+            "Warning: mngtmpaddr option can be set only for IPv6 addresses\nUsage: ip address {add|change|replace} IFADDR dev IFNAME [ LIFETIME ]"
+        );
+        assert_eq!(
+            own_usage(
+                "addr add 10.5.0.1/16 dev x",
+                "Cannot find device \"x\" Usage: ip link add".into()
+            ),
+            "Cannot find device \"x\" Usage: ip link add"
         );
         assert_eq!(
             own_usage("link add x", "Usage: ip link add [link DEV".into()),
