@@ -31,7 +31,11 @@
 //! links are not devices of the worker: `NoOutputPort`, and their GRE
 //! packets `UnknownProtocol`), a tunnel whose underlay is another tunnel
 //! (`NoOutputPort`), GRE inside GRE on receipt (`TunnelLoop`), WCCP's
-//! protocol rewrite. The outer IP ID is 0 where the kernel's
+//! protocol rewrite; GRE arriving in IPv4 fragments goes to the control
+//! side as every fragment for the router does (the kernel reassembles it
+//! before `gre_rcv`); a tunnel MTU larger than its underlay allows drops
+//! packets without DF that do not fit (`TooBig`) where the kernel's
+//! outer DF packet would fail in `ip_fragment`. The outer IP ID is 0 where the kernel's
 //! `iptunnel_xmit` takes one from `__ip_select_ident` (a field it
 //! randomises); the sequence numbers are this worker's own (a tunnel with
 //! `oseq` should be sent through one worker, as `fibre_dev` explains for
