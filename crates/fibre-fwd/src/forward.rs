@@ -496,6 +496,11 @@ impl Core {
         } else {
             h.dst
         };
+        // Back into the tunnel it came from: the kernel would send the
+        // redirect into the tunnel too; the worker sends none there.
+        if self.tunnel_of(link).is_some() {
+            return;
+        }
         if !self.limiter.allow_redirect_v6(out.now_ns, h.dst) {
             self.counters.icmp_rate_limited += 1;
             return;
