@@ -11,7 +11,9 @@
 //!   `ip_forward` decremented it, TOS fixed or inherited with the ECN
 //!   field of RFC 6040's `INET_ECN_encapsulate`, DF set as with the
 //!   default `pmtudisc`) and the GRE header (`gre_build_header`: checksum,
-//!   key and sequence number as configured, the first sequence number 0);
+//!   key and sequence number as configured, the first sequence number 0
+//!   as `atomic_fetch_inc(&tunnel->o_seqno)` gives it since the kernel's
+//!   "ip_gre: Make o_seqno start from 0 in native mode");
 //!   the outer packet then leaves by the underlay port with its
 //!   neighbour's MAC, in the same burst;
 //! * **input**: a GRE packet to one of the router's addresses is matched

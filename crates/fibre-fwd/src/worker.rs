@@ -209,6 +209,11 @@ impl<F: FibSource, N: Neighbours> Worker<F, N> {
     /// link's, read at each packet; only `type gre` (an IPv4 underlay
     /// carrying IP) is run. Allocates (once, here).
     ///
+    /// A decapsulated packet the worker hands to the control side is
+    /// punted with the tunnel's link and the port the GRE packet came in
+    /// by, behind that frame's Ethernet addresses and the inner packet's
+    /// EtherType.
+    ///
     /// # Panics
     /// If the link is already one of the worker's ports or tunnels.
     ///
