@@ -567,3 +567,47 @@ fn the_tunnels_rp_filter_judges_the_inner_source() {
     );
     assert_eq!(sent(&mut strict, P0).len(), 1);
 }
+
+#[test]
+fn inner_packets_for_the_router_are_answered_or_punted_from_the_tunnel() {
+    let (mut w, [gt0, ..]) = tunnel_worker("");
+    let sender: Ipv4Addr = "172.16.0.9".parse().unwrap();
+    let wrap = |inner: &[u8]| {
+        let outer = outer4(
+            REMOTE0,
+            LOCAL,
+            64,
+            0,
+            &gre(false, None, None, 0x0800, inner),
+        );
+        ether(P1_MAC, REMOTE0_MAC, 0x0800, &outer)
+    };
+    // UDP to 10.0.0.1: the control side's, from gt0 by p1.
+    let udp = udp4(sender, "10.0.0.1".parse().unwrap(), 64, false, 20);
+    receive(&mut w, P1, &wrap(&udp), 0);
+    let punted = punts(&mut w);
+    assert_eq!(punted.len(), 1);
+    let (kind, port, _, frame) = &punted[0];
+    assert_eq!((*kind, *port), (fibre_fwd::PuntKind::Local, P1));
+    assert_eq!(&frame[..14], &wrap(&udp)[..14]);
+    assert_eq!(&frame[14..], &udp[..]);
+    let mut links = Vec::new();
+    w.receive_burst(P1, &[wrap(&udp)], 1);
+    w.drain_punts(|p| links.push(p.link));
+    assert_eq!(links, vec![gt0]);
+    // A ping of 10.0.0.1: answered back into the tunnel.
+    receive(
+        &mut w,
+        P1,
+        &wrap(&ping4(sender, "10.0.0.1".parse().unwrap(), 64)),
+        2,
+    );
+    let back = sent(&mut w, P1);
+    assert_eq!(back.len(), 1);
+    let reply = &back[0][14 + 24..];
+    assert_eq!(&back[0][14 + 16..14 + 20], &REMOTE0.octets());
+    assert_eq!(reply[9], 1);
+    assert_eq!(&reply[12..20], &[10, 0, 0, 1, 172, 16, 0, 9]);
+    assert_eq!(reply[20], 0, "echo reply");
+    assert_eq!(w.counters().answered, 1);
+}
