@@ -44,7 +44,7 @@
 //! its lockless transmit).
 //!
 //! The kernel on this machine has no GRE module, so the packet-level
-//! kernel oracle (`tests/forward_oracle*`) cannot check any of this: the
+//! kernel (forwarding) oracle cannot check any of this: the
 //! tests here compare with frames built independently in the test.
 
 use std::net::{IpAddr, Ipv4Addr};
