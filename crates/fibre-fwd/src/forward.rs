@@ -159,7 +159,10 @@ impl Core {
         kind: PacketType,
     ) -> Result<(), DropReason> {
         let packet = &frame[ETH_HLEN..];
-        if h.protocol == IPPROTO_GRE && !h.fragment {
+        // A worker without tunnels is a kernel without `ip_gre`: GRE goes
+        // to the control side with every other protocol it has no
+        // handler for.
+        if h.protocol == IPPROTO_GRE && !h.fragment && !self.tunnels.is_empty() {
             return match self.receive_gre(out, frame, h) {
                 GreEnd::Done(end) => end,
                 GreEnd::NoTunnel => {

@@ -28,6 +28,8 @@
 //!   does when `ipgre_rcv` rejects it (`icmp_send(skb, ICMP_DEST_UNREACH,
 //!   ICMP_PORT_UNREACH, 0)`; protocol unreachable is what a kernel without
 //!   the `ip_gre` module at all sends, and a router with tunnels has it).
+//!   A worker given no tunnel stands for a kernel without `ip_gre`: it
+//!   hands GRE to the control side as any protocol it has no handler for.
 //!
 //! Not modelled, each a counted drop: ip6gre and the tap kinds (their
 //! links are not devices of the worker: `NoOutputPort`, and their GRE

@@ -461,8 +461,9 @@ fn gre_no_tunnel_takes_is_answered_with_port_unreachable() {
 
 #[test]
 fn a_tunnel_the_worker_does_not_run_is_no_device_of_it() {
-    // The FIB has gt0, the worker was not given it: packets routed to it
-    // are dropped, and its GRE gets no port unreachable.
+    // The FIB has the tunnels, the worker was given none of them: packets
+    // routed to them are dropped, and GRE goes to the control side as
+    // any protocol the worker has no handler for.
     let mut w = worker_with(TUNNELS);
     w.neighbours_mut()
         .insert(3, IpAddr::V4(REMOTE0), REMOTE0_MAC);
@@ -471,8 +472,18 @@ fn a_tunnel_the_worker_does_not_run_is_no_device_of_it() {
     assert_eq!(w.counters().drops(DropReason::NoOutputPort), 1);
     let g = gre(false, None, None, 0x0800, &inner);
     let outer = outer4(REMOTE0, LOCAL, 64, 0, &g);
-    receive(&mut w, P1, &ether(P1_MAC, REMOTE0_MAC, 0x0800, &outer), 0);
+    let f = ether(P1_MAC, REMOTE0_MAC, 0x0800, &outer);
+    receive(&mut w, P1, &f, 0);
     assert!(sent(&mut w, P1).is_empty() && sent(&mut w, P0).is_empty());
+    let punted = punts(&mut w);
+    assert_eq!(punted.len(), 1);
+    assert_eq!(punted[0].3, f);
+    // Given gt1 alone, the worker runs ip_gre: GRE gt0 would take is
+    // dropped (no device of this worker's), without port unreachable.
+    let gt1 = w.fib_mut().links().find(|l| l.name == "gt1").unwrap().index;
+    w.add_tunnel(TunnelConfig::new(gt1));
+    receive(&mut w, P1, &f, 1);
+    assert!(sent(&mut w, P1).is_empty() && punts(&mut w).is_empty());
     assert_eq!(w.counters().drops(DropReason::UnknownProtocol), 1);
 }
 
