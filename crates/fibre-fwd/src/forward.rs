@@ -16,6 +16,7 @@ use crate::output::{copy, Destination, Out, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IPV6
 use crate::punt::PuntKind;
 use crate::receive::{self, Ipv4Header, Ipv6Header, PacketType, ETH_HLEN};
 use crate::rewrite::{decrease_hop_limit, decrease_ttl};
+use crate::tunnel::{GreEnd, IPPROTO_GRE};
 use crate::worker::Core;
 
 const IPPROTO_ICMP: u8 = 1;
@@ -102,7 +103,7 @@ impl Core {
             Err(errno) => return self.route_error_v4(out, &held, kind, errno),
         };
         match answer.kind {
-            RouteType::Local => self.local_v4(out, config, frame, h, &held),
+            RouteType::Local => self.local_v4(out, config, frame, h, &held, kind),
             RouteType::Broadcast | RouteType::Multicast => {
                 self.punt(PuntKind::Local, out.in_port, config.link, frame)
             }
@@ -155,8 +156,21 @@ impl Core {
         frame: &[u8],
         h: &Ipv4Header,
         held: &Held<'_>,
+        kind: PacketType,
     ) -> Result<(), DropReason> {
         let packet = &frame[ETH_HLEN..];
+        // A worker without tunnels is a kernel without `ip_gre`: GRE goes
+        // to the control side with every other protocol it has no
+        // handler for.
+        if h.protocol == IPPROTO_GRE && !h.fragment && !self.tunnels.is_empty() {
+            return match self.receive_gre(out, frame, h) {
+                GreEnd::Done(end) => end,
+                GreEnd::NoTunnel => {
+                    self.send_error_held_v4(out, held, kind, Icmp4Error::PortUnreachable);
+                    Err(DropReason::NotForTunnel)
+                }
+            };
+        }
         let echo = h.protocol == IPPROTO_ICMP
             && !h.fragment
             && packet.get(h.header_len) == Some(&ICMP_ECHO);
@@ -208,8 +222,10 @@ impl Core {
             self.send_error_held_v4(out, held, kind, Icmp4Error::TimeExceeded);
             return Err(DropReason::TtlExceeded);
         }
-        let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
-        let mtu = self.route_mtu(out.fib, answer.cache_class, answer.dev);
+        if self.port_of(answer.dev).is_none() && self.tunnel_of(answer.dev).is_none() {
+            return Err(DropReason::NoOutputPort);
+        }
+        let mut mtu = self.route_mtu(out.fib, answer.cache_class, answer.dev);
         if h.total_len > mtu && h.dont_fragment {
             let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
             let error = Icmp4Error::FragmentationNeeded { mtu };
@@ -220,7 +236,26 @@ impl Core {
         if redirect {
             self.send_redirect_v4(out, held, next_hop);
         }
-        let dest = self.destination(out, port, IpAddr::V4(next_hop));
+        let (dest, path_mtu) = self.egress(out, answer.dev, IpAddr::V4(next_hop), h.tos)?;
+        if let Some(path_mtu) = path_mtu {
+            // `tnl_update_pmtu`: what leaves (the packet, or its fragments)
+            // must fit the underlay with the tunnel's headers. A DF packet
+            // is answered with that MTU, quoted as `ip_forward` left it
+            // (TTL one less); without DF the kernel's outer packet, DF set,
+            // would not leave either.
+            if h.total_len.min(mtu) > path_mtu {
+                if h.dont_fragment {
+                    let mtu = u16::try_from(path_mtu).unwrap_or(u16::MAX);
+                    self.send_forwarded_error_v4(
+                        out,
+                        held,
+                        Icmp4Error::FragmentationNeeded { mtu },
+                    );
+                }
+                return Err(DropReason::TooBig);
+            }
+            mtu = mtu.min(path_mtu);
+        }
         // `ip_forward_options`: the outgoing route's source in place of
         // the address the input path recorded.
         let header_len = h.header_len;
@@ -258,17 +293,18 @@ impl Core {
     /// the new one) and before the packet leaves; within the redirect's
     /// own rate limit ([`icmp::RateLimiter::allow_error_v4`]).
     fn send_redirect_v4(&mut self, out: &mut Out<'_>, held: &Held<'_>, gateway: Ipv4Addr) {
+        self.send_forwarded_error_v4(out, held, Icmp4Error::Redirect { gateway });
+    }
+
+    /// `icmp_send` about `held` once `ip_forward` has decremented its
+    /// TTL (a redirect, or a tunnel's fragmentation needed): the quote
+    /// carries the new TTL.
+    fn send_forwarded_error_v4(&mut self, out: &mut Out<'_>, held: &Held<'_>, error: Icmp4Error) {
         // The error quotes at most its first 548 bytes: a copy of those.
         let mut quote = [0u8; icmp::MAX_ERROR_LEN_V4];
         let len = held.copy_quote(&mut quote);
         decrease_ttl(&mut quote);
-        self.send_error_v4(
-            out,
-            &quote[..len],
-            &held.options,
-            PacketType::Host,
-            Icmp4Error::Redirect { gateway },
-        );
+        self.send_error_v4(out, &quote[..len], &held.options, PacketType::Host, error);
     }
 
     /// An IPv6 packet in `frame` (without padding) after the input lookup
@@ -378,7 +414,9 @@ impl Core {
             self.send_error_v6(out, packet, kind, Icmp6Error::TimeExceeded, config.link);
             return Err(DropReason::TtlExceeded);
         }
-        let port = self.port_of(answer.dev).ok_or(DropReason::NoOutputPort)?;
+        if self.port_of(answer.dev).is_none() && self.tunnel_of(answer.dev).is_none() {
+            return Err(DropReason::NoOutputPort);
+        }
         if answer.dev == config.link {
             // Out the way it came: a redirect, and the packet forwarded
             // all the same.
@@ -412,7 +450,24 @@ impl Core {
         } else {
             h.dst
         };
-        let dest = self.destination(out, port, IpAddr::V6(next_hop));
+        let (dest, path_mtu) =
+            self.egress(out, answer.dev, IpAddr::V6(next_hop), h.traffic_class)?;
+        if path_mtu.is_some_and(|path_mtu| h.total_len > path_mtu) {
+            // `tnl_update_pmtu`: packet too big with the tunnel's path MTU
+            // where that is a legal IPv6 MTU, the quote as `ip6_forward`
+            // left it (hop limit one less); below 1280, dropped.
+            let path_mtu = path_mtu.unwrap_or(0);
+            if path_mtu >= IPV6_MIN_MTU {
+                let mut quote = [0u8; icmp::MAX_ERROR_LEN_V6];
+                let len = packet.len().min(quote.len());
+                quote[..len].copy_from_slice(&packet[..len]);
+                decrease_hop_limit(&mut quote);
+                let mtu = u32::try_from(path_mtu).unwrap_or(u32::MAX);
+                let error = Icmp6Error::PacketTooBig { mtu };
+                self.send_error_v6(out, &quote[..len], kind, error, config.link);
+            }
+            return Err(DropReason::TooBig);
+        }
         self.put(dest, ETHERTYPE_IPV6, |slot| {
             let len = copy(slot, packet);
             decrease_hop_limit(slot);
@@ -444,6 +499,11 @@ impl Core {
         } else {
             h.dst
         };
+        // Back into the tunnel it came from: the kernel would send the
+        // redirect into the tunnel too; the worker sends none there.
+        if self.tunnel_of(link).is_some() {
+            return;
+        }
         if !self.limiter.allow_redirect_v6(out.now_ns, h.dst) {
             self.counters.icmp_rate_limited += 1;
             return;

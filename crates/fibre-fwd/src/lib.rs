@@ -30,8 +30,16 @@
 //! source routes (`OptionsUnsupported`, as the kernel's default
 //! `accept_source_route` 0 drops them; record route, timestamps, router
 //! alert and CIPSO are compiled and forwarded as `ip_options_compile` and
-//! `ip_forward_options` do) and GRE tunnels as output devices
-//! (`NoOutputPort`).
+//! `ip_forward_options` do).
+//!
+//! GRE tunnels (`type gre`, [`Worker::add_tunnel`]) are devices of the
+//! worker: packets routed into one are encapsulated and leave by the
+//! underlay's port in the same burst, GRE packets for the router are
+//! decapsulated and their inner packets received on the tunnel; see the
+//! `tunnel` module's docs for what the kernel does that is modelled and
+//! what is not (ip6gre, the tap kinds). The kernel the oracle runs here
+//! has no GRE module, so tunnels are tested against frames built in the
+//! tests, not against the kernel.
 
 pub mod icmp;
 
@@ -46,6 +54,7 @@ mod punt;
 mod receive;
 mod rewrite;
 mod ring;
+mod tunnel;
 mod worker;
 
 pub use config::{PortConfig, WorkerConfig};
@@ -53,4 +62,5 @@ pub use counters::{Counters, CountersReader};
 pub use neighbours::{Neighbours, StaticNeighbours};
 pub use punt::{Punt, PuntKind};
 pub use rewrite::decrease_ttl;
+pub use tunnel::{TunnelConfig, TunnelCounters};
 pub use worker::{FibSource, Worker, BURST};

@@ -15,6 +15,7 @@ use crate::icmp::{self, Icmp4Error, Icmp6Error};
 use crate::neighbours::Neighbours;
 use crate::options::Compiled;
 use crate::receive::{PacketType, ETH_HLEN};
+use crate::tunnel::{self, Encap};
 use crate::worker::Core;
 
 /// The EtherTypes the worker sends.
@@ -29,15 +30,51 @@ pub(crate) struct Out<'a> {
     pub fib: &'a Fib,
     pub neighbours: &'a dyn Neighbours,
     pub in_port: usize,
+    /// The link the packet being handled came in on: the input port's,
+    /// or a tunnel's for a decapsulated packet.
+    pub in_link: LinkIndex,
     pub now_ns: u64,
 }
 
 /// Where a packet goes once routed: a port's transmit queue with the next
-/// hop's MAC, or the control side to resolve it first.
+/// hop's MAC, or the control side to resolve it first; in a tunnel's
+/// headers (`encap`) where it was routed into one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Destination {
-    Port { port: usize, mac: [u8; 6] },
-    Unresolved { port: usize, next_hop: IpAddr },
+    Port {
+        port: usize,
+        mac: [u8; 6],
+        encap: Option<Encap>,
+    },
+    Unresolved {
+        port: usize,
+        next_hop: IpAddr,
+        encap: Option<Encap>,
+    },
+}
+
+impl Destination {
+    /// The same way out, the packet wrapped in `encap`'s headers.
+    pub(crate) fn wrapped(self, encap: Encap) -> Destination {
+        match self {
+            Destination::Port { port, mac, .. } => Destination::Port {
+                port,
+                mac,
+                encap: Some(encap),
+            },
+            Destination::Unresolved { port, next_hop, .. } => Destination::Unresolved {
+                port,
+                next_hop,
+                encap: Some(encap),
+            },
+        }
+    }
+
+    fn encap(&self) -> Option<Encap> {
+        match *self {
+            Destination::Port { encap, .. } | Destination::Unresolved { encap, .. } => encap,
+        }
+    }
 }
 
 impl Core {
@@ -46,16 +83,63 @@ impl Core {
     pub(crate) fn destination(&self, out: &Out<'_>, port: usize, next_hop: IpAddr) -> Destination {
         let link = self.ports[port].config.link;
         match out.neighbours.lookup(link, next_hop) {
-            Some(mac) => Destination::Port { port, mac },
-            None => Destination::Unresolved { port, next_hop },
+            Some(mac) => Destination::Port {
+                port,
+                mac,
+                encap: None,
+            },
+            None => Destination::Unresolved {
+                port,
+                next_hop,
+                encap: None,
+            },
         }
+    }
+
+    /// Where a packet routed out of link `dev` towards `next_hop` goes: a
+    /// port's queue, or a tunnel's underlay (the packet's TOS `tos`
+    /// choosing the underlay route of a tunnel that inherits it), with the
+    /// largest packet that tunnel's path carries; a link that is neither
+    /// is [`DropReason::NoOutputPort`].
+    pub(crate) fn egress(
+        &self,
+        out: &Out<'_>,
+        dev: LinkIndex,
+        next_hop: IpAddr,
+        tos: u8,
+    ) -> Result<(Destination, Option<usize>), DropReason> {
+        if let Some(port) = self.port_of(dev) {
+            return Ok((self.destination(out, port, next_hop), None));
+        }
+        let tunnel = self.tunnel_of(dev).ok_or(DropReason::NoOutputPort)?;
+        let egress = self.tunnel_egress(out, tunnel, tos)?;
+        Ok((egress.dest, Some(egress.path_mtu)))
     }
 
     /// Queues one frame towards `dest`: the Ethernet header (destination
     /// the neighbour's MAC, or zero while unresolved; source the port's
     /// MAC), then the IP packet `write` puts after it (it returns the
-    /// packet's length).
+    /// packet's length). Into a tunnel, `write` puts the inner packet
+    /// behind the room for the tunnel's headers, which are written around
+    /// it ([`tunnel::write_outer`]), and the frame is IPv4.
     pub(crate) fn put(
+        &mut self,
+        dest: Destination,
+        ethertype: u16,
+        write: impl FnOnce(&mut [u8]) -> usize,
+    ) -> Result<(), DropReason> {
+        let Some(encap) = dest.encap() else {
+            return self.put_plain(dest, ethertype, write);
+        };
+        let seq = self.take_seq(&encap);
+        self.put_plain(dest, ETHERTYPE_IPV4, |slot| {
+            let inner = write(&mut slot[encap.header_len..]);
+            tunnel::write_outer(&mut slot[..encap.header_len + inner], &encap, seq)
+        })
+    }
+
+    /// [`Core::put`] without a tunnel's headers.
+    fn put_plain(
         &mut self,
         dest: Destination,
         ethertype: u16,
@@ -67,7 +151,7 @@ impl Core {
             slot[12..14].copy_from_slice(&ethertype.to_be_bytes());
         };
         match dest {
-            Destination::Port { port, mac } => {
+            Destination::Port { port, mac, .. } => {
                 let p = &mut self.ports[port];
                 let src = p.config.mac;
                 let slot = p.tx.next_slot().ok_or(DropReason::TxQueueFull)?;
@@ -76,7 +160,7 @@ impl Core {
                 p.tx.commit(ETH_HLEN + len);
                 Ok(())
             }
-            Destination::Unresolved { port, next_hop } => {
+            Destination::Unresolved { port, next_hop, .. } => {
                 let config = self.ports[port].config;
                 let queued = self
                     .unresolved
@@ -155,20 +239,24 @@ impl Core {
             .fib
             .lookup_output_v4(&key)
             .map_err(|_| DropReason::NoRoute)?;
-        let port = self.port_of(route.dev).ok_or(DropReason::NoOutputPort)?;
         let next_hop = route.gateway_addr().unwrap_or(dst);
-        // To a broadcast address of the link (an error about a packet from
-        // a subnet's broadcast address): `arp_constructor` makes its
-        // neighbour NUD_NOARP with the device's broadcast address.
-        let dest = if route.kind == RouteType::Broadcast {
-            Destination::Port {
-                port,
-                mac: fibre_net::ethernet::Address::BROADCAST.0,
-            }
-        } else {
-            self.destination(out, port, IpAddr::V4(next_hop))
+        let (dest, path_mtu) = match self.port_of(route.dev) {
+            // To a broadcast address of the link (an error about a packet
+            // from a subnet's broadcast address): `arp_constructor` makes
+            // its neighbour NUD_NOARP with the device's broadcast address.
+            Some(port) if route.kind == RouteType::Broadcast => (
+                Destination::Port {
+                    port,
+                    mac: fibre_net::ethernet::Address::BROADCAST.0,
+                    encap: None,
+                },
+                None,
+            ),
+            _ => self.egress(out, route.dev, IpAddr::V4(next_hop), packet[1])?,
         };
-        let mtu = self.link_mtu(out.fib, route.dev);
+        let mtu = self
+            .link_mtu(out.fib, route.dev)
+            .min(path_mtu.unwrap_or(usize::MAX));
         if packet.len() <= mtu {
             self.put(dest, ETHERTYPE_IPV4, |slot| copy(slot, packet))
         } else {
@@ -193,7 +281,7 @@ impl Core {
         echo: bool,
     ) -> Result<(), DropReason> {
         let dst = ipv6_at(packet, 24);
-        let in_link = self.ports[out.in_port].config.link;
+        let in_link = out.in_link;
         let key = FlowKeyV6 {
             dst: u128::from(dst),
             src: u128::from(ipv6_at(packet, 8)),
@@ -209,16 +297,20 @@ impl Core {
             .fib
             .lookup_output_v6(&key)
             .map_err(|_| DropReason::NoRoute)?;
-        let port = self.port_of(route.dev).ok_or(DropReason::NoOutputPort)?;
         let next_hop = if route.gateway != 0 {
             Ipv6Addr::from(route.gateway)
         } else {
             dst
         };
+        let traffic_class = (u16::from_be_bytes([packet[0], packet[1]]) >> 4) as u8;
+        let (dest, path_mtu) = self.egress(out, route.dev, IpAddr::V6(next_hop), traffic_class)?;
+        // Through a tunnel no larger than its path takes (an underlay
+        // below 1280 plus the headers sends the packet in smaller
+        // fragments rather than overrun it).
         let mtu = self
             .route_mtu(out.fib, route.cache_class, route.dev)
-            .max(IPV6_MIN_MTU);
-        let dest = self.destination(out, port, IpAddr::V6(next_hop));
+            .max(IPV6_MIN_MTU)
+            .min(path_mtu.unwrap_or(usize::MAX));
         if packet.len() <= mtu {
             return self.put(dest, ETHERTYPE_IPV6, |slot| copy(slot, packet));
         }

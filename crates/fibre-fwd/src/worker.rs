@@ -18,6 +18,7 @@ use crate::neighbours::Neighbours;
 use crate::punt::{Punt, PuntKind, PuntQueue};
 use crate::receive::{self, Ipv4Header, Ipv6Header, PacketType, Payload, ETH_HLEN};
 use crate::ring::FrameRing;
+use crate::tunnel::{Tunnel, TunnelConfig, TunnelCounters};
 
 /// A VLAN tag's length, which a port's frames may carry beyond its MTU.
 pub(crate) const VLAN_HLEN: usize = 4;
@@ -141,6 +142,11 @@ pub(crate) struct Core {
     /// An ICMP message or reply being written (the largest one a port
     /// carries).
     pub scratch: Vec<u8>,
+    /// The GRE tunnels the worker runs ([`Worker::add_tunnel`]).
+    pub tunnels: Vec<Tunnel>,
+    /// A decapsulated packet on its way through the input path again
+    /// (empty while one is: GRE inside GRE is not decapsulated twice).
+    pub decap: Vec<u8>,
     pending: [Pending; BURST],
     keys_v4: [FlowKeyV4; BURST],
     answers_v4: [Result<Forward, Errno>; BURST],
@@ -179,6 +185,8 @@ impl<F: FibSource, N: Neighbours> Worker<F, N> {
             neighbour: PuntQueue::new(PuntKind::Neighbour, config.control_queue_len, slot),
             unresolved: PuntQueue::new(PuntKind::Unresolved, config.unresolved_queue_len, slot),
             scratch: vec![0; slot.max(crate::icmp::MAX_ERROR_LEN_V6)],
+            tunnels: Vec::new(),
+            decap: vec![0; slot],
             pending: [Pending::Done; BURST],
             keys_v4: [FlowKeyV4::default(); BURST],
             answers_v4: [Err(Errno::Inval); BURST],
@@ -190,6 +198,72 @@ impl<F: FibSource, N: Neighbours> Worker<F, N> {
             neighbours,
             core,
         }
+    }
+
+    /// Makes the GRE tunnel `tunnel` a device of this worker: packets the
+    /// FIB routes to its link are encapsulated and sent out of the port
+    /// the underlay route to its remote end leaves by; GRE packets to the
+    /// router that it takes are decapsulated and their inner packets
+    /// received on it. Its parameters (`link add NAME type gre remote ...
+    /// [local ...] [key K] [csum] [seq] [ttl T] [tos T]`) are the FIB
+    /// link's, read at each packet; only `type gre` (an IPv4 underlay
+    /// carrying IP) is run. Allocates (once, here).
+    ///
+    /// A decapsulated packet the worker hands to the control side is
+    /// punted with the tunnel's link and the port the GRE packet came in
+    /// by, behind that frame's Ethernet addresses and the inner packet's
+    /// EtherType.
+    ///
+    /// # Panics
+    /// If the link is already one of the worker's ports or tunnels.
+    ///
+    /// ```
+    /// use fibre_fib::{config, Fib};
+    /// use fibre_fwd::{PortConfig, StaticNeighbours, TunnelConfig, Worker, WorkerConfig};
+    ///
+    /// let (fib, _) = config::apply_str(&Fib::new(), "r.conf",
+    ///     "link add p0 type ifb\nlink set p0 up\naddr add 10.0.0.1/24 dev p0\n\
+    ///      link add p1 type ifb\nlink set p1 up\naddr add 192.0.2.1/24 dev p1\n\
+    ///      link add gt0 type gre remote 192.0.2.2 local 192.0.2.1 key 5\n\
+    ///      link set gt0 up\nroute add 10.9.0.0/16 dev gt0\n", false).unwrap();
+    /// let gt0 = fib.links().find(|l| l.name == "gt0").unwrap().index;
+    /// let (p0, p1) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 1, 1]);
+    /// let mut neighbours = StaticNeighbours::default();
+    /// neighbours.insert(3, "192.0.2.2".parse().unwrap(), [2, 0, 0, 0, 1, 2]);
+    /// let ports = [PortConfig::new(2, p0), PortConfig::new(3, p1)];
+    /// let mut worker = Worker::new(fib, neighbours, &ports, WorkerConfig::default());
+    /// worker.add_tunnel(TunnelConfig::new(gt0));
+    ///
+    /// // A UDP packet from 10.0.0.9 to 10.9.0.7: into gt0, out of p1.
+    /// let mut frame = vec![0u8; 14 + 28];
+    /// frame[..6].copy_from_slice(&p0);
+    /// frame[12..14].copy_from_slice(&[0x08, 0x00]);
+    /// frame[14..34].copy_from_slice(&[0x45, 0, 0, 28, 0, 0, 0, 0, 64, 17, 0, 0,
+    ///     10, 0, 0, 9, 10, 9, 0, 7]);
+    /// let sum = fibre_net::checksum::checksum(&frame[14..34]);
+    /// frame[24..26].copy_from_slice(&sum.to_be_bytes());
+    /// worker.receive_burst(0, &[&frame], 0);
+    /// let mut sent = Vec::new();
+    /// worker.drain_port(1, |f| sent.push(f.to_vec()));
+    /// assert_eq!(sent[0].len(), 14 + 20 + 8 + 28);
+    /// assert_eq!(sent[0][14 + 9], 47); // GRE
+    /// assert_eq!(sent[0][14 + 20 + 8 + 8], 63); // the inner TTL, one less
+    /// assert_eq!(worker.tunnel_counters(gt0).unwrap().tx_packets, 1);
+    /// ```
+    pub fn add_tunnel(&mut self, tunnel: TunnelConfig) {
+        assert!(
+            self.core.port_of(tunnel.link).is_none() && self.core.tunnel_of(tunnel.link).is_none(),
+            "link {} is already a port or tunnel of this worker",
+            tunnel.link
+        );
+        self.core.tunnels.push(Tunnel::new(tunnel));
+    }
+
+    /// What this worker counted for the tunnel of link `link`, if it runs
+    /// one.
+    pub fn tunnel_counters(&self, link: LinkIndex) -> Option<TunnelCounters> {
+        let tunnel = self.core.tunnel_of(link)?;
+        Some(self.core.tunnels[tunnel].counters)
     }
 
     /// Processes `frames`, all received on port `port`, at time `now_ns`
@@ -271,6 +345,7 @@ impl<F: FibSource, N: Neighbours> Worker<F, N> {
                 fib,
                 neighbours: &*neighbours,
                 in_port: port,
+                in_link: link,
                 now_ns,
             };
             core.resolution_failed(&mut out, packet);
@@ -408,6 +483,7 @@ impl Core {
             fib,
             neighbours,
             in_port: port,
+            in_link: config.link,
             now_ns,
         };
         for (i, frame) in frames.iter().enumerate() {

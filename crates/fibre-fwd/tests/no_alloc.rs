@@ -241,3 +241,92 @@ fn ipv6_redirects_allocate_nothing() {
     );
     assert_eq!(allocations, 0, "allocations over 20 bursts");
 }
+
+/// A GRE packet (no key, checksum or sequence number) from `src` to `dst`
+/// carrying `inner`, in a frame to p1 from `mac`.
+fn gre_frame(src: &str, dst: &str, mac: [u8; 6], inner: &[u8]) -> Vec<u8> {
+    let total = 20 + 4 + inner.len();
+    let mut p = vec![0x45, 0];
+    p.extend_from_slice(&(total as u16).to_be_bytes());
+    p.extend_from_slice(&[0, 0, 0x40, 0, 64, 47, 0, 0]);
+    p.extend_from_slice(&src.parse::<std::net::Ipv4Addr>().unwrap().octets());
+    p.extend_from_slice(&dst.parse::<std::net::Ipv4Addr>().unwrap().octets());
+    let sum = fibre_net::checksum::checksum(&p);
+    p[10..12].copy_from_slice(&sum.to_be_bytes());
+    p.extend_from_slice(&[0, 0, 0x08, 0x00]);
+    p.extend_from_slice(inner);
+    let mut f = frame(P1_MAC, 0x0800, &p);
+    f[6..12].copy_from_slice(&mac);
+    f
+}
+
+#[test]
+fn tunnel_encapsulation_decapsulation_and_their_errors_allocate_nothing() {
+    let mut w = worker_with(
+        "link add gt0 type gre remote 10.1.0.200 local 10.1.0.1
+link set gt0 up
+route add 172.16.0.0/16 dev gt0
+link add gt1 type gre remote 10.1.0.201 local 10.1.0.1 key 7 csum seq
+link set gt1 up
+route add 172.17.0.0/16 dev gt1
+",
+    );
+    for name in ["gt0", "gt1"] {
+        let link = w.fib_mut().links().find(|l| l.name == name).unwrap().index;
+        w.add_tunnel(fibre_fwd::TunnelConfig::new(link));
+    }
+    w.neighbours_mut()
+        .insert(3, "10.1.0.200".parse().unwrap(), [2, 0, 0, 0, 1, 0xc8]);
+    w.neighbours_mut()
+        .insert(3, "10.1.0.201".parse().unwrap(), [2, 0, 0, 0, 1, 0xc9]);
+    let into_tunnels = vec![
+        frame4(&udp4(SENDER, "172.16.0.5".parse().unwrap(), 64, true, 100)),
+        frame4(&udp4(SENDER, "172.17.0.5".parse().unwrap(), 64, true, 100)),
+        // Fragmented to the tunnel's MTU, and too big for it with DF.
+        frame4(&udp4(
+            SENDER,
+            "172.16.0.5".parse().unwrap(),
+            64,
+            false,
+            3000,
+        )),
+        frame4(&udp4(SENDER, "172.17.0.5".parse().unwrap(), 64, true, 2000)),
+    ];
+    let inner = udp4(
+        "172.16.0.9".parse().unwrap(),
+        "10.0.0.7".parse().unwrap(),
+        64,
+        false,
+        60,
+    );
+    let from_tunnels = vec![
+        // Decapsulated and forwarded; from nobody's tunnel (port
+        // unreachable).
+        gre_frame("10.1.0.200", "10.1.0.1", [2, 0, 0, 0, 1, 0xc8], &inner),
+        gre_frame("10.1.0.7", "10.1.0.1", [2, 0, 0, 0, 1, 7], &inner),
+    ];
+    let mut sink = 0usize;
+    let mut round = |w: &mut TestWorker, now_ns: u64| {
+        w.receive_burst(P0, &into_tunnels, now_ns);
+        w.receive_burst(P1, &from_tunnels, now_ns);
+        w.drain_port(P0, |f| sink += f.len());
+        w.drain_port(P1, |f| sink += f.len());
+        w.drain_punts(|p| sink += p.frame.len());
+    };
+    round(&mut w, 0);
+    let before = CountingAllocator::allocations();
+    for i in 1..=20u64 {
+        round(&mut w, i * 2_000_000_000);
+    }
+    let allocations = CountingAllocator::allocations() - before;
+    let c = w.counters();
+    assert!(
+        c.forwarded >= 21 * 4 && c.fragments >= 21 * 3 && c.icmp_errors >= 21 * 2,
+        "{c:?}"
+    );
+    assert_eq!(c.drops(fibre_base::DropReason::NotForTunnel), 21);
+    assert_eq!(
+        allocations, 0,
+        "allocations over 20 rounds of tunnel traffic"
+    );
+}
