@@ -1001,6 +1001,13 @@ fn an_ipv4_multipath_delete_matches_the_routes_paths_only() {
         &format!("{two}route del 10.21.0.0/16 nexthop via 10.1.0.5 nexthop via 10.1.0.7"),
         "No such process",
     );
+    // A lone `onlink` before the paths is rtm_flags, not a first path to
+    // compare: the paths are (seed 1796423570224130157).
+    refused_with(
+        "route add 10.9.0.0/16 via 10.1.0.5\n\
+         route del 10.9.0.0/16 onlink nexthop via 10.2.0.9 dev fd0 onlink nexthop via 10.1.0.1",
+        "No such process",
+    );
 }
 
 #[test]

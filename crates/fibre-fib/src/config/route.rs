@@ -403,7 +403,12 @@ pub(crate) fn parse_route(
         }
         path_given = false;
     }
-    if deleting && path_given && family == Family::V4 {
+    // A lone `onlink` is rtm_flags, neither RTA_OIF nor RTA_GATEWAY:
+    // fib_nh_match then reads RTA_MULTIPATH as without it (kernel-checked:
+    // after `route add P via G`, `route del P onlink nexthop via H dev D`
+    // is "No such process").
+    let path_fields = path.dev.is_some() || path.gateway.is_some();
+    if deleting && path_given && path_fields && family == Family::V4 {
         if let Some(paths) = multipath.take() {
             // fib_nh_match: a delete with RTA_OIF or RTA_GATEWAY compares
             // them with the route's first path and never reads
