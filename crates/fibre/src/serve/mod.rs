@@ -48,7 +48,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use fibre_fib::shared::FibWriter;
 use fibre_fib::{config, Fib, LinkIndex};
-use fibre_fwd::{PortConfig, Worker, WorkerConfig};
+use fibre_fwd::{PortConfig, TunnelConfig, Worker, WorkerConfig};
 use fibre_io::{AfPacket, AfPacketConfig, PacketSender};
 use fibre_neigh::{NeighPublisher, NeighSettings, NeighTable};
 
@@ -222,12 +222,13 @@ pub fn run(fib: Fib, args: &ServeArgs) -> Result<()> {
             };
             sockets.push(AfPacket::open(b.name, config).map_err(|e| open_error(b.name, e))?);
         }
-        let worker = Worker::new(
+        let mut worker = Worker::new(
             writer.shared().reader(),
             publisher.reader(),
             &ports,
             worker_config,
         );
+        add_tunnels(&mut worker, writer.fib());
         let extras = Arc::new(WorkerExtras::default());
         let cpu = Some(cpus[i % cpus.len()]);
         views.push(WorkerView {
@@ -246,12 +247,13 @@ pub fn run(fib: Fib, args: &ServeArgs) -> Result<()> {
     drop(punt_sender);
     publisher.publish(&mut table);
     let mut socket = ControlSocket::bind(&args.socket)?;
-    let errors = Worker::new(
+    let mut errors = Worker::new(
         control::ReadOnce(writer.shared()),
         publisher.reader(),
         &ports,
         worker_config,
     );
+    add_tunnels(&mut errors, writer.fib());
     let mut control = Control::new(writer, table, publisher, egress, views, errors);
 
     catch_stop_signals();
@@ -324,5 +326,26 @@ pub fn run(fib: Fib, args: &ServeArgs) -> Result<()> {
     match failure {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Every IPv4 GRE tunnel of the configuration (`type gre`) becomes a
+/// device of `worker`, with the kernel's defaults for its `rp_filter` and
+/// `send_redirects`: a route into it is encapsulated and sent out its
+/// underlay port, GRE to the router that it matches is decapsulated. The
+/// worker reads the tunnel's settings from the FIB at each packet, so a
+/// `fibre ctl link set` of one applies; a tunnel added later by `fibre
+/// ctl` is not given to the workers (its routes drop as no output port).
+/// Other tunnel kinds (ip6gre, the tap kinds) are not worker devices yet.
+fn add_tunnels<F: fibre_fwd::FibSource, N: fibre_fwd::Neighbours>(
+    worker: &mut Worker<F, N>,
+    fib: &Fib,
+) {
+    for link in fib.links() {
+        if let fibre_fib::LinkKind::Gre(spec) = &link.kind {
+            if spec.kind == fibre_fib::GreKind::Gre {
+                worker.add_tunnel(TunnelConfig::new(link.index));
+            }
+        }
     }
 }
