@@ -1,0 +1,749 @@
+//! `fibre bench forward`: `fibre serve` against the kernel as the router,
+//! the same offered traffic, in one run.
+//!
+//! Topology (three namespaces made and deleted by the run):
+//! `hostA a0 --veth-- r0 router r1 --veth-- b0 hostB`. hostA (10.1.0.2)
+//! sends; the router owns 10.1.0.1/24 on r0 and 10.2.0.1/24 on r1 and
+//! routes [`ROUTES`] /24s of 198.18.0.0/16 (RFC 2544's benchmarking
+//! range) via hostB (10.2.0.2), whose MAC is a permanent neighbour entry:
+//! no ARP is needed, which matters because hostB drops what it receives.
+//!
+//! Traffic: `trafgen` (Debian's netsniff-ng) in hostA, TX_RING,
+//! `--no-sock-mem` (without it trafgen rewrites global sysctls), pinned
+//! to the first CPU, a bounded count (`-n`) of 64-byte UDP payloads
+//! round-robin over one destination in each routed /24. The sender veth's
+//! TX checksum offload is off, so every frame carries a full checksum.
+//! hostB counts with an nft netdev ingress rule that counts and drops IP
+//! only (dropping ARP too would starve the kernel router's neighbour
+//! entry, were it not permanent).
+//!
+//! Routers, one after the other on the same namespaces:
+//! 1. the kernel (`ip_forward=1`, the addresses, routes and neighbour);
+//! 2. `fibre serve` over AF_PACKET (this executable) with the same
+//!    configuration, its kernel stripped of the addresses and with
+//!    forwarding off, pinned to the second CPU with one worker;
+//! 3. the same with two workers (both CPUs), when there are two.
+//!
+//! Each prints offered packets (hostA's a0 TX counter), delivered packets
+//! (hostB's nft counter), delivered pps (over the time from trafgen's
+//! start to the counter's last change), the ratio to the kernel's, loss,
+//! and for fibre its CPU time per delivered packet (utime + stime from
+//! `/proc/PID/stat`). The kernel's forwarding runs as softirq on the
+//! sending CPU (veth delivers in the sender's context), charged to no
+//! process: not measured.
+//!
+//! Not built here: fibre over AF_XDP (no backend yet), `dpdk-testpmd`'s
+//! io-forward ceiling, the full RIS table in both routers, the offered
+//! load sweep and its SVG plot.
+//!
+//! SIGINT or SIGTERM ends the run at its next step; namespaces, the
+//! router process and the scratch directory are removed on the way out.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use fibre_bench::{BenchError, Context, Experiment, ExperimentReport, Measurement};
+use fibre_testkit::netns::Namespace;
+use serde_json::json;
+
+use super::converge::Interruption;
+
+/// The name on the command line.
+pub const NAME: &str = "forward";
+/// One line on what it measures.
+pub const ABOUT: &str = "64-byte UDP between veth namespaces through the kernel and fibre serve (AF_PACKET), same traffic, one run (root, trafgen, nft)";
+
+/// Packets offered to each router in quick mode.
+const QUICK_PACKETS: u64 = 300_000;
+/// Packets offered to each router in a full run.
+const FULL_PACKETS: u64 = 3_000_000;
+/// The /24s of 198.18.0.0/16 routed via hostB, one destination in each.
+const ROUTES: usize = 256;
+/// UDP payload bytes of each frame.
+const PAYLOAD: usize = 64;
+/// How long one trafgen run may take.
+const TRAFGEN_LIMIT: Duration = Duration::from_secs(300);
+/// How long the counter may keep growing after trafgen ends.
+const SETTLE_LIMIT: Duration = Duration::from_secs(5);
+/// The namespaces' prefix: `fbfwd-<pid>-<role>`.
+const PREFIX: &str = "fbfwd";
+
+/// The experiment; `fibre` is the executable run as `fibre serve`.
+pub struct ForwardExperiment {
+    /// The `fibre` executable.
+    pub fibre: PathBuf,
+    /// Packets offered to each router; quick or full when `None`.
+    pub packets: Option<u64>,
+}
+
+fn failed(message: impl Into<String>) -> BenchError {
+    BenchError::Failed {
+        experiment: NAME,
+        message: message.into(),
+    }
+}
+
+fn check_interrupted() -> Result<(), BenchError> {
+    if Interruption::signalled() {
+        Err(failed("interrupted by a signal"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Why the bench cannot run here, if it cannot.
+fn unavailable_reason() -> Option<String> {
+    match fibre_testkit::effective_uid() {
+        Some(0) => {}
+        Some(uid) => return Some(format!("not root (effective uid {uid})")),
+        None => return Some("cannot read the effective uid".into()),
+    }
+    fibre_testkit::missing_tool(&["ip", "trafgen", "nft", "ethtool", "taskset"])
+}
+
+impl Experiment for ForwardExperiment {
+    fn run(&self, ctx: &Context) -> Result<ExperimentReport, BenchError> {
+        if let Some(why) = unavailable_reason() {
+            return Err(failed(format!(
+                "needs root, ip, trafgen (Debian's netsniff-ng), nft (nftables), ethtool and taskset: {why}"
+            )));
+        }
+        let packets = self.packets.unwrap_or(if ctx.quick {
+            QUICK_PACKETS
+        } else {
+            FULL_PACKETS
+        });
+        if packets == 0 {
+            return Err(failed("--packets 0: nothing to offer"));
+        }
+        let signals = Interruption::catch()?;
+        let outcome = self.measure(packets);
+        if signals.caught() {
+            return Err(failed(
+                "interrupted by a signal; its namespaces and router are removed",
+            ));
+        }
+        outcome
+    }
+}
+
+/// What one router did with the offered traffic.
+#[derive(Debug, Clone)]
+struct RouterRun {
+    router: String,
+    offered: u64,
+    delivered: u64,
+    /// From trafgen's start to the counter's last change.
+    seconds: f64,
+    /// trafgen's own run time.
+    offer_seconds: f64,
+    /// The router process's CPU time over the run, when it has one.
+    cpu_seconds: Option<f64>,
+    /// The router's own closing line (fibre serve's counters).
+    closing: Option<String>,
+}
+
+impl RouterRun {
+    fn delivered_pps(&self) -> f64 {
+        self.delivered as f64 / self.seconds
+    }
+
+    fn loss_percent(&self) -> f64 {
+        if self.offered == 0 {
+            return 0.0;
+        }
+        100.0 * (1.0 - self.delivered as f64 / self.offered as f64)
+    }
+
+    fn cpu_ns_per_packet(&self) -> Option<f64> {
+        let cpu = self.cpu_seconds?;
+        (self.delivered > 0).then(|| cpu * 1e9 / self.delivered as f64)
+    }
+}
+
+/// The three namespaces and what the routers share.
+struct Topology {
+    a: Namespace,
+    r: Namespace,
+    b: Namespace,
+    /// r1's neighbour: hostB's b0.
+    b_mac: String,
+    scratch: Scratch,
+    trafgen_config: PathBuf,
+}
+
+/// A directory removed on drop.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// IPv6 off everywhere (no DAD, no router solicitations in the counts).
+const QUIET: &[(&str, &str)] = &[
+    ("net/ipv6/conf/all/disable_ipv6", "1"),
+    ("net/ipv6/conf/default/disable_ipv6", "1"),
+];
+
+fn link_json(ns: &Namespace, dev: &str) -> Result<serde_json::Value, BenchError> {
+    let text = ns
+        .ip(&["-j", "-s", "link", "show", "dev", dev])
+        .map_err(failed)?;
+    let mut value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| failed(format!("ip -j link show {dev} in {}: {e}", ns.name())))?;
+    Ok(value[0].take())
+}
+
+fn mac_of(ns: &Namespace, dev: &str) -> Result<String, BenchError> {
+    link_json(ns, dev)?["address"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| failed(format!("{dev} in {} has no address", ns.name())))
+}
+
+fn tx_packets(ns: &Namespace, dev: &str) -> Result<u64, BenchError> {
+    link_json(ns, dev)?["stats64"]["tx"]["packets"]
+        .as_u64()
+        .ok_or_else(|| failed(format!("{dev} in {} has no TX packet count", ns.name())))
+}
+
+fn run_ok(ns: &Namespace, program: &str, args: &[&str]) -> Result<String, BenchError> {
+    let done = ns
+        .exec(program, args, fibre_testkit::netns::IP_LIMIT)
+        .map_err(failed)?;
+    if done.code != Some(0) {
+        return Err(failed(format!(
+            "{program} {} in {} exited with {:?}: {}",
+            args.join(" "),
+            ns.name(),
+            done.code,
+            done.stderr.trim()
+        )));
+    }
+    Ok(done.stdout)
+}
+
+/// The packets nft's counter in hostB has seen.
+fn delivered(b: &Namespace) -> Result<u64, BenchError> {
+    let listed = run_ok(b, "nft", &["list", "chain", "netdev", "sink", "in"])?;
+    counter_packets(&listed).ok_or_else(|| failed(format!("no counter in hostB's chain: {listed}")))
+}
+
+/// `... counter packets N bytes M drop` → N.
+fn counter_packets(listed: &str) -> Option<u64> {
+    let mut words = listed.split_whitespace();
+    words.find(|w| *w == "counter")?;
+    (words.next()? == "packets").then_some(())?;
+    words.next()?.parse().ok()
+}
+
+/// The destination of the `i`-th frame: one host in each routed /24.
+fn destination(i: usize) -> String {
+    format!("198.18.{}.1", i % ROUTES)
+}
+
+/// trafgen's configuration: one frame per destination, round robin.
+fn trafgen_config(router_mac: &str, a_mac: &str) -> String {
+    (0..ROUTES)
+        .map(|i| {
+            format!(
+                "{{ eth(da={router_mac}, sa={a_mac}), ipv4(saddr=10.1.0.2, daddr={}, ttl=64), \
+                 udp(sp=4000, dp=9000), fill(0x41, {PAYLOAD}) }}\n",
+                destination(i)
+            )
+        })
+        .collect()
+}
+
+/// The routes behind hostB, as `ip -batch` and fibre's config write them.
+fn route_lines() -> Vec<String> {
+    (0..ROUTES)
+        .map(|i| format!("route add 198.18.{i}.0/24 via 10.2.0.2 dev r1"))
+        .collect()
+}
+
+impl Topology {
+    fn create() -> Result<Topology, BenchError> {
+        let a = Namespace::create(PREFIX, "a", QUIET).map_err(failed)?;
+        let r = Namespace::create(PREFIX, "r", QUIET).map_err(failed)?;
+        let b = Namespace::create(PREFIX, "b", QUIET).map_err(failed)?;
+        a.ip(&[
+            "link",
+            "add",
+            "a0",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "r0",
+            "netns",
+            r.name(),
+        ])
+        .map_err(failed)?;
+        b.ip(&[
+            "link",
+            "add",
+            "b0",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "r1",
+            "netns",
+            r.name(),
+        ])
+        .map_err(failed)?;
+        for (ns, dev) in [(&a, "a0"), (&b, "b0"), (&r, "r0"), (&r, "r1"), (&a, "lo")] {
+            ns.ip(&["link", "set", dev, "up"]).map_err(failed)?;
+        }
+        a.ip(&["addr", "add", "10.1.0.2/24", "dev", "a0"])
+            .map_err(failed)?;
+        b.ip(&["addr", "add", "10.2.0.2/24", "dev", "b0"])
+            .map_err(failed)?;
+        // Full checksums from the sender: a partial one forwarded raw
+        // would be counted as an error downstream.
+        run_ok(&a, "ethtool", &["-K", "a0", "tx", "off"])?;
+        run_ok(&b, "nft", &["add", "table", "netdev", "sink"])?;
+        run_ok(
+            &b,
+            "nft",
+            &["add chain netdev sink in { type filter hook ingress device b0 priority 0 ; }"],
+        )?;
+        run_ok(
+            &b,
+            "nft",
+            &[
+                "add", "rule", "netdev", "sink", "in", "meta", "protocol", "ip", "counter", "drop",
+            ],
+        )?;
+        let scratch =
+            Scratch(std::env::temp_dir().join(format!("fibre-{PREFIX}-{}", std::process::id())));
+        std::fs::create_dir_all(&scratch.0)
+            .map_err(|e| failed(format!("cannot make {}: {e}", scratch.0.display())))?;
+        let trafgen_config_path = scratch.0.join("udp64.trafgen");
+        let config = trafgen_config(&mac_of(&r, "r0")?, &mac_of(&a, "a0")?);
+        std::fs::write(&trafgen_config_path, config).map_err(|e| {
+            failed(format!(
+                "cannot write {}: {e}",
+                trafgen_config_path.display()
+            ))
+        })?;
+        Ok(Topology {
+            b_mac: mac_of(&b, "b0")?,
+            a,
+            r,
+            b,
+            scratch,
+            trafgen_config: trafgen_config_path,
+        })
+    }
+
+    /// The router's configuration, shared by the kernel and fibre.
+    fn router_lines(&self) -> Vec<String> {
+        let mut lines = vec![
+            "addr add 10.1.0.1/24 dev r0".to_string(),
+            "addr add 10.2.0.1/24 dev r1".to_string(),
+            format!(
+                "neigh replace 10.2.0.2 lladdr {} dev r1 nud permanent",
+                self.b_mac
+            ),
+        ];
+        lines.extend(route_lines());
+        lines
+    }
+
+    /// Offers the traffic once and counts what arrived.
+    fn offer(
+        &self,
+        router: &str,
+        packets: u64,
+        generator_cpu: usize,
+        process: Option<u32>,
+    ) -> Result<RouterRun, BenchError> {
+        check_interrupted()?;
+        let (offered_before, delivered_before) = (tx_packets(&self.a, "a0")?, delivered(&self.b)?);
+        let cpu_before = process.map(cpu_seconds).transpose()?;
+        let count = packets.to_string();
+        let cpu = generator_cpu.to_string();
+        let config = self.trafgen_config.to_string_lossy().into_owned();
+        let started = Instant::now();
+        let sent = self
+            .a
+            .exec(
+                "taskset",
+                &[
+                    "-c",
+                    &cpu,
+                    "trafgen",
+                    "--no-sock-mem",
+                    "--notouch-irq",
+                    "--no-cpu-stats",
+                    "--dev",
+                    "a0",
+                    "--conf",
+                    &config,
+                    "--cpus",
+                    "1",
+                    "-n",
+                    &count,
+                ],
+                TRAFGEN_LIMIT,
+            )
+            .map_err(failed)?;
+        let offer_seconds = started.elapsed().as_secs_f64();
+        if sent.code != Some(0) {
+            return Err(failed(format!(
+                "trafgen for {router} exited with {:?}: {}{}",
+                sent.code,
+                sent.stdout.trim(),
+                sent.stderr.trim()
+            )));
+        }
+        // A router with rings may still be draining them: wait for the
+        // counter to stop, and end the window at its last change.
+        let mut last = delivered(&self.b)?;
+        let mut last_change = Instant::now();
+        let settle_started = Instant::now();
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let now = delivered(&self.b)?;
+            if now == last || settle_started.elapsed() > SETTLE_LIMIT {
+                break;
+            }
+            last = now;
+            last_change = Instant::now();
+        }
+        let seconds = last_change.duration_since(started).as_secs_f64();
+        let cpu_after = process.map(cpu_seconds).transpose()?;
+        Ok(RouterRun {
+            router: router.to_string(),
+            offered: tx_packets(&self.a, "a0")? - offered_before,
+            delivered: last - delivered_before,
+            seconds,
+            offer_seconds,
+            cpu_seconds: cpu_before.zip(cpu_after).map(|(b, a)| a - b),
+            closing: None,
+        })
+    }
+
+    /// The kernel of the router's namespace as the router.
+    fn kernel_run(&self, packets: u64, generator_cpu: usize) -> Result<RouterRun, BenchError> {
+        self.r
+            .set_sysctls(&[("net/ipv4/ip_forward", "1")])
+            .map_err(failed)?;
+        self.r.batch(&self.router_lines()).map_err(failed)?;
+        let run = self.offer("kernel (ip_forward=1)", packets, generator_cpu, None);
+        // Out of fibre's way: no addresses (their routes go with them),
+        // no neighbours, no forwarding.
+        for dev in ["r0", "r1"] {
+            self.r.ip(&["addr", "flush", "dev", dev]).map_err(failed)?;
+            self.r.ip(&["neigh", "flush", "dev", dev]).map_err(failed)?;
+        }
+        self.r
+            .set_sysctls(&[("net/ipv4/ip_forward", "0")])
+            .map_err(failed)?;
+        run
+    }
+
+    /// `fibre serve` in the router's namespace, on `cpus`, as the router.
+    fn fibre_run(
+        &self,
+        fibre: &Path,
+        workers: usize,
+        cpus: &str,
+        packets: u64,
+        generator_cpu: usize,
+    ) -> Result<RouterRun, BenchError> {
+        let mut config = String::from(
+            "link add r0 type veth peer name x0\nlink set r0 up\n\
+             link add r1 type veth peer name x1\nlink set r1 up\n",
+        );
+        for line in self.router_lines() {
+            config.push_str(&line.replacen("neigh replace", "neigh add", 1));
+            config.push('\n');
+        }
+        let config_path = self.scratch.0.join(format!("router-{workers}.conf"));
+        std::fs::write(&config_path, config)
+            .map_err(|e| failed(format!("cannot write {}: {e}", config_path.display())))?;
+        let socket = self.scratch.0.join(format!("ctl-{workers}.sock"));
+        let workers_text = workers.to_string();
+        let mut child = self
+            .r
+            .command(
+                "taskset",
+                &[
+                    "-c",
+                    cpus,
+                    &fibre.to_string_lossy(),
+                    "--config",
+                    &config_path.to_string_lossy(),
+                    "serve",
+                    "--port",
+                    "r0",
+                    "--port",
+                    "r1",
+                    "--workers",
+                    &workers_text,
+                    "--socket",
+                    &socket.to_string_lossy(),
+                ],
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| failed(format!("cannot start fibre serve: {e}")))?;
+        // `ip netns exec` and `taskset` exec in place: this pid is fibre's.
+        let pid = child.id();
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+        let mut router = Served { child };
+        let mut first = String::new();
+        let _ = stderr.read_line(&mut first);
+        if !first.contains("forwarding on") {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+            return Err(failed(format!("fibre serve did not start: {first}{rest}")));
+        }
+        let name = format!(
+            "fibre serve, {workers} worker{}",
+            if workers == 1 { "" } else { "s" }
+        );
+        let run = self.offer(&name, packets, generator_cpu, Some(pid));
+        router.stop()?;
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+        let mut run = run?;
+        run.closing = rest
+            .lines()
+            .find(|l| l.contains("stopped; received"))
+            .map(|l| l.trim_start_matches("fibre serve: ").to_string());
+        Ok(run)
+    }
+}
+
+/// A router process we started; SIGTERM (then SIGKILL) on drop.
+struct Served {
+    child: Child,
+}
+
+impl Served {
+    /// SIGTERM, and its exit within 10 s.
+    fn stop(&mut self) -> Result<(), BenchError> {
+        if self.child.try_wait().ok().flatten().is_some() {
+            return Ok(());
+        }
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill(2) on the pid of our own child, not yet reaped
+        // (try_wait above saw it running), so the pid is still its.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return if status.success() {
+                    Ok(())
+                } else {
+                    Err(failed(format!("fibre serve exited with {status}")))
+                };
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        Err(failed("fibre serve did not stop within 10 s of SIGTERM"))
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// utime + stime of `pid`, in seconds.
+fn cpu_seconds(pid: u32) -> Result<f64, BenchError> {
+    let path = format!("/proc/{pid}/stat");
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| failed(format!("cannot read {path}: {e}")))?;
+    let ticks = stat_cpu_ticks(&text).ok_or_else(|| failed(format!("{path}: {text}")))?;
+    // SAFETY: sysconf only reads a configuration value.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    Ok(ticks as f64 / per_second.max(1) as f64)
+}
+
+/// utime + stime (fields 14 and 15) of a `/proc/PID/stat` line; the
+/// command name in parentheses may hold spaces, so count after its `)`.
+fn stat_cpu_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After `)`: state is field 3, so utime (14) is index 11.
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
+}
+
+impl ForwardExperiment {
+    fn measure(&self, packets: u64) -> Result<ExperimentReport, BenchError> {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // The generator (and the kernel router's softirq, which runs in
+        // its context) on CPU 0; fibre's one worker on CPU 1 when there
+        // is one, as a deployment would keep the router off the senders.
+        let (generator_cpu, fibre_cpu) = (0, if cores > 1 { 1 } else { 0 });
+        let topology = Topology::create()?;
+        let mut runs = vec![topology.kernel_run(packets, generator_cpu)?];
+        runs.push(topology.fibre_run(
+            &self.fibre,
+            1,
+            &fibre_cpu.to_string(),
+            packets,
+            generator_cpu,
+        )?);
+        if cores > 1 {
+            runs.push(topology.fibre_run(&self.fibre, 2, "0,1", packets, generator_cpu)?);
+        }
+        drop(topology);
+        Ok(report(packets, cores, &runs))
+    }
+}
+
+fn report(packets: u64, cores: usize, runs: &[RouterRun]) -> ExperimentReport {
+    let kernel_pps = runs[0].delivered_pps();
+    let mut text = format!(
+        "forward: {packets} frames of {PAYLOAD}-byte UDP per router from hostA over veth to \
+         hostB, {ROUTES} routes; trafgen (TX_RING) on CPU 0; {cores} CPUs\n  \
+         {:<24} {:>10} {:>10} {:>12} {:>9} {:>7} {:>13}\n",
+        "router", "offered", "delivered", "delivered/s", "x kernel", "loss %", "CPU ns/pkt"
+    );
+    let mut measurements = Vec::new();
+    let mut rows = Vec::new();
+    for run in runs {
+        let ratio = run.delivered_pps() / kernel_pps;
+        let cpu = run
+            .cpu_ns_per_packet()
+            .map_or("softirq, n/a".to_string(), |ns| format!("{ns:.0}"));
+        text.push_str(&format!(
+            "  {:<24} {:>10} {:>10} {:>12.0} {:>8.3}x {:>7.2} {:>13}\n",
+            run.router,
+            run.offered,
+            run.delivered,
+            run.delivered_pps(),
+            ratio,
+            run.loss_percent(),
+            cpu
+        ));
+        if let Some(closing) = &run.closing {
+            text.push_str(&format!("    {closing}\n"));
+        }
+        let m = Measurement::new(
+            format!("{} delivered", run.router),
+            run.delivered_pps(),
+            "pps",
+        );
+        measurements.push(if std::ptr::eq(run, &runs[0]) {
+            m
+        } else {
+            m.with_ratio(ratio, "the kernel's")
+        });
+        measurements.push(Measurement::new(
+            format!("{} loss", run.router),
+            run.loss_percent(),
+            "%",
+        ));
+        rows.push(json!({
+            "router": run.router,
+            "offered": run.offered,
+            "delivered": run.delivered,
+            "seconds": run.seconds,
+            "offer_seconds": run.offer_seconds,
+            "offered_pps": run.offered as f64 / run.offer_seconds,
+            "delivered_pps": run.delivered_pps(),
+            "over_kernel": ratio,
+            "loss_percent": run.loss_percent(),
+            "cpu_seconds": run.cpu_seconds,
+            "cpu_ns_per_packet": run.cpu_ns_per_packet(),
+            "closing": run.closing,
+        }));
+    }
+    text.push_str(
+        "  (delivered/s: hostB's nft count over trafgen's start to the count's last change; \
+         the kernel forwards in softirq on the sending CPU, charged to no process: its CPU \
+         is not measured; fibre's is its utime + stime. Not built here: fibre over AF_XDP, \
+         dpdk-testpmd's io-forward ceiling, the full RIS table, an offered-load sweep.)\n",
+    );
+    let detail = json!({
+        "packets": packets,
+        "payload_bytes": PAYLOAD,
+        "routes": ROUTES,
+        "cpus": cores,
+        "generator": "trafgen TX_RING --no-sock-mem, CPU 0",
+        "routers": rows,
+        "not_built": ["fibre over AF_XDP", "dpdk-testpmd io-forward", "full RIS table", "offered-load sweep"],
+    });
+    ExperimentReport {
+        experiment: NAME.into(),
+        text,
+        detail,
+        measurements,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nft_counter_reads_back() {
+        let listed = "table netdev sink {\n\tchain in {\n\t\ttype filter hook ingress device \"b0\" priority filter; policy accept;\n\t\tmeta protocol ip counter packets 654730 bytes 60235160 drop\n\t}\n}\n";
+        assert_eq!(counter_packets(listed), Some(654_730));
+        assert_eq!(counter_packets("table netdev sink {}"), None);
+        assert_eq!(counter_packets("counter bytes 3"), None);
+    }
+
+    #[test]
+    fn cpu_ticks_are_read_after_the_command_name() {
+        let stat = "28196 (fibre serve) S 1 2 3 4 5 6 7 8 9 10 9 39 0 0 20 0 3 0 100 0 0";
+        assert_eq!(stat_cpu_ticks(stat), Some(48));
+        assert_eq!(stat_cpu_ticks("28196 (fibre"), None);
+    }
+
+    #[test]
+    fn every_frame_goes_to_a_routed_prefix() {
+        let config = trafgen_config("02:00:00:00:00:01", "02:00:00:00:00:02");
+        assert_eq!(config.lines().count(), ROUTES);
+        let routes = route_lines();
+        for (i, line) in config.lines().enumerate() {
+            let dest = destination(i);
+            assert!(line.contains(&format!("daddr={dest},")), "{line}");
+            let subnet = dest.rsplit_once('.').unwrap().0;
+            assert!(
+                routes
+                    .iter()
+                    .any(|r| r.contains(&format!(" {subnet}.0/24 "))),
+                "{dest}"
+            );
+        }
+    }
+
+    #[test]
+    fn ratios_and_loss_are_against_the_kernel_run() {
+        let run = |router: &str, delivered: u64, cpu: Option<f64>| RouterRun {
+            router: router.into(),
+            offered: 1000,
+            delivered,
+            seconds: 2.0,
+            offer_seconds: 1.0,
+            cpu_seconds: cpu,
+            closing: None,
+        };
+        let runs = [run("kernel", 800, None), run("fibre", 400, Some(0.001))];
+        let report = report(1000, 2, &runs);
+        assert_eq!(report.detail["routers"][1]["over_kernel"], 0.5);
+        assert_eq!(report.detail["routers"][1]["loss_percent"], 60.0);
+        assert_eq!(report.detail["routers"][1]["cpu_ns_per_packet"], 2500.0);
+        assert!(report.detail["routers"][0]["cpu_ns_per_packet"].is_null());
+        assert_eq!(report.measurements.len(), 4);
+    }
+}
