@@ -150,6 +150,11 @@ impl RouterRun {
         self.delivered as f64 / self.seconds
     }
 
+    /// What trafgen sent over its own run time (start-up included).
+    fn offered_pps(&self) -> f64 {
+        self.offered as f64 / self.offer_seconds
+    }
+
     fn loss_percent(&self) -> f64 {
         if self.offered == 0 {
             return 0.0;
@@ -614,8 +619,15 @@ fn report(packets: u64, cores: usize, runs: &[RouterRun]) -> ExperimentReport {
     let mut text = format!(
         "forward: {packets} frames of {PAYLOAD}-byte UDP per router from hostA over veth to \
          hostB, {ROUTES} routes; trafgen (TX_RING) on CPU 0; {cores} CPUs\n  \
-         {:<24} {:>10} {:>10} {:>12} {:>9} {:>7} {:>13}\n",
-        "router", "offered", "delivered", "delivered/s", "x kernel", "loss %", "CPU ns/pkt"
+         {:<24} {:>10} {:>10} {:>10} {:>12} {:>9} {:>7} {:>13}\n",
+        "router",
+        "offered",
+        "offered/s",
+        "delivered",
+        "delivered/s",
+        "x kernel",
+        "loss %",
+        "CPU ns/pkt"
     );
     let mut measurements = Vec::new();
     let mut rows = Vec::new();
@@ -625,9 +637,10 @@ fn report(packets: u64, cores: usize, runs: &[RouterRun]) -> ExperimentReport {
             .cpu_ns_per_packet()
             .map_or("softirq, n/a".to_string(), |ns| format!("{ns:.0}"));
         text.push_str(&format!(
-            "  {:<24} {:>10} {:>10} {:>12.0} {:>8.3}x {:>7.2} {:>13}\n",
+            "  {:<24} {:>10} {:>10.0} {:>10} {:>12.0} {:>8.3}x {:>7.2} {:>13}\n",
             run.router,
             run.offered,
+            run.offered_pps(),
             run.delivered,
             run.delivered_pps(),
             ratio,
@@ -658,7 +671,7 @@ fn report(packets: u64, cores: usize, runs: &[RouterRun]) -> ExperimentReport {
             "delivered": run.delivered,
             "seconds": run.seconds,
             "offer_seconds": run.offer_seconds,
-            "offered_pps": run.offered as f64 / run.offer_seconds,
+            "offered_pps": run.offered_pps(),
             "delivered_pps": run.delivered_pps(),
             "over_kernel": ratio,
             "loss_percent": run.loss_percent(),
@@ -668,7 +681,8 @@ fn report(packets: u64, cores: usize, runs: &[RouterRun]) -> ExperimentReport {
         }));
     }
     text.push_str(
-        "  (delivered/s: hostB's nft count over trafgen's start to the count's last change; \
+        "  (offered/s: hostA's a0 TX count over trafgen's run, start-up included; \
+         delivered/s: hostB's nft count over trafgen's start to the count's last change; \
          the kernel forwards in softirq on the sending CPU, charged to no process: its CPU \
          is not measured; fibre's is its utime + stime. Not built here: fibre over AF_XDP, \
          dpdk-testpmd's io-forward ceiling, the full RIS table, an offered-load sweep.)\n",
