@@ -49,7 +49,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = Options::default().seed)]
     pub seed: u64,
     /// converge: announce only the first N prefixes of the IPv4 table
-    /// [default: 50,000 with --quick, else all].
+    /// [default: 50,000 with --quick, else all]; forward: load the first N
+    /// into both routers for a second pass [default: none with --quick,
+    /// else all].
     #[arg(long, value_name = "N")]
     pub prefixes: Option<usize>,
     /// converge: replay only the first N updates of the day
@@ -128,6 +130,7 @@ fn registry(args: &BenchArgs) -> anyhow::Result<Vec<Registered>> {
         forward::ForwardExperiment {
             fibre: std::env::current_exe().context("cannot find the fibre executable")?,
             packets: args.packets,
+            prefixes: args.prefixes,
         },
     ));
     Ok(experiments)

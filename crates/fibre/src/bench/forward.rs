@@ -32,9 +32,13 @@
 //! sending CPU (veth delivers in the sender's context), charged to no
 //! process: not measured.
 //!
+//! Unless `--quick` (or with `--prefixes N`), the three run again with
+//! the RIS IPv4 table (its first N prefixes) loaded into both routers as
+//! routes via hostB, less those overlapping the bench's own addresses, so
+//! that the same frames take the same /24s through a full-sized FIB.
+//!
 //! Not built here: fibre over AF_XDP (no backend yet), `dpdk-testpmd`'s
-//! io-forward ceiling, the full RIS table in both routers, the offered
-//! load sweep and its SVG plot.
+//! io-forward ceiling, the offered load sweep and its SVG plot.
 //!
 //! SIGINT or SIGTERM ends the run at its next step; namespaces, the
 //! router process and the scratch directory are removed on the way out.
@@ -44,6 +48,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use fibre_bench::data::{self, Prefix};
 use fibre_bench::{BenchError, Context, Experiment, ExperimentReport, Measurement};
 use fibre_testkit::netns::Namespace;
 use serde_json::json;
@@ -70,12 +75,20 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(5);
 /// The namespaces' prefix: `fbfwd-<pid>-<role>`.
 const PREFIX: &str = "fbfwd";
 
+/// Lines of one `ip -batch` into the kernel router (each `ip` process
+/// is bounded by [`fibre_testkit::netns::IP_LIMIT`]; ip -batch installs
+/// about 33k routes/s here).
+const KERNEL_BATCH: usize = 100_000;
+
 /// The experiment; `fibre` is the executable run as `fibre serve`.
 pub struct ForwardExperiment {
     /// The `fibre` executable.
     pub fibre: PathBuf,
     /// Packets offered to each router; quick or full when `None`.
     pub packets: Option<u64>,
+    /// RIS IPv4 prefixes loaded into both routers for a second pass: the
+    /// first N of the table; none with `--quick`, all without, when `None`.
+    pub prefixes: Option<usize>,
 }
 
 fn failed(message: impl Into<String>) -> BenchError {
@@ -118,8 +131,19 @@ impl Experiment for ForwardExperiment {
         if packets == 0 {
             return Err(failed("--packets 0: nothing to offer"));
         }
+        let wanted = self
+            .prefixes
+            .unwrap_or(if ctx.quick { 0 } else { usize::MAX });
+        let table = if wanted > 0 {
+            let dir = data::resolve_data_dir(ctx.data_dir.as_deref())?;
+            let table: Vec<Prefix<u32>> =
+                data::load_table(&data::table_path::<u32>(&dir), &ctx.progress)?;
+            table_lines(&table, wanted)
+        } else {
+            Vec::new()
+        };
         let signals = Interruption::catch()?;
-        let outcome = self.measure(packets);
+        let outcome = self.measure(packets, &table);
         if signals.caught() {
             return Err(failed(
                 "interrupted by a signal; its namespaces and router are removed",
@@ -129,10 +153,34 @@ impl Experiment for ForwardExperiment {
     }
 }
 
+/// The first `wanted` prefixes of the RIS table as routes via hostB,
+/// less those that overlap the bench's own addresses (10.0.0.0/8) or
+/// destinations (198.18.0.0/15), so that every frame still meets the
+/// same /24 and both routers hold the same table.
+fn table_lines(table: &[Prefix<u32>], wanted: usize) -> Vec<String> {
+    let overlaps = |p: &Prefix<u32>, net: u32, len: u8| {
+        let shorter = p.len.min(len);
+        let mask = if shorter == 0 {
+            0
+        } else {
+            u32::MAX << (32 - u32::from(shorter))
+        };
+        p.addr & mask == net & mask
+    };
+    table
+        .iter()
+        .take(wanted)
+        .filter(|p| !overlaps(p, 0x0a00_0000, 8) && !overlaps(p, 0xc612_0000, 15))
+        .map(|p| format!("route add {p} via 10.2.0.2 dev r1"))
+        .collect()
+}
+
 /// What one router did with the offered traffic.
 #[derive(Debug, Clone)]
 struct RouterRun {
     router: String,
+    /// The routes it held: the bench's own, and how many RIS prefixes.
+    ris_routes: usize,
     offered: u64,
     delivered: u64,
     /// From trafgen's start to the counter's last change.
@@ -347,7 +395,8 @@ impl Topology {
         })
     }
 
-    /// The router's configuration, shared by the kernel and fibre.
+    /// The router's configuration, shared by the kernel and fibre
+    /// (`table`'s routes follow it).
     fn router_lines(&self) -> Vec<String> {
         let mut lines = vec![
             "addr add 10.1.0.1/24 dev r0".to_string(),
@@ -426,6 +475,7 @@ impl Topology {
         let cpu_after = process.map(cpu_seconds).transpose()?;
         Ok(RouterRun {
             router: router.to_string(),
+            ris_routes: 0,
             offered: tx_packets(&self.a, "a0")? - offered_before,
             delivered: last - delivered_before,
             seconds,
@@ -436,11 +486,20 @@ impl Topology {
     }
 
     /// The kernel of the router's namespace as the router.
-    fn kernel_run(&self, packets: u64, generator_cpu: usize) -> Result<RouterRun, BenchError> {
+    fn kernel_run(
+        &self,
+        packets: u64,
+        generator_cpu: usize,
+        table: &[String],
+    ) -> Result<RouterRun, BenchError> {
         self.r
             .set_sysctls(&[("net/ipv4/ip_forward", "1")])
             .map_err(failed)?;
         self.r.batch(&self.router_lines()).map_err(failed)?;
+        for chunk in table.chunks(KERNEL_BATCH) {
+            check_interrupted()?;
+            self.r.batch(chunk).map_err(failed)?;
+        }
         let run = self.offer("kernel (ip_forward=1)", packets, generator_cpu, None);
         // Out of fibre's way: no addresses (their routes go with them),
         // no neighbours, no forwarding.
@@ -449,9 +508,14 @@ impl Topology {
             self.r.ip(&["neigh", "flush", "dev", dev]).map_err(failed)?;
         }
         self.r
+            .ip(&["route", "flush", "table", "main"])
+            .map_err(failed)?;
+        self.r
             .set_sysctls(&[("net/ipv4/ip_forward", "0")])
             .map_err(failed)?;
-        run
+        let mut run = run?;
+        run.ris_routes = table.len();
+        Ok(run)
     }
 
     /// `fibre serve` in the router's namespace, on `cpus`, as the router.
@@ -462,6 +526,7 @@ impl Topology {
         cpus: &str,
         packets: u64,
         generator_cpu: usize,
+        table: &[String],
     ) -> Result<RouterRun, BenchError> {
         let mut config = String::from(
             "link add r0 type veth peer name x0\nlink set r0 up\n\
@@ -469,6 +534,10 @@ impl Topology {
         );
         for line in self.router_lines() {
             config.push_str(&line.replacen("neigh replace", "neigh add", 1));
+            config.push('\n');
+        }
+        for line in table {
+            config.push_str(line);
             config.push('\n');
         }
         let config_path = self.scratch.0.join(format!("router-{workers}.conf"));
@@ -522,6 +591,7 @@ impl Topology {
         let mut rest = String::new();
         let _ = stderr.read_to_string(&mut rest);
         let mut run = run?;
+        run.ris_routes = table.len();
         run.closing = rest
             .lines()
             .find(|l| l.contains("stopped; received"))
@@ -591,101 +661,136 @@ fn stat_cpu_ticks(stat: &str) -> Option<u64> {
 }
 
 impl ForwardExperiment {
-    fn measure(&self, packets: u64) -> Result<ExperimentReport, BenchError> {
+    fn measure(&self, packets: u64, table: &[String]) -> Result<ExperimentReport, BenchError> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         // The generator (and the kernel router's softirq, which runs in
         // its context) on CPU 0; fibre's one worker on CPU 1 when there
         // is one, as a deployment would keep the router off the senders.
         let (generator_cpu, fibre_cpu) = (0, if cores > 1 { 1 } else { 0 });
         let topology = Topology::create()?;
-        let mut runs = vec![topology.kernel_run(packets, generator_cpu)?];
-        runs.push(topology.fibre_run(
-            &self.fibre,
-            1,
-            &fibre_cpu.to_string(),
-            packets,
-            generator_cpu,
-        )?);
-        if cores > 1 {
-            runs.push(topology.fibre_run(&self.fibre, 2, "0,1", packets, generator_cpu)?);
+        let mut groups = Vec::new();
+        let tables: &[&[String]] = if table.is_empty() {
+            &[&[]]
+        } else {
+            &[&[], table]
+        };
+        for table in tables {
+            let mut runs = vec![topology.kernel_run(packets, generator_cpu, table)?];
+            runs.push(topology.fibre_run(
+                &self.fibre,
+                1,
+                &fibre_cpu.to_string(),
+                packets,
+                generator_cpu,
+                table,
+            )?);
+            if cores > 1 {
+                runs.push(topology.fibre_run(
+                    &self.fibre,
+                    2,
+                    "0,1",
+                    packets,
+                    generator_cpu,
+                    table,
+                )?);
+            }
+            groups.push(runs);
         }
         drop(topology);
-        Ok(report(packets, cores, &runs))
+        Ok(report(packets, cores, &groups))
     }
 }
 
-fn report(packets: u64, cores: usize, runs: &[RouterRun]) -> ExperimentReport {
-    let kernel_pps = runs[0].delivered_pps();
+fn report(packets: u64, cores: usize, groups: &[Vec<RouterRun>]) -> ExperimentReport {
     let mut text = format!(
         "forward: {packets} frames of {PAYLOAD}-byte UDP per router from hostA over veth to \
-         hostB, {ROUTES} routes; trafgen (TX_RING) on CPU 0; {cores} CPUs\n  \
-         {:<24} {:>10} {:>10} {:>10} {:>12} {:>9} {:>7} {:>13}\n",
-        "router",
-        "offered",
-        "offered/s",
-        "delivered",
-        "delivered/s",
-        "x kernel",
-        "loss %",
-        "CPU ns/pkt"
+         hostB, {ROUTES} routes to the destinations; trafgen (TX_RING) on CPU 0; {cores} CPUs\n"
     );
     let mut measurements = Vec::new();
     let mut rows = Vec::new();
-    for run in runs {
-        let ratio = run.delivered_pps() / kernel_pps;
-        let cpu = run
-            .cpu_ns_per_packet()
-            .map_or("softirq, n/a".to_string(), |ns| format!("{ns:.0}"));
-        text.push_str(&format!(
-            "  {:<24} {:>10} {:>10.0} {:>10} {:>12.0} {:>8.3}x {:>7.2} {:>13}\n",
-            run.router,
-            run.offered,
-            run.offered_pps(),
-            run.delivered,
-            run.delivered_pps(),
-            ratio,
-            run.loss_percent(),
-            cpu
-        ));
-        if let Some(closing) = &run.closing {
-            text.push_str(&format!("    {closing}\n"));
-        }
-        let m = Measurement::new(
-            format!("{} delivered", run.router),
-            run.delivered_pps(),
-            "pps",
-        );
-        measurements.push(if std::ptr::eq(run, &runs[0]) {
-            m
+    for runs in groups {
+        let Some(kernel) = runs.first() else {
+            continue;
+        };
+        let kernel_pps = kernel.delivered_pps();
+        let table = if kernel.ris_routes == 0 {
+            String::new()
         } else {
-            m.with_ratio(ratio, "the kernel's")
-        });
-        measurements.push(Measurement::new(
-            format!("{} loss", run.router),
-            run.loss_percent(),
-            "%",
+            format!(" + {} RIS", kernel.ris_routes)
+        };
+        text.push_str(&format!(
+            "  {:<28} {:>10} {:>10} {:>10} {:>12} {:>9} {:>7} {:>13}\n",
+            if table.is_empty() {
+                "router".to_string()
+            } else {
+                format!("router ({table} routes)")
+            },
+            "offered",
+            "offered/s",
+            "delivered",
+            "delivered/s",
+            "x kernel",
+            "loss %",
+            "CPU ns/pkt"
         ));
-        rows.push(json!({
-            "router": run.router,
-            "offered": run.offered,
-            "delivered": run.delivered,
-            "seconds": run.seconds,
-            "offer_seconds": run.offer_seconds,
-            "offered_pps": run.offered_pps(),
-            "delivered_pps": run.delivered_pps(),
-            "over_kernel": ratio,
-            "loss_percent": run.loss_percent(),
-            "cpu_seconds": run.cpu_seconds,
-            "cpu_ns_per_packet": run.cpu_ns_per_packet(),
-            "closing": run.closing,
-        }));
+        for run in runs {
+            let ratio = run.delivered_pps() / kernel_pps;
+            let cpu = run
+                .cpu_ns_per_packet()
+                .map_or("softirq, n/a".to_string(), |ns| format!("{ns:.0}"));
+            text.push_str(&format!(
+                "  {:<28} {:>10} {:>10.0} {:>10} {:>12.0} {:>8.3}x {:>7.2} {:>13}\n",
+                run.router,
+                run.offered,
+                run.offered_pps(),
+                run.delivered,
+                run.delivered_pps(),
+                ratio,
+                run.loss_percent(),
+                cpu
+            ));
+            if let Some(closing) = &run.closing {
+                text.push_str(&format!("    {closing}\n"));
+            }
+            let m = Measurement::new(
+                format!("{}{table} delivered", run.router),
+                run.delivered_pps(),
+                "pps",
+            );
+            measurements.push(if std::ptr::eq(run, kernel) {
+                m
+            } else {
+                m.with_ratio(ratio, "the kernel's")
+            });
+            measurements.push(Measurement::new(
+                format!("{}{table} loss", run.router),
+                run.loss_percent(),
+                "%",
+            ));
+            rows.push(json!({
+                "router": run.router,
+                "ris_routes": run.ris_routes,
+                "offered": run.offered,
+                "delivered": run.delivered,
+                "seconds": run.seconds,
+                "offer_seconds": run.offer_seconds,
+                "offered_pps": run.offered_pps(),
+                "delivered_pps": run.delivered_pps(),
+                "over_kernel": ratio,
+                "loss_percent": run.loss_percent(),
+                "cpu_seconds": run.cpu_seconds,
+                "cpu_ns_per_packet": run.cpu_ns_per_packet(),
+                "closing": run.closing,
+            }));
+        }
     }
     text.push_str(
         "  (offered/s: hostA's a0 TX count over trafgen's run, start-up included; \
          delivered/s: hostB's nft count over trafgen's start to the count's last change; \
-         the kernel forwards in softirq on the sending CPU, charged to no process: its CPU \
-         is not measured; fibre's is its utime + stime. Not built here: fibre over AF_XDP, \
-         dpdk-testpmd's io-forward ceiling, the full RIS table, an offered-load sweep.)\n",
+         x kernel: over the kernel with the same table; the kernel forwards in softirq on \
+         the sending CPU, charged to no process: its CPU is not measured; fibre's is its \
+         utime + stime. Not built here: fibre over AF_XDP, dpdk-testpmd's io-forward \
+         ceiling, an offered-load sweep.)\n",
     );
     let detail = json!({
         "packets": packets,
@@ -694,7 +799,7 @@ fn report(packets: u64, cores: usize, runs: &[RouterRun]) -> ExperimentReport {
         "cpus": cores,
         "generator": "trafgen TX_RING --no-sock-mem, CPU 0",
         "routers": rows,
-        "not_built": ["fibre over AF_XDP", "dpdk-testpmd io-forward", "full RIS table", "offered-load sweep"],
+        "not_built": ["fibre over AF_XDP", "dpdk-testpmd io-forward", "offered-load sweep"],
     });
     ExperimentReport {
         experiment: NAME.into(),
@@ -742,9 +847,32 @@ mod tests {
     }
 
     #[test]
+    fn the_ris_routes_leave_the_bench_addresses_alone() {
+        let p = |addr: u32, len: u8| Prefix { addr, len };
+        let table = [
+            p(0x0100_0000, 24), // 1.0.0.0/24
+            p(0x0a01_0000, 16), // 10.1.0.0/16: the hosts' links
+            p(0xc612_0500, 24), // 198.18.5.0/24: a destination's
+            p(0xc600_0000, 8),  // 198.0.0.0/8 covers the destinations: kept
+            p(0xc614_0000, 16), // 198.20.0.0/16: outside 198.18/15
+        ];
+        let lines = table_lines(&table, usize::MAX);
+        assert_eq!(
+            lines,
+            [
+                "route add 1.0.0.0/24 via 10.2.0.2 dev r1",
+                "route add 198.20.0.0/16 via 10.2.0.2 dev r1",
+            ],
+            "a covering /8 overlaps too"
+        );
+        assert_eq!(table_lines(&table, 1).len(), 1);
+    }
+
+    #[test]
     fn ratios_and_loss_are_against_the_kernel_run() {
         let run = |router: &str, delivered: u64, cpu: Option<f64>| RouterRun {
             router: router.into(),
+            ris_routes: 0,
             offered: 1000,
             delivered,
             seconds: 2.0,
@@ -753,7 +881,7 @@ mod tests {
             closing: None,
         };
         let runs = [run("kernel", 800, None), run("fibre", 400, Some(0.001))];
-        let report = report(1000, 2, &runs);
+        let report = report(1000, 2, &[runs.to_vec()]);
         assert_eq!(report.detail["routers"][1]["over_kernel"], 0.5);
         assert_eq!(report.detail["routers"][1]["loss_percent"], 60.0);
         assert_eq!(report.detail["routers"][1]["cpu_ns_per_packet"], 2500.0);
