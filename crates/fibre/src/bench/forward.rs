@@ -21,7 +21,9 @@
 //! 1. the kernel (`ip_forward=1`, the addresses, routes and neighbour);
 //! 2. `fibre serve` over AF_PACKET (this executable) with the same
 //!    configuration, its kernel stripped of the addresses and with
-//!    forwarding off, pinned to the second CPU with one worker;
+//!    forwarding off and kept from routing its copy of each frame by an
+//!    nft netdev ingress drop of IP on r0 and r1 (AF_PACKET taps see
+//!    frames before that hook), pinned to the second CPU with one worker;
 //! 3. the same with two workers (both CPUs), when there are two.
 //!
 //! Each prints offered packets (hostA's a0 TX counter), delivered packets
@@ -543,6 +545,55 @@ impl Topology {
         let config_path = self.scratch.0.join(format!("router-{workers}.conf"));
         std::fs::write(&config_path, config)
             .map_err(|e| failed(format!("cannot write {}: {e}", config_path.display())))?;
+        // The namespace's kernel sees every frame fibre's ETH_P_ALL
+        // sockets see, and would route (and drop) each again on the
+        // sender's CPU: an nft netdev ingress drop of IP keeps it out of
+        // the way, as it would be kept on a box that fibre serves (taps
+        // run before the ingress hook, so fibre's copies are untouched;
+        // ARP still reaches the kernel, which owns no address to answer).
+        run_ok(&self.r, "nft", &["add", "table", "netdev", "kernel_off"])?;
+        for dev in ["r0", "r1"] {
+            run_ok(
+                &self.r,
+                "nft",
+                &[&format!(
+                    "add chain netdev kernel_off {dev} {{ type filter hook ingress device {dev} priority 0 ; }}"
+                )],
+            )?;
+            run_ok(
+                &self.r,
+                "nft",
+                &[
+                    "add",
+                    "rule",
+                    "netdev",
+                    "kernel_off",
+                    dev,
+                    "meta",
+                    "protocol",
+                    "ip",
+                    "drop",
+                ],
+            )?;
+        }
+        let run = self.fibre_serving(fibre, workers, cpus, packets, generator_cpu, &config_path);
+        run_ok(&self.r, "nft", &["delete", "table", "netdev", "kernel_off"])?;
+        let mut run = run?;
+        run.ris_routes = table.len();
+        Ok(run)
+    }
+
+    /// `fibre serve` started on `config_path`, the traffic offered, and
+    /// the router stopped.
+    fn fibre_serving(
+        &self,
+        fibre: &Path,
+        workers: usize,
+        cpus: &str,
+        packets: u64,
+        generator_cpu: usize,
+        config_path: &Path,
+    ) -> Result<RouterRun, BenchError> {
         let socket = self.scratch.0.join(format!("ctl-{workers}.sock"));
         let workers_text = workers.to_string();
         let mut child = self
@@ -591,7 +642,6 @@ impl Topology {
         let mut rest = String::new();
         let _ = stderr.read_to_string(&mut rest);
         let mut run = run?;
-        run.ris_routes = table.len();
         run.closing = rest
             .lines()
             .find(|l| l.contains("stopped; received"))
@@ -723,7 +773,7 @@ fn report(packets: u64, cores: usize, groups: &[Vec<RouterRun>]) -> ExperimentRe
             if table.is_empty() {
                 "router".to_string()
             } else {
-                format!("router ({table} routes)")
+                format!("router ({ROUTES}{table} routes)")
             },
             "offered",
             "offered/s",
@@ -787,7 +837,8 @@ fn report(packets: u64, cores: usize, groups: &[Vec<RouterRun>]) -> ExperimentRe
     text.push_str(
         "  (offered/s: hostA's a0 TX count over trafgen's run, start-up included; \
          delivered/s: hostB's nft count over trafgen's start to the count's last change; \
-         x kernel: over the kernel with the same table; the kernel forwards in softirq on \
+         x kernel: over the kernel with the same table; for fibre the router namespace's \
+         kernel drops its copy of each frame at nft netdev ingress; the kernel forwards in softirq on \
          the sending CPU, charged to no process: its CPU is not measured; fibre's is its \
          utime + stime. Not built here: fibre over AF_XDP, dpdk-testpmd's io-forward \
          ceiling, an offered-load sweep.)\n",
