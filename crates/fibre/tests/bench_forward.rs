@@ -121,3 +121,58 @@ fn a_plain_bench_list_marks_forward_as_run_only_when_named() {
         .unwrap_or_else(|| panic!("forward listed: {text}"));
     assert!(line.ends_with("(only when named)"), "{line}");
 }
+
+/// Whether some process's command line contains `needle` (a trafgen
+/// reading the run's scratch directory, a fibre serve of its namespace).
+fn a_process_mentions(needle: &str) -> Option<String> {
+    let entries = std::fs::read_dir("/proc").ok()?;
+    entries.flatten().find_map(|entry| {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        text.contains(needle).then_some(text)
+    })
+}
+
+#[test]
+fn forward_stopped_by_sigint_removes_what_it_made() {
+    if let Some(reason) = unavailable_reason() {
+        fibre_testkit::unavailable("forward_stopped_by_sigint_removes_what_it_made", &reason);
+        return;
+    }
+    // Far more frames than it sends before the signal: trafgen is still
+    // running when it comes.
+    let child = Command::new(env!("CARGO_BIN_EXE_fibre"))
+        .args(["bench", "forward", "--quick", "--packets", "100000000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("fibre runs");
+    let pid = child.id();
+    let scratch = format!("fibre-fbfwd-{pid}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while a_process_mentions(&format!("{scratch}/udp64.trafgen")).is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "trafgen never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Our own child, by its pid.
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("fibre ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "an interrupted run fails: {stderr}");
+    assert!(stderr.contains("interrupted by a signal"), "{stderr}");
+    let list = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(!list.contains(&format!("fbfwd-{pid}-")), "{list}");
+    assert_eq!(a_process_mentions(&scratch), None, "a process is left");
+    assert!(
+        !std::env::temp_dir().join(&scratch).exists(),
+        "the scratch directory is left"
+    );
+}

@@ -427,38 +427,26 @@ impl Topology {
         let cpu = generator_cpu.to_string();
         let config = self.trafgen_config.to_string_lossy().into_owned();
         let started = Instant::now();
-        let sent = self
-            .a
-            .exec(
-                "taskset",
-                &[
-                    "-c",
-                    &cpu,
-                    "trafgen",
-                    "--no-sock-mem",
-                    "--notouch-irq",
-                    "--no-cpu-stats",
-                    "--dev",
-                    "a0",
-                    "--conf",
-                    &config,
-                    "--cpus",
-                    "1",
-                    "-n",
-                    &count,
-                ],
-                TRAFGEN_LIMIT,
-            )
-            .map_err(failed)?;
+        self.trafgen(
+            router,
+            &[
+                "-c",
+                &cpu,
+                "trafgen",
+                "--no-sock-mem",
+                "--notouch-irq",
+                "--no-cpu-stats",
+                "--dev",
+                "a0",
+                "--conf",
+                &config,
+                "--cpus",
+                "1",
+                "-n",
+                &count,
+            ],
+        )?;
         let offer_seconds = started.elapsed().as_secs_f64();
-        if sent.code != Some(0) {
-            return Err(failed(format!(
-                "trafgen for {router} exited with {:?}: {}{}",
-                sent.code,
-                sent.stdout.trim(),
-                sent.stderr.trim()
-            )));
-        }
         // A router with rings may still be draining them: wait for the
         // counter to stop, and end the window at its last change.
         let mut last = delivered(&self.b)?;
@@ -485,6 +473,58 @@ impl Topology {
             cpu_seconds: cpu_before.zip(cpu_after).map(|(b, a)| a - b),
             closing: None,
         })
+    }
+
+    /// `taskset ARGS` (trafgen) in hostA until it ends; a signal caught
+    /// meanwhile stops it (SIGINT, as at a terminal) and fails the run.
+    fn trafgen(&self, router: &str, args: &[&str]) -> Result<(), BenchError> {
+        use std::os::unix::process::CommandExt as _;
+        let mut child = self
+            .a
+            .command("taskset", args)
+            // A group of its own: trafgen forks its senders (`--cpus`),
+            // and a signal to the parent alone leaves them sending.
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| failed(format!("cannot start trafgen: {e}")))?;
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        // Read on the side, so that a chatty trafgen cannot fill the pipe.
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        let deadline = Instant::now() + TRAFGEN_LIMIT;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Ok(status),
+                Ok(None) if Interruption::signalled() || Instant::now() > deadline => {
+                    stop_group(&mut child);
+                    break Err(if Interruption::signalled() {
+                        failed("interrupted by a signal")
+                    } else {
+                        failed(format!(
+                            "trafgen for {router} ran past {} s; stopped",
+                            TRAFGEN_LIMIT.as_secs()
+                        ))
+                    });
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => break Err(failed(format!("waiting for trafgen: {e}"))),
+            }
+        };
+        let text = reader.join().unwrap_or_default();
+        let status = status?;
+        if !status.success() {
+            return Err(failed(format!(
+                "trafgen for {router} exited with {status}: {}",
+                text.trim()
+            )));
+        }
+        Ok(())
     }
 
     /// The kernel of the router's namespace as the router.
@@ -648,6 +688,45 @@ impl Topology {
             .map(|l| l.trim_start_matches("fibre serve: ").to_string());
         Ok(run)
     }
+}
+
+/// SIGINT to the process group led by `child` (as a terminal's ^C
+/// would), then SIGKILL to what is left of it after 5 s.
+fn stop_group(child: &mut Child) {
+    // `ip netns exec` and taskset exec in place: the pid is trafgen's,
+    // and the group (made by `process_group(0)`) is its and its forks'.
+    let group = -(child.id() as libc::pid_t);
+    // SAFETY: kill(2) on the group of our own child, which is not reaped
+    // yet (the caller saw it running), so the group id is still its.
+    unsafe { libc::kill(group, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline && !exited_unreaped(child) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: as above: the leader is still unreaped (only waited for
+    // with WNOWAIT), so its pid, and the group id, are not reused; this
+    // ends a forked sender that outlived it.
+    unsafe { libc::kill(group, libc::SIGKILL) };
+    let _ = child.wait();
+}
+
+/// Whether `child` has exited, leaving it a zombie (waitid's WNOWAIT), so
+/// that its pid stays ours.
+fn exited_unreaped(child: &Child) -> bool {
+    // SAFETY: siginfo_t is plain data; all zeroes is a valid value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a valid siginfo_t to fill; P_PID with our own
+    // child's pid; WNOWAIT leaves it unreaped.
+    let rc = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            child.id() as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: waitid filled `info`; si_pid is 0 when nothing has exited.
+    rc == 0 && unsafe { info.si_pid() } != 0
 }
 
 /// A router process we started; SIGTERM (then SIGKILL) on drop.
