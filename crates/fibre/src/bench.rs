@@ -6,6 +6,8 @@
 //! registered here rather than in `fibre-bench` because it runs this
 //! executable as `fibre follow` (see `converge`), and only with the
 //! `bench-converge` feature (on by default), which links fibre-testkit.
+//! `fibre bench forward` (root, trafgen, nft) likewise: it runs this
+//! executable as `fibre serve` against the kernel (see `forward`).
 //! Figures go to stdout (text, or one JSON document with the global
 //! `--json`); progress bars go to stderr when it is a terminal.
 
@@ -18,6 +20,8 @@ use fibre_bench::{Options, Registered};
 
 #[cfg(feature = "bench-converge")]
 mod converge;
+#[cfg(feature = "bench-converge")]
+mod forward;
 
 /// Counts the heap bytes of the peers' tables in the lookup experiment. Outside
 /// a measurement it costs each allocation one relaxed atomic load.
@@ -45,13 +49,19 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", default_value_t = Options::default().seed)]
     pub seed: u64,
     /// converge: announce only the first N prefixes of the IPv4 table
-    /// [default: 50,000 with --quick, else all].
+    /// [default: 50,000 with --quick, else all]; forward: load the first N
+    /// into both routers for a second pass [default: none with --quick,
+    /// else all].
     #[arg(long, value_name = "N")]
     pub prefixes: Option<usize>,
     /// converge: replay only the first N updates of the day
     /// [default: 20,000 with --quick, else all].
     #[arg(long, value_name = "N")]
     pub updates: Option<usize>,
+    /// forward: frames offered to each router
+    /// [default: 300,000 with --quick, else 3,000,000].
+    #[arg(long, value_name = "N")]
+    pub packets: Option<u64>,
     /// List the experiments and exit.
     #[arg(long)]
     pub list: bool,
@@ -111,6 +121,16 @@ fn registry(args: &BenchArgs) -> anyhow::Result<Vec<Registered>> {
             fibre: std::env::current_exe().context("cannot find the fibre executable")?,
             prefixes: args.prefixes,
             updates: args.updates,
+        },
+    ));
+    #[cfg(feature = "bench-converge")]
+    experiments.push(Registered::only_when_named(
+        forward::NAME,
+        forward::ABOUT,
+        forward::ForwardExperiment {
+            fibre: std::env::current_exe().context("cannot find the fibre executable")?,
+            packets: args.packets,
+            prefixes: args.prefixes,
         },
     ));
     Ok(experiments)

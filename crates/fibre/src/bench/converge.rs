@@ -437,15 +437,15 @@ extern "C" fn on_signal(_: libc::c_int) {
 
 /// SIGINT and SIGTERM turned into a flag for as long as this lives (the
 /// previous actions are put back on drop), so that a run stopped by them
-/// still removes what it made.
-struct Interruption {
+/// still removes what it made. `fibre bench forward` uses it too.
+pub(super) struct Interruption {
     previous: Vec<(libc::c_int, libc::sigaction)>,
 }
 
 impl Interruption {
     const SIGNALS: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
 
-    fn catch() -> Result<Interruption, BenchError> {
+    pub(super) fn catch() -> Result<Interruption, BenchError> {
         INTERRUPTED.store(false, Ordering::Relaxed);
         let mut guard = Interruption {
             previous: Vec::new(),
@@ -474,7 +474,13 @@ impl Interruption {
     }
 
     /// Whether a signal came since [`Interruption::catch`].
-    fn caught(&self) -> bool {
+    pub(super) fn caught(&self) -> bool {
+        INTERRUPTED.load(Ordering::Relaxed)
+    }
+
+    /// Whether a signal came while caught, for waits that return their
+    /// own experiment's error.
+    pub(super) fn signalled() -> bool {
         INTERRUPTED.load(Ordering::Relaxed)
     }
 
