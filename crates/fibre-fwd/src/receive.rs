@@ -6,6 +6,7 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use fibre_base::DropReason;
+use fibre_fib::{FlowKeyV4, FlowKeyV6};
 use fibre_net::checksum;
 
 /// Ethernet header length (the kernel's name for it).
@@ -121,6 +122,37 @@ pub(crate) struct Ipv6Header {
     pub hop_limit: u8,
     pub next_header: u8,
     pub ports: Option<(u16, u16)>,
+}
+
+impl Ipv4Header {
+    /// The FIB's lookup key of this packet (no mark or interface: the
+    /// caller's form adds them).
+    pub(crate) fn flow_key(&self) -> FlowKeyV4 {
+        FlowKeyV4 {
+            dst: u32::from(self.dst),
+            src: u32::from(self.src),
+            tos: self.tos,
+            proto: self.protocol,
+            sport: self.ports.map_or(0, |p| p.0),
+            dport: self.ports.map_or(0, |p| p.1),
+            ..FlowKeyV4::default()
+        }
+    }
+}
+
+impl Ipv6Header {
+    /// The FIB's lookup key of this packet.
+    pub(crate) fn flow_key(&self) -> FlowKeyV6 {
+        FlowKeyV6 {
+            dst: u128::from(self.dst),
+            src: u128::from(self.src),
+            tos: self.traffic_class,
+            proto: self.next_header,
+            sport: self.ports.map_or(0, |p| p.0),
+            dport: self.ports.map_or(0, |p| p.1),
+            ..FlowKeyV6::default()
+        }
+    }
 }
 
 /// `ip6_rcv_core` on `packet` (the frame after its Ethernet header) received

@@ -54,7 +54,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use fibre_base::DropReason;
 use fibre_dev::gre::{decapsulate, RxPolicy};
 use fibre_fib::{
-    Family, Fib, FlowKeyV4, FlowKeyV6, GreKind, GreSpec, Inheritable, LinkIndex, LinkKind, RpFilter,
+    Family, Fib, FlowKeyV4, GreKind, GreSpec, Inheritable, LinkIndex, LinkKind, RpFilter,
 };
 use fibre_net::ethernet::EtherType;
 use fibre_net::{checksum, gre};
@@ -391,15 +391,7 @@ impl Core {
         out.in_link = config.link;
         let end = match frame[ETH_HLEN] >> 4 {
             4 => receive::ipv4_header(&frame[ETH_HLEN..]).and_then(|h| {
-                let key = FlowKeyV4 {
-                    dst: u32::from(h.dst),
-                    src: u32::from(h.src),
-                    tos: h.tos,
-                    proto: h.protocol,
-                    sport: h.ports.map_or(0, |p| p.0),
-                    dport: h.ports.map_or(0, |p| p.1),
-                    ..FlowKeyV4::default()
-                };
+                let key = h.flow_key();
                 let mut answer = [Err(fibre_fib::Errno::Inval)];
                 out.fib
                     .lookup_input_burst_v4(config.link, &[key], &mut answer);
@@ -407,15 +399,7 @@ impl Core {
                 self.input_v4(out, config, frame, &h, PacketType::Host, &key, answer[0])
             }),
             _ => receive::ipv6_header(&frame[ETH_HLEN..]).and_then(|h| {
-                let key = FlowKeyV6 {
-                    dst: u128::from(h.dst),
-                    src: u128::from(h.src),
-                    tos: h.traffic_class,
-                    proto: h.next_header,
-                    sport: h.ports.map_or(0, |p| p.0),
-                    dport: h.ports.map_or(0, |p| p.1),
-                    ..FlowKeyV6::default()
-                };
+                let key = h.flow_key();
                 let mut answer = [Err(fibre_fib::Errno::Inval)];
                 out.fib
                     .lookup_input_burst_v6(config.link, &[key], &mut answer);

@@ -444,28 +444,12 @@ impl Core {
             let frame = frame.as_ref();
             match self.check(port, &config, frame, max_frame) {
                 Ok(Pending::V4(h, kind, _)) => {
-                    self.keys_v4[n4] = FlowKeyV4 {
-                        dst: u32::from(h.dst),
-                        src: u32::from(h.src),
-                        tos: h.tos,
-                        proto: h.protocol,
-                        sport: h.ports.map_or(0, |p| p.0),
-                        dport: h.ports.map_or(0, |p| p.1),
-                        ..FlowKeyV4::default()
-                    };
+                    self.keys_v4[n4] = h.flow_key();
                     self.pending[i] = Pending::V4(h, kind, n4);
                     n4 += 1;
                 }
                 Ok(Pending::V6(h, kind, _)) => {
-                    self.keys_v6[n6] = FlowKeyV6 {
-                        dst: u128::from(h.dst),
-                        src: u128::from(h.src),
-                        tos: h.traffic_class,
-                        proto: h.next_header,
-                        sport: h.ports.map_or(0, |p| p.0),
-                        dport: h.ports.map_or(0, |p| p.1),
-                        ..FlowKeyV6::default()
-                    };
+                    self.keys_v6[n6] = h.flow_key();
                     self.pending[i] = Pending::V6(h, kind, n6);
                     n6 += 1;
                 }
