@@ -20,6 +20,8 @@
 mod netns;
 #[path = "kernel_diff/process.rs"]
 mod process;
+#[path = "support/serve.rs"]
+mod serve;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -29,17 +31,9 @@ use std::time::{Duration, Instant};
 
 use netns::Namespace;
 use serde_json::Value;
+use serve::{ping, stop_by_sigterm, ROUTER_SYSCTLS};
 
 const FIBRE: &str = env!("CARGO_BIN_EXE_fibre");
-
-fn unavailable_reason() -> Option<String> {
-    match fibre_testkit::effective_uid() {
-        Some(0) => {}
-        Some(uid) => return Some(format!("not root (effective uid {uid})")),
-        None => return Some("cannot read the effective uid".into()),
-    }
-    fibre_testkit::missing_tool(&["ip", "ping", "tracepath", "python3", "ethtool", "setpriv"])
-}
 
 /// The router's configuration: three links, IPv4 and IPv6 on the first
 /// two, and 10.9.0.1 (an address of h2) reached through r1.
@@ -59,14 +53,6 @@ link set r2 up
 addr add 10.0.3.1/24 dev r2
 route add 10.9.0.1/32 via 10.0.2.2
 ";
-
-/// The kernel of the router's namespace stays out of the way: no IPv6 on
-/// its interfaces (no DAD, no router solicitations), no forwarding.
-const ROUTER_SYSCTLS: &[(&str, &str)] = &[
-    ("net/ipv6/conf/all/disable_ipv6", "1"),
-    ("net/ipv6/conf/default/disable_ipv6", "1"),
-    ("net/ipv4/ip_forward", "0"),
-];
 
 /// Hosts: no duplicate address detection to wait for, and h2 takes
 /// packets for 10.9.0.1 on either of its links.
@@ -160,7 +146,9 @@ fn topology(prefix: &str, links: Links) -> Result<[Namespace; 3], String> {
 /// The topology for test `test` (namespaces prefixed `prefix`), or `None`
 /// when this machine cannot run it (the reason said).
 fn hosts(test: &str, prefix: &str, links: Links) -> Option<[Namespace; 3]> {
-    if let Some(reason) = unavailable_reason() {
+    if let Some(reason) =
+        serve::unavailable_reason(&["ip", "ping", "tracepath", "python3", "ethtool", "setpriv"])
+    {
         fibre_testkit::unavailable(test, &reason);
         return None;
     }
@@ -244,19 +232,7 @@ impl Router {
 
     /// SIGTERM, then the exit status and what it printed.
     fn stop(mut self) -> (std::process::ExitStatus, String) {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("fibre serve did not stop on SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = stop_by_sigterm(&mut self.child);
         let mut rest = String::new();
         self.stderr.read_to_string(&mut rest).unwrap();
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -275,11 +251,6 @@ impl Drop for Router {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn ping(host: &Namespace, args: &[&str]) -> process::Finished {
-    host.exec("ping", args, Duration::from_secs(20))
-        .expect("ping runs")
 }
 
 fn all_received(done: &process::Finished, count: u32) -> bool {

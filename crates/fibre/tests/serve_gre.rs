@@ -13,12 +13,14 @@
 mod netns;
 #[path = "kernel_diff/process.rs"]
 mod process;
+#[path = "support/serve.rs"]
+mod serve;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Stdio};
 
 use netns::Namespace;
+use serve::{ping, stop_by_sigterm, ROUTER_SYSCTLS};
 
 const ROUTER_A: &str = "link add r0 type veth peer name x0
 link set r0 up
@@ -43,23 +45,6 @@ link set gt0 up
 addr add 10.255.0.2/30 dev gt0
 route add 10.0.1.0/24 via 10.255.0.1 dev gt0
 ";
-
-/// The routers' kernels stay out of the way: no IPv6 (no DAD, no router
-/// solicitations), no forwarding.
-const ROUTER_SYSCTLS: &[(&str, &str)] = &[
-    ("net/ipv6/conf/all/disable_ipv6", "1"),
-    ("net/ipv6/conf/default/disable_ipv6", "1"),
-    ("net/ipv4/ip_forward", "0"),
-];
-
-fn unavailable_reason() -> Option<String> {
-    match fibre_testkit::effective_uid() {
-        Some(0) => {}
-        Some(uid) => return Some(format!("not root (effective uid {uid})")),
-        None => return Some("cannot read the effective uid".into()),
-    }
-    fibre_testkit::missing_tool(&["ip", "ping"])
-}
 
 /// h1 (10.0.1.2) -- r0 [A] u0 -- u1 [B] r1 -- h2 (10.0.2.2).
 fn topology() -> Result<[Namespace; 4], String> {
@@ -137,34 +122,16 @@ fn serve(
 
 /// SIGTERM to the pid we started; its exit status and the rest of stderr.
 fn stop(mut child: Child, mut stderr: BufReader<std::process::ChildStderr>) -> String {
-    let pid = child.id().to_string();
-    let _ = Command::new("kill").args(["-TERM", &pid]).status();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("fibre serve did not stop on SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = stop_by_sigterm(&mut child);
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     assert!(status.success(), "fibre serve exit: {status:?}\n{rest}");
     rest
 }
 
-fn ping(host: &Namespace, args: &[&str]) -> process::Finished {
-    host.exec("ping", args, Duration::from_secs(20))
-        .expect("ping runs")
-}
-
 #[test]
 fn two_fibre_routers_forward_through_a_gre_tunnel_between_them() {
-    if let Some(reason) = unavailable_reason() {
+    if let Some(reason) = serve::unavailable_reason(&["ip", "ping"]) {
         fibre_testkit::unavailable(
             "two_fibre_routers_forward_through_a_gre_tunnel_between_them",
             &reason,

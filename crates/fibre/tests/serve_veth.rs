@@ -12,12 +12,14 @@
 mod netns;
 #[path = "kernel_diff/process.rs"]
 mod process;
+#[path = "support/serve.rs"]
+mod serve;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
 use netns::Namespace;
+use serve::{ping, stop_by_sigterm, ROUTER_SYSCTLS};
 
 const CONFIG: &str = "link add r0 type veth peer name x0
 link set r0 up
@@ -26,23 +28,6 @@ link add r1 type veth peer name x1
 link set r1 up
 addr add 10.0.2.1/24 dev r1
 ";
-
-/// The kernel of the router's namespace stays out of the way: no IPv6 on
-/// its interfaces (no DAD, no router solicitations), no forwarding.
-const ROUTER_SYSCTLS: &[(&str, &str)] = &[
-    ("net/ipv6/conf/all/disable_ipv6", "1"),
-    ("net/ipv6/conf/default/disable_ipv6", "1"),
-    ("net/ipv4/ip_forward", "0"),
-];
-
-fn unavailable_reason() -> Option<String> {
-    match fibre_testkit::effective_uid() {
-        Some(0) => {}
-        Some(uid) => return Some(format!("not root (effective uid {uid})")),
-        None => return Some("cannot read the effective uid".into()),
-    }
-    fibre_testkit::missing_tool(&["ip", "ping"])
-}
 
 /// h1 (10.0.1.2) -- r0 [fibre] r1 -- h2 (10.0.2.2).
 fn topology() -> Result<[Namespace; 3], String> {
@@ -69,14 +54,9 @@ fn topology() -> Result<[Namespace; 3], String> {
     Ok([h1, r, h2])
 }
 
-fn ping(host: &Namespace, args: &[&str]) -> process::Finished {
-    host.exec("ping", args, Duration::from_secs(20))
-        .expect("ping runs")
-}
-
 #[test]
 fn fibre_serve_forwards_between_two_namespaces() {
-    if let Some(reason) = unavailable_reason() {
+    if let Some(reason) = serve::unavailable_reason(&["ip", "ping"]) {
         fibre_testkit::unavailable("fibre_serve_forwards_between_two_namespaces", &reason);
         return;
     }
@@ -119,20 +99,7 @@ fn fibre_serve_forwards_between_two_namespaces() {
     // queued echo request with host unreachable (`arp_error_report`).
     let unresolved = ping(&h1, &["-c", "1", "-W", "8", "10.0.2.99"]);
 
-    // SIGTERM to the pid we started (ip netns exec execs fibre in place).
-    let pid = router.id().to_string();
-    let _ = Command::new("kill").args(["-TERM", &pid]).status();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = router.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = router.kill();
-            panic!("fibre serve did not stop on SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = stop_by_sigterm(&mut router);
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
