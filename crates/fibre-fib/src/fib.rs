@@ -446,9 +446,7 @@ impl Fib {
     /// ```
     pub fn routes(&self, family: Family, table: Option<TableId>) -> Vec<&Route> {
         let mut ids: Vec<(TableId, u64)> = self
-            .tables
-            .iter()
-            .filter(|(id, t)| t.exists(family) && table.is_none_or(|want| want == **id))
+            .tables_listed(family, table)
             .map(|(id, t)| {
                 let seq = match family {
                     Family::V4 => t.created_v4,
@@ -481,11 +479,21 @@ impl Fib {
     /// assert_eq!(fib.route_count(Family::V4, None), fib.routes(Family::V4, None).len());
     /// ```
     pub fn route_count(&self, family: Family, table: Option<TableId>) -> usize {
-        self.tables
-            .iter()
-            .filter(|(id, t)| t.exists(family) && table.is_none_or(|want| want == **id))
+        self.tables_listed(family, table)
             .map(|(_, t)| t.route_count(family))
             .sum()
+    }
+
+    /// The tables `route show` lists for `family`: those of the family the
+    /// kernel has created, all of them or only `table`.
+    fn tables_listed(
+        &self,
+        family: Family,
+        table: Option<TableId>,
+    ) -> impl Iterator<Item = (&TableId, &Table)> + '_ {
+        self.tables
+            .iter()
+            .filter(move |(id, t)| t.exists(family) && table.is_none_or(|want| want == **id))
     }
 
     /// Rules of one family in priority order.
