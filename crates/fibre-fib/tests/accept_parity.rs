@@ -1143,3 +1143,18 @@ fn an_ipv6_routes_missing_device_is_iproute2s_refusal_before_the_kernels() {
         "IPv6 does not support RTA_VIA attribute",
     );
 }
+
+#[test]
+fn an_ipv4_delete_with_mtu_0_matches_a_route_without_an_mtu() {
+    // ip -batch, kernel 6.18 (fib_metrics_match compares RTAX_MTU with the
+    // route's metric, 0 when unset; seed 1796431347292567740).
+    let fib = accepted("route add 10.11.0.0/16 via 10.1.0.5\nroute de 10.11.0.0/16 mtu 00");
+    assert_eq!(
+        routes_to(&fib, Family::V4, "10.11.0.0/16"),
+        Vec::<String>::new()
+    );
+    refused_with(
+        "route add 10.11.0.0/16 via 10.1.0.5\nroute del 10.11.0.0/16 mtu 1400",
+        "No such process",
+    );
+}

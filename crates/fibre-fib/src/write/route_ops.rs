@@ -729,7 +729,9 @@ impl Fib {
                 && (spec.prefsrc.is_none() || r.prefsrc == spec.prefsrc)
                 && (spec.protocol == Protocol::UNSPEC || r.protocol == spec.protocol)
                 && spec.metric.is_none_or(|m| m == 0 || m == r.metric)
-                && spec.mtu.is_none_or(|m| r.mtu == Some(m))
+                // fib_metrics_match: RTAX_MTU as given against the
+                // route's, which is 0 when it has none (`mtu 0` matches it).
+                && spec.mtu.is_none_or(|m| r.mtu.unwrap_or(0) == m)
                 && metrics_match(&spec.metrics, r)
                 && nexthops_match_v4(spec, &devs, r)
         });
