@@ -1158,3 +1158,19 @@ fn an_ipv4_delete_with_mtu_0_matches_a_route_without_an_mtu() {
         "No such process",
     );
 }
+
+#[test]
+fn a_named_veth_peer_keeps_the_default_mtu() {
+    // ip -batch, kernel 6.18 (veth_newlink builds a described peer from
+    // its own attributes; seed 1796431347292567740).
+    let fib = accepted(
+        "link add fd5 mtu 68 type veth peer fdv5\n\
+         addr add 2001:db8:20::1/0 dev fdv5",
+    );
+    let mtu = |name: &str| fib.links().find(|l| l.name == name).map(|l| l.mtu);
+    assert_eq!((mtu("fd5"), mtu("fdv5")), (Some(68), Some(1500)));
+    // A peer the request does not describe takes the link's MTU.
+    let fib = accepted("link add fd6 mtu 1400 type veth");
+    let mtu = |name: &str| fib.links().find(|l| l.name == name).map(|l| l.mtu);
+    assert_eq!((mtu("fd6"), mtu("veth0")), (Some(1400), Some(1400)));
+}

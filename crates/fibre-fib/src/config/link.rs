@@ -346,7 +346,7 @@ pub(crate) fn parse_add(words: &mut Words<'_>) -> Result<Vec<Command>, ParseErro
 
 /// The name `veth_newlink` gives a peer without one (`dev_alloc_name`
 /// makes it the first free `vethN`).
-const VETH_PEER_TEMPLATE: &str = "veth%d";
+pub(crate) const VETH_PEER_TEMPLATE: &str = "veth%d";
 
 /// The kinds `link add` takes.
 const KINDS: &str = "dummy, ifb, veth, gre, ip6gre, gretap or ip6gretap";

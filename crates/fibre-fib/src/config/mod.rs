@@ -34,7 +34,7 @@ mod get;
 mod gre;
 mod ipproto;
 mod lexer;
-mod link;
+pub(crate) mod link;
 mod load;
 mod neigh;
 mod replay;

@@ -154,6 +154,17 @@ impl Fib {
         check_mtu(kind, mtu)?;
         let mut kind = kind.clone();
         if let LinkKind::Veth { peer } = &mut kind {
+            // veth_newlink: a peer the request names (VETH_INFO_PEER, which
+            // iproute2 sends for any `peer` clause) is made from its own
+            // attributes, so with no MTU of its own it gets ether_setup's
+            // 1500; only a peer the request does not describe takes the
+            // link's (kernel-checked: `link add a mtu 68 type veth peer b`
+            // gives b 1500, `link add c mtu 1400 type veth` gives veth0 1400).
+            let peer_mtu = if peer == crate::config::link::VETH_PEER_TEMPLATE {
+                mtu
+            } else {
+                1500
+            };
             check_name(peer)?;
             // veth_newlink: a peer without a name is "veth%d", registered
             // first, so `link add veth0 type veth` makes the peer veth0 and
@@ -170,7 +181,7 @@ impl Fib {
                     index: peer_index,
                     name: peer.clone(),
                     kind: LinkKind::Veth { peer: name.into() },
-                    mtu,
+                    mtu: peer_mtu,
                     up: false,
                     carrier: false,
                 },
