@@ -897,6 +897,32 @@ fn an_ipv6_replace_giving_a_held_address_a_peer_routes_the_peers_prefix() {
 }
 
 #[test]
+fn an_ipv6_replace_restores_a_deleted_prefix_route_but_not_a_local_one() {
+    // inet6_addr_modify: "prefix route could have been deleted; if so
+    // restore it", at the held length and metric; the local route is not
+    // made again (kernel-checked, seed 1796431676134644721).
+    let held = "addr add 2001:db8:7::1/64 dev fd0 metric 5\n\
+                -6 route del 2001:db8:7::/64 metric 5\n\
+                -6 route del local 2001:db8:7::1 table local\n";
+    let fib = accepted(&format!("{held}-6 addr replace 2001:db8:7::1 dev fd0"));
+    let ours = |table| -> Vec<String> {
+        show(&fib, Family::V6, table)
+            .into_iter()
+            .filter(|r| r.contains("2001:db8:7::"))
+            .collect()
+    };
+    assert_eq!(
+        ours(TABLE_MAIN),
+        ["unicast 2001:db8:7::/64 dev fd0 proto kernel scope global metric 5"]
+    );
+    assert!(
+        !ours(TABLE_LOCAL).iter().any(|r| r.starts_with("local ")),
+        "{:?}",
+        ours(TABLE_LOCAL)
+    );
+}
+
+#[test]
 fn lo_coming_up_below_68_gets_no_ipv4_address() {
     // do_setlink sets the MTU before the flags; under 68 inetdev_destroy
     // took lo's in_device, and inetdev_event's NETDEV_UP needs one

@@ -577,8 +577,24 @@ impl Fib {
         for r in before.iter().filter(|r| !after.contains(r)) {
             self.remove_exact_route(r);
         }
-        for r in after.into_iter().filter(|r| !before.contains(r)) {
-            self.add_kernel_route(r);
+        for r in after.iter().filter(|r| !before.contains(r)) {
+            self.add_kernel_route(r.clone());
+        }
+        // "prefix route could have been deleted; if so restore it": a
+        // prefix route the address should have and no gateway-less route
+        // by the link to its prefix (`modify_prefix_route` found none) is
+        // made again; a deleted local route is not (`ipv6_ifa_notify(0,
+        // ..)` adds none). Kernel-checked: `route del 2001:db8:1::/64`,
+        // then `addr replace 2001:db8:1::1 dev fd0` of the held /64 routes
+        // the /64 again, with the address' metric, linkdown without carrier.
+        let prefix = Prefix::containing(new.local, new.prefix_len);
+        if let Some(route) = after
+            .into_iter()
+            .find(|r| r.table == TABLE_MAIN && r.dst == prefix && r.kind == RouteType::Unicast)
+        {
+            if self.peer_prefix_route(index, &prefix).is_none() {
+                self.add_kernel_route(route);
+            }
         }
         if !self.links[&index].up {
             return;
