@@ -189,6 +189,11 @@ pub struct AddressSpec {
     pub metric: Option<u32>,
     /// `label NAME`.
     pub label: Option<String>,
+    /// `mngtmpaddr` (IFA_F_MANAGETEMPADDR): temporary addresses are made
+    /// from this one, so it must be a /64 (RFC 8981's interface
+    /// identifiers are 64 bits); fibre makes no temporary addresses and
+    /// keeps only the kernel's checks of the flag.
+    pub mngtmpaddr: bool,
 }
 
 impl AddressSpec {
@@ -212,6 +217,7 @@ impl AddressSpec {
             noprefixroute: false,
             metric: None,
             label: None,
+            mngtmpaddr: false,
         }
     }
 }

@@ -963,6 +963,28 @@ fn an_address_already_assigned_comes_before_mngtmpaddrs_length() {
 }
 
 #[test]
+fn a_replace_checks_mngtmpaddr_against_the_held_length() {
+    // inet6_addr_modify keeps the held length and checks the flag against
+    // it, with no message (kernel-checked, seed 1796590760321612631).
+    let fib = accepted("-6 addr replace 2001:db8:1::1/48 mngtmpaddr dev fd0");
+    assert!(
+        show(&fib, Family::V6, TABLE_MAIN)
+            .iter()
+            .any(|r| r.starts_with("unicast 2001:db8:1::/64 dev fd0")),
+        "the held /64 stays"
+    );
+    refused_with(
+        "addr add 2001:db8:7::1/48 dev fd0\n-6 addr replace 2001:db8:7::1/64 mngtmpaddr dev fd0",
+        "Invalid argument",
+    );
+    // An address not held is added, at the length asked.
+    refused_with(
+        "-6 addr replace 2001:db8:7::1/48 mngtmpaddr dev fd0",
+        "address with \"mngtmpaddr\" flag must have a prefix length of 64",
+    );
+}
+
+#[test]
 fn a_peer_given_on_a_down_link_gets_no_host_route_when_it_comes_up() {
     // ip -batch, kernel 6.18, accept_dad 0: the peer's /128 is made when
     // DAD completes, at the add; on a down link it is not made, and

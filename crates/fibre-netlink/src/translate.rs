@@ -213,6 +213,9 @@ impl Translator {
             noprefixroute: m.flags & IFA_F_NOPREFIXROUTE != 0,
             metric: m.metric,
             label,
+            // The kernel checked the flag before it notified; asked again
+            // here it could only refuse what the kernel holds.
+            mngtmpaddr: false,
         };
         let op = if add { AddrOp::Replace } else { AddrOp::Del };
         out.push(Command::Addr { op, spec });

@@ -12,7 +12,7 @@ use super::values;
 use super::words::{
     duplicate_argument, invalid_argument, keyword_in, unknown_word, Spelling, Words,
 };
-use crate::command::{AddrOp, AddressSpec, Command};
+use crate::command::{AddrOp, AddressSpec};
 use crate::types::{Family, Scope};
 
 /// `ifa_flag_data`, the flags iproute2 reads (matched whole): name,
@@ -426,19 +426,7 @@ fn parse_addr_warning(
             .with_system_message("Error: Attribute failed policy validation."));
         }
     }
-    // inet6_addr_add: temporary addresses are made from a /64.
-    let mngtmpaddr_refusal = (mngtmpaddr && prefix_len != 64 && !delete).then(|| {
-        ParseError::new(
-            "mngtmpaddr",
-            "a /64 address",
-            Some(&format!("{local_addr}/{prefix_len}")),
-        )
-        .with_system_message(
-            "Error: ipv6: address with \"mngtmpaddr\" flag must have a prefix length of 64.",
-        )
-    });
-    if mngtmpaddr_refusal.is_none() && family == Family::V6 && local_addr.is_multicast() && !delete
-    {
+    if family == Family::V6 && local_addr.is_multicast() && !delete {
         // inet6_addr_add refuses a multicast address without autojoin;
         // with it the kernel joins the group, which fibre does not model.
         let refusal = ParseError::new(
@@ -465,28 +453,12 @@ fn parse_addr_warning(
         noprefixroute,
         metric,
         label,
+        // Checked by the writer, which knows whether the address is held
+        // (inet6_addr_add checks the length asked, inet6_addr_modify the
+        // length held).
+        mngtmpaddr: mngtmpaddr && !delete,
     };
-    match mngtmpaddr_refusal {
-        // inet6_rtm_newaddr finds an address already there (EEXIST,
-        // "address already assigned") before inet6_addr_add checks the
-        // length (kernel-checked: `addr add 2001:db8:1::1 dev d0
-        // mngtmpaddr` of a held 2001:db8:1::1/64).
-        // Only an address a link can hold is found there: ipv6_add_addr,
-        // after the length check, refuses `::` ("Invalid address") and
-        // `::1` off the loopback, so neither is ever held (kernel-checked:
-        // `-6 addr add ::/0 dev D mngtmpaddr` is the length's refusal).
-        Some(refusal) if op == AddrOp::Add && could_be_held(&spec) => {
-            Err(refusal.after_kernel_checks(Command::Addr { op, spec }))
-        }
-        Some(refusal) => Err(refusal),
-        None => Ok((spec, wildcard)),
-    }
-}
-
-/// Whether a link could hold the IPv6 address `spec` adds: not `::`,
-/// and `::1` only on `lo` (ipv6_add_addr refuses the others).
-fn could_be_held(spec: &AddressSpec) -> bool {
-    !spec.local.is_unspecified() && (!spec.local.is_loopback() || spec.dev == "lo")
+    Ok((spec, wildcard))
 }
 
 /// `brd +`/`brd -`: iproute2 fills it only for prefixes of /30 or shorter.

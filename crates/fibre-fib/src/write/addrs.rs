@@ -159,6 +159,14 @@ impl Fib {
                     .into_iter()
                     .flatten()
                     .any(|a| a.local == spec.local);
+                if new_address && spec.mngtmpaddr && spec.prefix_len != 64 {
+                    // inet6_addr_add, before it looks at the device:
+                    // temporary addresses are made from a /64.
+                    return Err(KernelError::with_extack(
+                        Errno::Inval,
+                        "ipv6: address with \"mngtmpaddr\" flag must have a prefix length of 64",
+                    ));
+                }
                 if new_address && self.has_inet6_dev(index) {
                     // inet6_addr_add -> addrconf_add_dev, before
                     // ipv6_add_addr's refusals below.
@@ -191,6 +199,18 @@ impl Fib {
                     .any(|a| a.local == addr.local);
                 if exists {
                     already_assigned(op, "ipv6: address already assigned")?;
+                    // inet6_addr_modify keeps the held length, and checks
+                    // the flag against it, without a message
+                    // (kernel-checked: `replace 2001:db8:3::1/64
+                    // mngtmpaddr` of a held /48 is "Invalid argument", of
+                    // a held /64 at /48 accepted).
+                    let held_len = self.addrs_v6[&index]
+                        .iter()
+                        .find(|a| a.local == addr.local)
+                        .map(|a| a.prefix_len);
+                    if spec.mngtmpaddr && held_len != Some(64) {
+                        return Err(KernelError::new(Errno::Inval));
+                    }
                     self.addr_modify_v6(index, addr, spec.metric);
                     return Ok(());
                 }
