@@ -977,10 +977,20 @@ fn a_replace_checks_mngtmpaddr_against_the_held_length() {
         "addr add 2001:db8:7::1/48 dev fd0\n-6 addr replace 2001:db8:7::1/64 mngtmpaddr dev fd0",
         "Invalid argument",
     );
-    // An address not held is added, at the length asked.
-    refused_with(
+    // An address not held is added, at the length asked, checked before
+    // ipv6_add_addr refuses a multicast one (seed 1796591449279883733).
+    for line in [
         "-6 addr replace 2001:db8:7::1/48 mngtmpaddr dev fd0",
-        "address with \"mngtmpaddr\" flag must have a prefix length of 64",
+        "addr replace ff00::/8 mngtmpaddr dev lo",
+    ] {
+        refused_with(
+            line,
+            "address with \"mngtmpaddr\" flag must have a prefix length of 64",
+        );
+    }
+    refused_with(
+        "addr replace ff00::/64 mngtmpaddr dev lo",
+        "Cannot assign multicast address",
     );
 }
 
@@ -1221,4 +1231,42 @@ fn a_named_veth_peer_keeps_the_default_mtu() {
     let fib = accepted("link add fd6 mtu 1400 type veth");
     let mtu = |name: &str| fib.links().find(|l| l.name == name).map(|l| l.mtu);
     assert_eq!((mtu("fd6"), mtu("veth0")), (Some(1400), Some(1400)));
+}
+
+#[test]
+fn a_multicast_answer_from_a_route_of_slash_3_or_shorter_has_no_metrics() {
+    // __mkroute_output drops the fib_info of a multicast route shorter
+    // than /4: no mtu in the answer, still in fibmatch's route; a /4 keeps
+    // it (kernel-checked, seed 1796591473663879165).
+    let mtu_of = |text: &str, fibmatch: bool| {
+        let fib = accepted(text);
+        let req = RouteGetRequest {
+            fibmatch,
+            ..RouteGetRequest::to(ip("10.10.1.1"))
+        };
+        let answer = fib.route_get(&req).unwrap();
+        assert_eq!(answer.kind, RouteType::Multicast, "{text}");
+        (answer.mtu, answer.route.mtu)
+    };
+    let short = "route prepend multicast 0.0.0.0/0 dev fd0 mtu 4294967295";
+    assert_eq!(mtu_of(short, false).0, None);
+    assert_eq!(mtu_of(short, true).1, Some(65520));
+    let four = "route prepend multicast 0.0.0.0/4 dev fd0 mtu 1400";
+    assert_eq!(mtu_of(four, false).0, Some(1400));
+}
+
+#[test]
+fn a_link_without_ipv6_refuses_every_ipv6_address_first() {
+    // inet6_rtm_newaddr: ipv6_find_idev fails on a link whose MTU is under
+    // 1280 (EINVAL, no message) before ipv6_add_addr's refusals and
+    // inet6_addr_add's mngtmpaddr check (kernel-checked, seed
+    // 1796591588231232631).
+    for line in [
+        "addr replace ::/0 dev fd2",
+        "addr add ::1/128 dev fd2",
+        "-6 addr add 2001:db8:1::1/48 mngtmpaddr dev fd2",
+    ] {
+        let text = format!("link set fd2 mtu 1000 up\n{line}");
+        refused_with(&text, "Invalid argument");
+    }
 }

@@ -426,7 +426,11 @@ fn parse_addr_warning(
             .with_system_message("Error: Attribute failed policy validation."));
         }
     }
-    if family == Family::V6 && local_addr.is_multicast() && !delete {
+    // inet6_addr_add checks mngtmpaddr's /64 (in the writer) before
+    // ipv6_add_addr refuses a multicast address (kernel-checked: `addr
+    // replace ff00::/8 mngtmpaddr dev lo` is the length's refusal).
+    let length_refused_first = mngtmpaddr && prefix_len != 64;
+    if family == Family::V6 && local_addr.is_multicast() && !delete && !length_refused_first {
         // inet6_addr_add refuses a multicast address without autojoin;
         // with it the kernel joins the group, which fibre does not model.
         let refusal = ParseError::new(

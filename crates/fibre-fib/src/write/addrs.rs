@@ -159,6 +159,14 @@ impl Fib {
                     .into_iter()
                     .flatten()
                     .any(|a| a.local == spec.local);
+                if !self.has_inet6_dev(index) {
+                    // No inet6_dev on a link whose MTU is under 1280:
+                    // inet6_rtm_newaddr's ipv6_find_idev fails first
+                    // (kernel-checked: `addr replace ::/0`, `addr add
+                    // ::1/128` and a mngtmpaddr /48 on a link of MTU 1000
+                    // are each "Invalid argument", seed 1796591588231232631).
+                    return Err(KernelError::new(Errno::Inval));
+                }
                 if new_address && spec.mngtmpaddr && spec.prefix_len != 64 {
                     // inet6_addr_add, before it looks at the device:
                     // temporary addresses are made from a /64.
@@ -167,7 +175,7 @@ impl Fib {
                         "ipv6: address with \"mngtmpaddr\" flag must have a prefix length of 64",
                     ));
                 }
-                if new_address && self.has_inet6_dev(index) {
+                if new_address {
                     // inet6_addr_add -> addrconf_add_dev, before
                     // ipv6_add_addr's refusals below.
                     self.add_dev_multicast_route_v6(index);
@@ -185,10 +193,6 @@ impl Fib {
                         Errno::AddrNotAvail,
                         "ipv6: Cannot assign loopback address on this device",
                     ));
-                }
-                if !self.has_inet6_dev(index) {
-                    // No inet6_dev on a link whose MTU is under 1280.
-                    return Err(KernelError::new(Errno::Inval));
                 }
                 let addr = self.address_from_spec(index, spec);
                 let exists = self
