@@ -625,16 +625,24 @@ fn output_v4(fib: &Fib, req: &RouteGetRequest, oif: LinkIndex) -> Result<RouteAn
         None if is_zeronet(&dst) => return Err(err(Errno::Inval)),
         None => res.kind,
     };
-    // Broadcasts go on link; multicasts only keep a gateway of a route longer than /3.
-    let gateway = if kind == RouteType::Broadcast
-        || (kind == RouteType::Multicast && res.route.dst.len() < 4)
-    {
+    // __mkroute_output: "If multicast route do not exist use default one,
+    // but do not gateway in this case": a multicast answer from a route of
+    // /3 or shorter drops the route's fib_info, so neither its gateway nor
+    // its metrics reach the answer (kernel-checked: `route prepend
+    // multicast 0.0.0.0/0 dev fd1 mtu 4294967295` answers without an
+    // mtu, seed 1796591473663879165). Broadcasts go on link.
+    let fib_info_dropped = kind == RouteType::Multicast && res.route.dst.len() < 4;
+    let gateway = if kind == RouteType::Broadcast || fib_info_dropped {
         None
     } else {
         fib.used_gateway_v4(res.route, nh)
     };
     let prefsrc = shown_source(req, s);
-    Ok(output_answer(fib, req, &res, kind, gateway, dev, prefsrc))
+    let mut answer = output_answer(fib, req, &res, kind, gateway, dev, prefsrc);
+    if fib_info_dropped {
+        answer.mtu = None;
+    }
+    Ok(answer)
 }
 
 /// The answer of an output lookup that found `res`: its route and table,
