@@ -20,7 +20,7 @@ use crate::WorkerId;
 /// routes.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
 /// routes.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
 ///     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
-///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false } }).unwrap();
 /// let r = routes.resolve(fibre_dev::WorkerId::new(0), "10.0.0.7".parse().unwrap(), None).unwrap();
 /// assert_eq!(r.mtu, 1400);
 /// assert_eq!(r.src, Some("10.0.0.1".parse().unwrap()));

@@ -69,7 +69,7 @@ impl Default for FibSettings {
 ///     op: AddrOp::Add,
 ///     spec: AddressSpec {
 ///         dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24,
-///         peer: None, broadcast: None, scope: None, noprefixroute: false, metric: None, label: None,
+///         peer: None, broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false,
 ///     },
 /// }).unwrap();
 /// let answer = fib.route_get(&RouteGetRequest::to("10.0.0.7".parse().unwrap())).unwrap();

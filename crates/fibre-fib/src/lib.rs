@@ -16,7 +16,7 @@
 //! fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
 //! fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
 //!     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
-//!     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+//!     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false } }).unwrap();
 //! let via = NexthopSpec { gateway: Some("10.0.0.9".parse().unwrap()), dev: None, weight: 1, onlink: false };
 //! fib.apply(&Command::Route { op: RouteOp::Add, spec: RouteSpec {
 //!     table: TABLE_MAIN, dst: Prefix::default_route(Family::V4), tos: 0, kind: RouteType::Unicast,

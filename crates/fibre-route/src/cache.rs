@@ -293,7 +293,7 @@ type NexthopMap =
 /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
 /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
 ///     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
-///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false } }).unwrap();
 /// let domain = fibre_rcu::Domain::new();
 /// let cache = RouteCache::new(&domain, fib, 2);
 /// let mut reader = domain.register();
@@ -550,7 +550,7 @@ impl<S: RouteSource> RouteCache<S> {
     /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
     /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
     ///     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
-    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false } }).unwrap();
     /// let domain = fibre_rcu::Domain::new();
     /// let cache = RouteCache::new(&domain, fib, 1);
     /// let mut reader = domain.register();

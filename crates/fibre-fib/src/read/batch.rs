@@ -86,7 +86,7 @@ impl Fib {
     /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
     /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
     ///     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
-    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false } }).unwrap();
     /// let keys = [
     ///     FlowKeyV4 { dst: u32::from_be_bytes([10, 0, 0, 9]), ..Default::default() },
     ///     FlowKeyV4 { dst: u32::from_be_bytes([192, 0, 2, 1]), ..Default::default() },
@@ -257,7 +257,7 @@ impl Fib {
     /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
     /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
     ///     dev: "d0".into(), local: "2001:db8::1".parse().unwrap(), prefix_len: 64, peer: None,
-    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false } }).unwrap();
     /// let on_link: std::net::Ipv6Addr = "2001:db8::9".parse().unwrap();
     /// let keys = [FlowKeyV6 { dst: u128::from(on_link), ..Default::default() }];
     /// let mut out = [Err(Errno::Inval)];

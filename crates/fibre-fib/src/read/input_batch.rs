@@ -26,7 +26,7 @@ impl Fib {
     /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
     /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
     ///     dev: "d0".into(), local: "2001:db8::1".parse().unwrap(), prefix_len: 64, peer: None,
-    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false } }).unwrap();
     /// let ours: std::net::Ipv6Addr = "2001:db8::1".parse().unwrap();
     /// let peer: std::net::Ipv6Addr = "2001:db8::9".parse().unwrap();
     /// let keys = [FlowKeyV6 { dst: u128::from(ours), src: u128::from(peer), ..Default::default() }];

@@ -38,7 +38,7 @@ impl Fib {
     /// fib.apply(&Command::LinkSet { name: "d0".into(), up: Some(true), mtu: None }).unwrap();
     /// fib.apply(&Command::Addr { op: AddrOp::Add, spec: AddressSpec {
     ///     dev: "d0".into(), local: "10.0.0.1".parse().unwrap(), prefix_len: 24, peer: None,
-    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None } }).unwrap();
+    ///     broadcast: None, scope: None, noprefixroute: false, metric: None, label: None, mngtmpaddr: false } }).unwrap();
     /// let peer = u32::from_be_bytes([10, 0, 0, 9]);
     /// let keys = [
     ///     // To us: delivered locally, on lo.
