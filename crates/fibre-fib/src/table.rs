@@ -12,6 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use ecow::EcoVec;
 use fibre_lpm::{Key, Poptrie};
 use fibre_rcu::TwoLevelChunks;
 
@@ -26,13 +27,22 @@ use crate::types::{Family, LinkIndex, Prefix, Protocol, Route, RouteType};
 /// IPv6 data path reads the summary from the table's side array instead
 /// (see [`FamilyTable::summary_at`]) and this line only without one.
 ///
-/// Cloning one is shallow: the routes are one shared slice, so the
-/// copy-on-write arena (whose chunk copies clone every entry of a chunk,
-/// once per publication of a shared FIB) copies 64 bytes and bumps one
-/// reference count per entry instead of allocating each entry's routes
-/// and their paths again; a change rebuilds that one entry's slice
-/// ([`PrefixEntry::routes_mut`]). The slice is a fat pointer, so a reader's
-/// `&routes[0]` is the same one dependent load a `Vec` took.
+/// Cloning one is shallow: the routes are one shared, reference-counted
+/// vector, so the copy-on-write arena (whose chunk copies clone every
+/// entry of a chunk, once per publication of a shared FIB) copies 64 bytes
+/// and bumps one reference count per entry instead of allocating each
+/// entry's routes and their paths again; a change copies that one entry's
+/// routes if a published version shares them, and changes them in place
+/// if none does ([`PrefixEntry::routes_mut`]), so a prefix that gains a
+/// route per link (fe80::/64 on 10,000 links) grows by appends, not by a
+/// copy of every route per link.
+///
+/// The vector is [`ecow::EcoVec`] (typst's, well kept, small): a pointer
+/// to the elements and a length, like a slice, with the reference count
+/// and capacity in front of the elements. So a reader's `&routes[0]` is
+/// the pointer itself, the same one dependent load a `Vec` or an
+/// `Arc<[Route]>` took (an `Arc<Vec<Route>>` would add one), and, unlike
+/// an `Arc<[Route]>`, a vector no other version holds can grow in place.
 #[derive(Debug, Clone)]
 #[repr(align(64))]
 pub(crate) struct PrefixEntry {
@@ -44,7 +54,7 @@ pub(crate) struct PrefixEntry {
     single: Option<SinglePath>,
     /// Routes in lookup (and dump) order, shared with every version's copy
     /// of this entry until one of them changes (see [`RoutesMut`]).
-    pub routes: Arc<[Route]>,
+    pub routes: EcoVec<Route>,
 }
 
 // One line per entry: the summary must not push the routes onto a second one.
@@ -61,9 +71,9 @@ const _: () = assert!(
 // The routes' pointer is a fat one (address and length, no header to
 // read first): a `Arc<Vec<Route>>` would add a dependent load per lookup.
 const _: () = assert!(
-    std::mem::size_of::<Arc<[Route]>>() == 2 * std::mem::size_of::<usize>(),
-    "PrefixEntry::routes must be a fat pointer to the slice itself, so that a lookup's \
-     `&routes[0]` takes one dependent load; if this fires, store `Arc<[Route]>` again"
+    std::mem::size_of::<EcoVec<Route>>() == 2 * std::mem::size_of::<usize>(),
+    "PrefixEntry::routes must be a pointer to the elements and a length, so that a lookup's \
+     `&routes[0]` takes one dependent load; if this fires, store an `EcoVec<Route>` again"
 );
 
 /// An entry whose only route has one path, alive and on a device (and, for
@@ -154,73 +164,81 @@ impl PrefixEntry {
         self.single.as_ref()
     }
 
-    /// The routes, for a change: a private copy stored back as this
-    /// entry's slice when the guard is dropped (only if it differs, so that
-    /// a look that changes nothing keeps sharing the old slice). Callers
-    /// clear the entry's summary first (see [`FamilyTable::settle`]).
+    /// The routes, for a change: changed in place when no other version
+    /// holds them, else copied at the first change (a look that changes
+    /// nothing keeps sharing them). Callers clear the entry's summary
+    /// first (see [`FamilyTable::settle`]).
     pub fn routes_mut(&mut self) -> RoutesMut<'_> {
         RoutesMut {
-            routes: self.routes.to_vec(),
             stored: &mut self.routes,
         }
     }
 
     /// Applies `keep` to every route, dropping those it returns false
-    /// for. When no other version holds the slice, the routes are changed
-    /// in place and the slice is rebuilt only if one goes: a bulk change
-    /// (a link going down) allocates nothing for the entries it keeps
-    /// whole. `kept` is scratch space, reused across entries.
-    pub fn retain_routes(
-        &mut self,
-        keep: &mut impl FnMut(&mut Route) -> bool,
-        kept: &mut Vec<bool>,
-    ) {
-        let Some(routes) = Arc::get_mut(&mut self.routes) else {
-            self.routes_mut().retain_mut(keep);
-            return;
-        };
-        kept.clear();
-        kept.extend(routes.iter_mut().map(&mut *keep));
-        if kept.iter().all(|&k| k) {
+    /// for. When no other version holds the routes, they are changed in
+    /// place; when one does, they are copied, and the copy is kept only if
+    /// `keep` changed or dropped a route: a bulk change (a link going
+    /// down, which visits every route) copies no entry it leaves alone.
+    pub fn retain_routes(&mut self, keep: &mut impl FnMut(&mut Route) -> bool) {
+        if self.routes.is_unique() {
+            self.routes.retain(keep);
             return;
         }
-        let rebuilt: Arc<[Route]> = routes
-            .iter()
-            .zip(kept.iter())
-            .filter(|&(_, &k)| k)
-            .map(|(r, _)| r.clone())
-            .collect();
-        self.routes = rebuilt;
+        let mut copy = self.routes.to_vec();
+        copy.retain_mut(keep);
+        if copy[..] != self.routes[..] {
+            self.routes = EcoVec::from(copy);
+        }
     }
 }
 
-/// An entry's routes handed out for change (copy-on-write per entry): a
-/// `Vec` to change freely, stored back as the entry's shared slice when
-/// dropped. Versions published before keep the old slice.
+/// An entry's routes handed out for change (copy-on-write per entry, see
+/// [`PrefixEntry::routes_mut`]); versions published before keep theirs.
 pub(crate) struct RoutesMut<'a> {
-    stored: &'a mut Arc<[Route]>,
-    routes: Vec<Route>,
+    stored: &'a mut EcoVec<Route>,
+}
+
+impl RoutesMut<'_> {
+    /// Inserts `route` at `index`, shifting the later ones.
+    pub fn insert(&mut self, index: usize, route: Route) {
+        self.stored.insert(index, route);
+    }
+
+    /// Removes and returns the route at `index`.
+    pub fn remove(&mut self, index: usize) -> Route {
+        self.stored.remove(index)
+    }
+}
+
+#[cfg(test)]
+impl RoutesMut<'_> {
+    /// Appends `route`.
+    pub fn push(&mut self, route: Route) {
+        self.stored.push(route);
+    }
+
+    /// Removes the last route.
+    pub fn pop(&mut self) -> Option<Route> {
+        self.stored.pop()
+    }
+
+    /// Removes every route.
+    pub fn clear(&mut self) {
+        self.stored.clear();
+    }
 }
 
 impl std::ops::Deref for RoutesMut<'_> {
-    type Target = Vec<Route>;
+    type Target = [Route];
 
-    fn deref(&self) -> &Vec<Route> {
-        &self.routes
+    fn deref(&self) -> &[Route] {
+        self.stored
     }
 }
 
 impl std::ops::DerefMut for RoutesMut<'_> {
-    fn deref_mut(&mut self) -> &mut Vec<Route> {
-        &mut self.routes
-    }
-}
-
-impl Drop for RoutesMut<'_> {
-    fn drop(&mut self) {
-        if self.routes[..] != self.stored[..] {
-            *self.stored = Arc::from(std::mem::take(&mut self.routes));
-        }
+    fn deref_mut(&mut self) -> &mut [Route] {
+        self.stored.make_mut()
     }
 }
 
@@ -502,7 +520,7 @@ impl<K: Key> FamilyTable<K> {
                 let entry = PrefixEntry {
                     prefix: *prefix,
                     single: None,
-                    routes: Arc::from([]),
+                    routes: EcoVec::new(),
                 };
                 let slot = match self.free.pop_back() {
                     Some(slot) => {
@@ -1332,7 +1350,6 @@ mod tests {
                             if !routes.is_empty() {
                                 routes.remove(0);
                             }
-                            drop(routes);
                             t.prune(&p);
                             let m = model.get_mut(&p).expect("the model has it");
                             m.remove(0);

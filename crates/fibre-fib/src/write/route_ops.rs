@@ -1250,7 +1250,6 @@ impl Fib {
             }
         }
         let Some((ri, ni)) = hit else {
-            drop(routes);
             table.prune(&spec.dst);
             return Err(srch);
         };
@@ -1259,8 +1258,6 @@ impl Fib {
         } else {
             routes.remove(ri);
         }
-        // Stores the routes back before the entry may be pruned.
-        drop(routes);
         table.prune(&spec.dst);
         Ok(())
     }
@@ -1339,7 +1336,6 @@ impl Fib {
             if let Some(i) = routes.iter().position(|r| same_route(r, route)) {
                 routes.remove(i);
             }
-            drop(routes);
             t.prune(&route.dst);
         }
     }
@@ -1347,13 +1343,12 @@ impl Fib {
     /// Applies `f` to every route of every table, dropping routes for which
     /// it returns false.
     pub(crate) fn retain_routes(&mut self, mut f: impl FnMut(&mut Route) -> bool) {
-        let mut kept = Vec::new();
         for t in self.tables.values_mut() {
             for e in t.v4.entries_mut() {
-                e.retain_routes(&mut f, &mut kept);
+                e.retain_routes(&mut f);
             }
             for e in t.v6.entries_mut() {
-                e.retain_routes(&mut f, &mut kept);
+                e.retain_routes(&mut f);
             }
             t.v4.prune_all();
             t.v6.prune_all();
