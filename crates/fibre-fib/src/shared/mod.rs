@@ -25,7 +25,7 @@
 //! [`fibre_rcu::CowChunks`]; the tables' arenas and side arrays on
 //! [`fibre_rcu::TwoLevelChunks`], whose directory is copy-on-write too, so
 //! that a publication copies a pointer per 64 leaves rather than one per
-//! leaf; each prefix's routes are one shared `Arc<[Route]>`, so that a
+//! leaf; each prefix's routes are one shared `ecow::EcoVec<Route>`, so that a
 //! copied leaf clones reference counts, not routes. The writer-side maps
 //! are persistent (`imbl`).
 //!
