@@ -672,6 +672,29 @@ impl Route {
     pub fn family(&self) -> Family {
         self.dst.family()
     }
+
+    /// An IPv6 anycast route addrconf made for an address (RTF_ANYCAST):
+    /// delivered on `lo`, and never LINKDOWN (`fib6_nh_init` and
+    /// `fib6_ifdown` skip RTF_LOCAL|RTF_ANYCAST routes). A request's
+    /// `anycast` route has no RTF_ANYCAST (`rtm_to_fib6_config` sets only
+    /// RTF_LOCAL), so it keeps its device and takes LINKDOWN like any
+    /// route. addrconf's have metric 0, which no request's IPv6 route has
+    /// (metric 0 asks for 1024): that tells them apart.
+    ///
+    /// ```
+    /// use fibre_fib::{config::apply_str, Family, Fib, RouteType, TABLE_LOCAL};
+    /// let text = "link add d0 type dummy\nlink set d0 up\naddr add 2001:db8::1/64 dev d0\n\
+    ///             route add anycast 2001:db8:5::/48 dev d0";
+    /// let (fib, _) = apply_str(&Fib::new(), "t.conf", text, false).unwrap();
+    /// let anycast: Vec<_> = fib.routes(Family::V6, Some(TABLE_LOCAL)).into_iter()
+    ///     .filter(|r| r.kind == RouteType::Anycast)
+    ///     .map(|r| (r.dst.to_string(), r.is_addrconf_anycast()))
+    ///     .collect();
+    /// assert_eq!(anycast, [("2001:db8::".to_string(), true), ("2001:db8:5::/48".to_string(), false)]);
+    /// ```
+    pub fn is_addrconf_anycast(&self) -> bool {
+        self.kind == RouteType::Anycast && self.metric == 0 && self.family() == Family::V6
+    }
 }
 
 /// What a rule does when it matches.

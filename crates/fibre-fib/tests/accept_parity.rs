@@ -1270,3 +1270,52 @@ fn a_link_without_ipv6_refuses_every_ipv6_address_first() {
         refused_with(&text, "Invalid argument");
     }
 }
+
+#[test]
+fn a_requested_ipv6_anycast_route_takes_linkdown_as_addrconfs_do_not() {
+    // rtm_to_fib6_config gives a requested anycast route no RTF_ANYCAST,
+    // so fib6_nh_init marks it LINKDOWN on a link without carrier, on add
+    // and when the carrier goes (kernel-checked, seed 1796591314164075810).
+    let linkdown = |fib: &Fib, dst: &str| {
+        fib.routes(Family::V6, Some(TABLE_LOCAL))
+            .iter()
+            .find(|r| r.dst.to_string() == dst)
+            .unwrap_or_else(|| panic!("no route to {dst}"))
+            .nexthops[0]
+            .flags
+            .linkdown
+    };
+    let fib = accepted(
+        "link add fdv5 type veth peer name fdv6\nlink set fdv5 up\n\
+         route add anycast 2001:db8:5::/48 dev fdv5",
+    );
+    assert!(linkdown(&fib, "2001:db8:5::/48"));
+    let fib = accepted(
+        "link add fdv5 type veth peer name fdv6\nlink set fdv5 up\nlink set fdv6 up\n\
+         route add anycast 2001:db8:5::/48 dev fdv5\naddr add 2001:db8:6::1/64 dev fdv5\n\
+         link set fdv6 down",
+    );
+    assert!(linkdown(&fib, "2001:db8:5::/48"));
+    assert!(!linkdown(&fib, "2001:db8:6::"), "addrconf's anycast route");
+}
+
+#[test]
+fn an_ipv6_local_answer_keeps_its_routes_gateway() {
+    // ip6_rt_copy_init keeps the gateway on the route it makes for lo
+    // (kernel-checked, seed 1796592769961927267).
+    let fib = accepted("-6 route prepend local 2001:db8:9::/48 via 2001:db8:1::9");
+    let output = fib
+        .route_get(&RouteGetRequest::to(ip("2001:db8:9::1")))
+        .unwrap();
+    let input = fib
+        .route_get(&RouteGetRequest {
+            src: Some(ip("2001:db8:1::7")),
+            iif: Some("fdv0".into()),
+            ..RouteGetRequest::to(ip("2001:db8:9::1"))
+        })
+        .unwrap();
+    for answer in [output, input] {
+        assert_eq!(answer.gateway, Some(ip("2001:db8:1::9")));
+        assert_eq!(answer.dev.as_deref(), Some("lo"));
+    }
+}

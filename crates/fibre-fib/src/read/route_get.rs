@@ -816,8 +816,7 @@ fn input_v4(fib: &Fib, req: &RouteGetRequest, iif: LinkIndex) -> Result<RouteAns
 /// routes, and anycast routes made by addrconf (RTF_ANYCAST); an anycast
 /// route added by hand keeps its device.
 fn delivered_on_lo(res: &FibResult<'_>) -> bool {
-    res.kind == RouteType::Local
-        || (res.kind == RouteType::Anycast && res.route.protocol == Protocol::KERNEL)
+    res.kind == RouteType::Local || res.route.is_addrconf_anycast()
 }
 
 /// `ip6_route_output`.
@@ -855,7 +854,16 @@ fn answer_v6(
     fallback_source: impl FnOnce(Option<LinkIndex>) -> Option<IpAddr>,
 ) -> Result<RouteAnswer, KernelError> {
     let (gateway, dev, source_dev) = if delivered_on_lo(res) {
-        (None, LOOPBACK_IFINDEX, res.nexthop().and_then(|n| n.dev))
+        // ip6_rt_copy_init keeps the path's gateway on the route it makes
+        // for lo (kernel-checked: `route prepend local 2001:db8:9::/48 via
+        // 2001:db8:1::9` answers `via 2001:db8:1::9 dev lo`, output and
+        // input alike, seed 1796592769961927267).
+        let nh = res.nexthop();
+        (
+            nh.and_then(|n| n.gateway),
+            LOOPBACK_IFINDEX,
+            nh.and_then(|n| n.dev),
+        )
     } else {
         let (nh, dev) = chosen_path(fib, res, flow)?;
         (nh.gateway, dev, Some(dev))

@@ -946,7 +946,11 @@ impl Fib {
             || KernelError::new(Errno::NoDev),
             "Nexthop device is not up",
         )?;
-        let local_like = matches!(spec.kind, RouteType::Local | RouteType::Anycast);
+        // fib6_nh_init: RTF_LOCAL routes never take LINKDOWN; a request's
+        // anycast route has no RTF_ANYCAST and does (kernel-checked:
+        // `route add anycast 2001:db8:5::/48 dev fdv0` without carrier is
+        // linkdown, seed 1796591314164075810).
+        let local_like = spec.kind == RouteType::Local;
         Ok(live_nexthop(
             nh.gateway,
             d,
@@ -1296,7 +1300,7 @@ impl Fib {
         // link shows no linkdown).
         let local_like = match route.family() {
             Family::V4 => route.scope == Scope::HOST,
-            Family::V6 => matches!(route.kind, RouteType::Local | RouteType::Anycast),
+            Family::V6 => route.kind == RouteType::Local || route.is_addrconf_anycast(),
         };
         for nh in route.nexthops.iter_mut() {
             let carrier = nh
@@ -1485,11 +1489,13 @@ impl Fib {
             if keeps_ipv4 && r.family() == Family::V4 {
                 return true;
             }
-            // Host-scope IPv4 paths (nh scope nowhere) and IPv6 local/anycast
-            // routes never carry LINKDOWN.
+            // Host-scope IPv4 paths (nh scope nowhere), IPv6 local routes
+            // and addrconf's anycast ones never carry LINKDOWN (fib6_ifdown
+            // skips RTF_LOCAL|RTF_ANYCAST; a requested anycast route has
+            // neither, kernel-checked).
             let local_like = match r.family() {
                 Family::V4 => r.scope == Scope::HOST,
-                Family::V6 => matches!(r.kind, RouteType::Local | RouteType::Anycast),
+                Family::V6 => r.kind == RouteType::Local || r.is_addrconf_anycast(),
             };
             for n in r.nexthops.iter_mut() {
                 if n.dev == Some(index) && !local_like {
