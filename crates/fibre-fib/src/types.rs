@@ -690,7 +690,9 @@ impl Route {
     ///     .filter(|r| r.kind == RouteType::Anycast)
     ///     .map(|r| (r.dst.to_string(), r.is_addrconf_anycast()))
     ///     .collect();
-    /// assert_eq!(anycast, [("2001:db8::".to_string(), true), ("2001:db8:5::/48".to_string(), false)]);
+    /// // addrconf's: the subnet-router anycast of 2001:db8::1/64 and of d0's link-local address.
+    /// let expected = [("2001:db8::", true), ("2001:db8:5::/48", false), ("fe80::", true)];
+    /// assert_eq!(anycast, expected.map(|(dst, ours)| (dst.to_string(), ours)));
     /// ```
     pub fn is_addrconf_anycast(&self) -> bool {
         self.kind == RouteType::Anycast && self.metric == 0 && self.family() == Family::V6
