@@ -239,6 +239,12 @@ pub enum RouteType {
     Prohibit,
     /// RTN_THROW
     Throw,
+    /// RTN_NAT, IPv6 only (IPv4 refuses it: fib_props gives it scope
+    /// nowhere and an error): `rtm_to_fib6_config` sets no flag for it, so
+    /// fib6 routes it as unicast and reports the type it was given.
+    Nat,
+    /// RTN_XRESOLVE, IPv6 only, routed as unicast like [`RouteType::Nat`].
+    XResolve,
 }
 
 impl RouteType {
@@ -255,7 +261,25 @@ impl RouteType {
             RouteType::Unreachable => "unreachable",
             RouteType::Prohibit => "prohibit",
             RouteType::Throw => "throw",
+            RouteType::Nat => "nat",
+            RouteType::XResolve => "xresolve",
         }
+    }
+
+    /// Whether IPv6 routes of this type forward as unicast ones do: fib6
+    /// sets RTF_REJECT, RTF_LOCAL or RTF_ANYCAST for the others, and nothing
+    /// for nat and xresolve.
+    ///
+    /// ```
+    /// use fibre_fib::RouteType;
+    /// assert!(RouteType::Nat.is_unicast_v6());
+    /// assert!(!RouteType::Local.is_unicast_v6());
+    /// ```
+    pub fn is_unicast_v6(self) -> bool {
+        matches!(
+            self,
+            RouteType::Unicast | RouteType::Nat | RouteType::XResolve
+        )
     }
 
     /// The type of an `RTN_*` number, where fibre models it (`RTN_NAT` and

@@ -1319,3 +1319,31 @@ fn an_ipv6_local_answer_keeps_its_routes_gateway() {
         assert_eq!(answer.dev.as_deref(), Some("lo"));
     }
 }
+
+#[test]
+fn ipv6_nat_and_xresolve_routes_route_as_unicast_under_their_own_type() {
+    // rtm_to_fib6_config sets no flag for either type: fib6 routes them as
+    // unicast and reports the type; iproute2 puts nat in table local
+    // (kernel-checked, seeds 1796592920431233384, 1796591344067379728).
+    let fib = accepted(
+        "route add nat 2001:db8:5::/48 via 2001:db8:1::9\n\
+         route add xresolve 2001:db8:7::/48 via 2001:db8:1::9",
+    );
+    assert!(show(&fib, Family::V6, TABLE_LOCAL)
+        .iter()
+        .any(|r| r.starts_with("nat 2001:db8:5::/48 via 2001:db8:1::9 dev fd0")));
+    assert!(show(&fib, Family::V6, TABLE_MAIN)
+        .iter()
+        .any(|r| r.starts_with("xresolve 2001:db8:7::/48 via 2001:db8:1::9 dev fd0")));
+    for (dst, kind) in [
+        ("2001:db8:5::1", RouteType::Nat),
+        ("2001:db8:7::1", RouteType::XResolve),
+    ] {
+        let answer = fib.route_get(&RouteGetRequest::to(ip(dst))).unwrap();
+        assert_eq!(answer.kind, kind);
+        assert_eq!(answer.gateway, Some(ip("2001:db8:1::9")));
+        assert_eq!(answer.dev.as_deref(), Some("fd0"));
+    }
+    // IPv4 still refuses both, with the kernel's message.
+    refused_with("route add nat 10.9.0.0/16 via 10.1.0.9", "Invalid scope");
+}

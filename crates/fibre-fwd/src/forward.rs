@@ -347,7 +347,7 @@ impl Core {
                 }
                 self.local_v6(out, config, frame, kind)
             }
-            RouteType::Unicast => self.forward_v6(out, config, packet, h, kind, &answer),
+            k if k.is_unicast_v6() => self.forward_v6(out, config, packet, h, kind, &answer),
             _ => Err(DropReason::InvalidRoute),
         }
     }

@@ -524,16 +524,20 @@ pub(crate) fn parse_route(
         if family == Family::V6 {
             // rtm_to_fib6_config sets no flag for nat or xresolve: the
             // kernel builds the route as a unicast one and keeps the type
-            // (`ip -6 route` shows `nat P ... table local`), which fibre's
-            // routes have not; ip6_route_del compares no type
+            // (`ip -6 route` shows `nat P ... table local`, `route get`
+            // answers `nat`); ip6_route_del compares no type
             // (kernel-checked: `route del xresolve P dev D` deletes P).
             // iproute2 puts nat in table local.
-            if word == "nat" && table.is_none() {
+            let nat = word == "nat" || super::values::number_at_most(word, 255) == Some(10);
+            if nat && table.is_none() {
                 table = Some(TABLE_LOCAL);
             }
-            if !deleting && unmodelled_refusal.is_none() {
-                unmodelled_refusal =
-                    Some(unknown_word("route", "a route type fibre supports", word));
+            if !deleting {
+                kind = Some(if nat {
+                    RouteType::Nat
+                } else {
+                    RouteType::XResolve
+                });
             }
         } else {
             let refusal = unmodelled_type_refusal(
