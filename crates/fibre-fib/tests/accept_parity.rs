@@ -1347,3 +1347,18 @@ fn ipv6_nat_and_xresolve_routes_route_as_unicast_under_their_own_type() {
     // IPv4 still refuses both, with the kernel's message.
     refused_with("route add nat 10.9.0.0/16 via 10.1.0.9", "Invalid scope");
 }
+
+#[test]
+fn an_ipv6_lookup_rule_makes_its_table() {
+    // fib6_rule_configure -> fib6_new_table: a delete in the rule's table
+    // finds the table and no route, also once the rule is gone
+    // (kernel-checked, seed 1796592973894125790).
+    refused_with("-6 route del ff00::/8 table 88", "FIB table does not exist");
+    for rule in [
+        "-6 rule add from 2001:db8::/32 table 88",
+        "-6 rule add from 2001:db8::/32 table 88\n-6 rule del from 2001:db8::/32 table 88",
+    ] {
+        let text = format!("{rule}\n-6 route del ff00::/8 table 88");
+        refused_with(&text, "No such process");
+    }
+}

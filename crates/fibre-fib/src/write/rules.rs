@@ -321,6 +321,17 @@ impl Fib {
                 self.rules_v4.insert(at, rule);
             }
             Family::V6 => {
+                // fib6_rule_configure makes the table a lookup rule names
+                // (fib6_new_table), so a later delete in it finds the
+                // table and no route (kernel-checked: after `-6 rule add
+                // from 2001:db8::/32 table 88`, `-6 route del ff00::/8
+                // table 88` is "No such process", also once the rule is
+                // gone; seed 1796592973894125790).
+                if let RuleAction::Lookup(id) = rule.action {
+                    if !rule.l3mdev {
+                        self.create_table(id, Family::V6);
+                    }
+                }
                 self.custom_rules_v6 = true;
                 self.rules_v6.insert(at, rule);
             }
