@@ -1362,3 +1362,19 @@ fn an_ipv6_lookup_rule_makes_its_table() {
         refused_with(&text, "No such process");
     }
 }
+
+#[test]
+fn onlink_without_a_gateway_is_refused_before_a_missing_in_device() {
+    // fib_check_nh_nongw refuses the flags before it looks for the link's
+    // in_device (kernel-checked on a link of MTU 0, seed
+    // 1796593012170497452).
+    let down_to_zero = "link set fd2 up\nlink set fd2 mtu 0\n";
+    refused_with(
+        &format!("{down_to_zero}route replace 10.5.0.0/16 tos 0x10 onlink dev fd2"),
+        "Invalid flags for nexthop - PERVASIVE and ONLINK can not be set",
+    );
+    refused_with(
+        &format!("{down_to_zero}route replace 10.5.0.0/16 dev fd2"),
+        "No such device",
+    );
+}

@@ -401,9 +401,14 @@ impl Fib {
             // own checks come first, kernel-checked.)
             if spec.scope != Scope::HOST
                 && nh.gateway.is_none()
+                && !nh.onlink
                 && dev.is_some_and(|d| self.ipv4_off.contains(&d))
             {
-                // fib_check_nh_nongw: no in_device on the link. A gateway
+                // fib_check_nh_nongw: no in_device on the link, after its
+                // refusal of `onlink` without a gateway (kernel-checked:
+                // `route replace 10.5.0.0/16 onlink dev D` on a link of MTU
+                // 0 is "Invalid flags for nexthop - PERVASIVE and ONLINK
+                // can not be set", seed 1796593012170497452). A gateway
                 // path is judged by its gateway (kernel-checked: on a link
                 // whose MTU is under 68, `via G dev D` is "Nexthop has
                 // invalid gateway", `via G dev D onlink` is taken).
