@@ -929,6 +929,11 @@ fn route_line(rng: &mut Rng) -> String {
     // AF_UNSPEC reads them as AF_INET), whatever the line was meant as.
     let family_v6 =
         dst.contains(':') || (!dst.contains('.') && flags.first().is_some_and(|f| f == "-6"));
+    // `default`, `all` and `any` without a family flag leave the family to
+    // a later address (get_prefix_1 gives them AF_UNSPEC; iproute_modify
+    // takes a `via`'s family then): what kept a line IPv4 or IPv6 for the
+    // options below is not known here.
+    let family_known = dst.contains(':') || dst.contains('.') || !flags.is_empty();
     match kind {
         // Not an IPv6 nat or xresolve route but in a delete: the kernel
         // keeps that type (`nat P ... table local` in `route show`),
@@ -1073,9 +1078,12 @@ fn route_line(rng: &mut Rng) -> String {
                 // take the rest of the line (crates/fibre-fib/tests/
                 // accept_parity.rs), so ip accepting one is always a
                 // difference. Their refusals both give are kept.
+                // (With the family left to a later `via`, both, seed
+                // 1796593789269475911: `route add default via 2001:db8:1::5
+                // expires 5` is an IPv6 route.)
                 let unmodelled = match w {
-                    "realm" => !family_v6,
-                    "expires" => family_v6,
+                    "realm" => !family_v6 || !family_known,
+                    "expires" => family_v6 || !family_known,
                     _ => false,
                 };
                 let value = match (unmodelled && !deleting, w) {
