@@ -1378,3 +1378,17 @@ fn onlink_without_a_gateway_is_refused_before_a_missing_in_device() {
         "No such device",
     );
 }
+
+#[test]
+fn host_bits_of_an_ipv4_prefix_are_refused_before_its_paths_are_judged() {
+    // fib_table_insert checks the prefix before fib_create_info judges the
+    // type's scope and fib_get_nhs the paths (kernel-checked, seed
+    // 1796594091508302741).
+    for line in [
+        "route append xresolve 10.20.1.0/16 priority 0xffffffff onlink nexthop via 255.255.255.255",
+        "route add 10.20.1.0/16 dev fd0 nexthop via 10.1.0.9 dev fdv0",
+        "route add 10.20.1.0/16 via 10.1.0.8 nexthop via 10.1.0.9",
+    ] {
+        refused_with(line, "Invalid prefix for given prefix length");
+    }
+}

@@ -453,24 +453,28 @@ pub(crate) fn parse_route(
                 (None, _) => (Scope::UNIVERSE, Scope::UNIVERSE),
             };
             if type_scope > scope.unwrap_or(default) {
-                return Err(refusal.with_system_message("Error: Invalid scope."));
+                // After fib_table_insert's check of the prefix' host bits
+                // (kernel-checked: `route append xresolve 10.20.1.0/16
+                // onlink nexthop via G` is "Invalid prefix for given prefix
+                // length", seed 1796594091508302741), as are the two below.
+                return Err(words.deferred_or(refusal.with_system_message("Error: Invalid scope.")));
             }
         }
         // fib_get_nhs: a device or gateway beside the nexthops must be the
         // first nexthop's (and the route's `onlink` is not the paths').
         let first = &paths[0];
         if path.dev.is_some() && path.dev != first.dev {
-            return Err(
-                refusal.with_system_message("Error: Nexthop device index does not match RTA_OIF.")
-            );
+            return Err(words.deferred_or(
+                refusal.with_system_message("Error: Nexthop device index does not match RTA_OIF."),
+            ));
         }
         // rtm_to_fib_config: RTA_GATEWAY 0.0.0.0 sets no gateway family,
         // so `via 0.0.0.0` beside nexthops is compared with nothing.
         let gateway = path.gateway.filter(|g| !g.is_unspecified());
         if gateway.is_some() && gateway != first.gateway {
-            return Err(refusal.with_system_message(
+            return Err(words.deferred_or(refusal.with_system_message(
                 "Error: Nexthop gateway does not match RTA_GATEWAY or RTA_VIA.",
-            ));
+            )));
         }
         path_given = false;
     }
