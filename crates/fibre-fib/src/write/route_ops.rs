@@ -1511,12 +1511,17 @@ impl Fib {
         });
     }
 
-    /// `fib_sync_down_addr`: IPv4 routes preferring a vanished source die.
+    /// `fib_sync_down_addr`: IPv4 routes of table main preferring a
+    /// vanished source die; it skips every fib_info of another table
+    /// (`fi->fib_tb_id != tb_id`; kernel-checked: after `addr del` or
+    /// `link del` of the source's link, `10.20.0.0/16 dev lo table 100 src
+    /// S` stays, as do table default's and local's, seed
+    /// 1796594542185636496).
     pub(crate) fn flush_routes_with_prefsrc(&mut self, addr: &IpAddr) {
         if !matches!(addr, IpAddr::V4(_)) {
             return;
         }
-        self.retain_routes(|r| r.prefsrc != Some(*addr));
+        self.retain_routes(|r| r.table != TABLE_MAIN || r.prefsrc != Some(*addr));
     }
 }
 
