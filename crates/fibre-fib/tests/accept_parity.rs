@@ -148,10 +148,6 @@ fn the_kernels_refusals_come_before_fibres_of_what_it_does_not_model() {
         "route add 198.51.100.0/24 dev fd0 realm 5",
         "does not model \"realms\"",
     );
-    refused_with(
-        "route add nat 2001:db8:30::/48 dev fd0",
-        "a route type fibre supports",
-    );
 }
 
 #[test]
@@ -1390,5 +1386,47 @@ fn host_bits_of_an_ipv4_prefix_are_refused_before_its_paths_are_judged() {
         "route add 10.20.1.0/16 via 10.1.0.8 nexthop via 10.1.0.9",
     ] {
         refused_with(line, "Invalid prefix for given prefix length");
+    }
+}
+
+#[test]
+fn only_table_mains_routes_die_with_their_vanished_source() {
+    // fib_sync_down_addr skips fib_infos of other tables (kernel-checked,
+    // seed 1796594542185636496).
+    let routes = "route add 10.20.0.0/16 dev lo table main src 10.1.0.1\n\
+                  route add 10.20.0.0/16 dev lo table 100 src 10.1.0.1\n\
+                  route add 10.20.0.0/16 dev lo table default src 10.1.0.1\n";
+    for gone in ["addr del 10.1.0.1/24 dev fd0", "link del fd0"] {
+        let fib = accepted(&format!("{routes}{gone}"));
+        let held = |table| {
+            show(&fib, Family::V4, table)
+                .iter()
+                .any(|r| r.contains("10.20.0.0/16"))
+        };
+        assert!(!held(TABLE_MAIN), "{gone}");
+        assert!(held(100) && held(253), "{gone}");
+    }
+}
+
+#[test]
+fn an_ipv6_nat_or_xresolve_route_through_lo_refuses_lookups() {
+    // fib6_is_reject makes it a reject route, whose error is its type's
+    // (fib6_prop: EINVAL); a unicast one through lo answers
+    // (kernel-checked, seed 1796592920431233384).
+    let fib = accepted(
+        "-6 route add 2001:db8:7::/48 dev lo\n\
+         route add xresolve 2001:db8:8::/48 dev lo\n\
+         route add nat 2001:db8:9::/48 dev lo table main",
+    );
+    assert!(fib
+        .route_get(&RouteGetRequest::to(ip("2001:db8:7::1")))
+        .is_ok());
+    for dst in ["2001:db8:8::1", "2001:db8:9::1"] {
+        let refusal = fib.route_get(&RouteGetRequest::to(ip(dst))).unwrap_err();
+        assert_eq!(
+            refusal.to_string(),
+            "RTNETLINK answers: Invalid argument",
+            "{dst}"
+        );
     }
 }

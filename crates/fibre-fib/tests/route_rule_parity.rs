@@ -347,15 +347,23 @@ fn a_route_takes_its_last_device_and_finds_it_once_the_line_is_read() {
 #[test]
 fn ipv6_nat_and_xresolve_deletes_compare_no_type() {
     // Kernel-checked: ip6_route_del compares no type.
-    let fib = fib("route add 2001:db8:77::/48 dev d0\nroute del xresolve 2001:db8:77::/48 dev d0");
-    assert!(!destinations(&fib, Family::V6).contains(&"2001:db8:77::/48".to_string()));
+    let plain =
+        fib("route add 2001:db8:77::/48 dev d0\nroute del xresolve 2001:db8:77::/48 dev d0");
+    assert!(!destinations(&plain, Family::V6).contains(&"2001:db8:77::/48".to_string()));
     // iproute2 looks for a nat route in table local: main's stays.
     let e = refusal("route add 2001:db8:77::/48 dev d0\nroute del nat 2001:db8:77::/48 dev d0");
     assert!(e.contains("No such process"), "{e}");
     // The kernel keeps the type (`nat 2001:db8:20:1::/64 dev fd0 table
-    // local`); fibre refuses what it cannot keep.
-    let e = refusal("route add nat 2001:db8:77::/48 dev d0");
-    assert!(e.contains("a route type fibre supports"), "{e}");
+    // local`), and so does fibre; a delete without the type finds it.
+    let added = fib("route add nat 2001:db8:77::/48 dev d0");
+    let nat = added.routes(Family::V6, Some(TABLE_LOCAL));
+    assert!(nat.iter().any(|r| r.kind == RouteType::Nat), "{nat:?}");
+    let deleted =
+        fib("route add nat 2001:db8:77::/48 dev d0\nroute del 2001:db8:77::/48 dev d0 table local");
+    assert!(!deleted
+        .routes(Family::V6, Some(TABLE_LOCAL))
+        .iter()
+        .any(|r| r.kind == RouteType::Nat));
 }
 
 #[test]

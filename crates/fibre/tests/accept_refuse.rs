@@ -51,7 +51,7 @@
 //! cannot model is not generated, each with its reason in
 //! `accept_refuse/generate.rs`: GRE tunnels without one unicast remote,
 //! with `external`, `nopmtudisc`, `fwmark` or `dev`; IPv4 realms; IPv6
-//! expiries; IPv6 `nat`/`xresolve` routes; IPv4 routes added via IPv6
+//! expiries; IPv4 routes added via IPv6
 //! gateways (RFC 5549); IPv6 multicast addresses with `autojoin`; IPv6
 //! addresses with a finite `valid_lft` (their prefix routes expire). They need root
 //! and `ip`; without them they print why and pass, and under

@@ -270,6 +270,9 @@ fn v6_outcome<'a>(
     single: Option<&'a SinglePath>,
 ) -> Result<FibResult<'a>, Miss> {
     v6_kind_outcome(kind)?;
+    if rejected_on_lo_v6(r, nh) {
+        return Err(Miss::Refused(Errno::Inval));
+    }
     Ok(FibResult {
         route: r,
         table,
@@ -277,6 +280,21 @@ fn v6_outcome<'a>(
         nh: Some(nh),
         single,
     })
+}
+
+/// `fib6_is_reject`: a route through the loopback device (to anything
+/// but a loopback address, and neither local nor addrconf's anycast)
+/// becomes a reject route, whose error is its type's (`fib6_prop`): none
+/// for unicast, EINVAL for nat and xresolve (kernel-checked: `route add
+/// xresolve 2001:db8:8::/48 dev lo`, then `route get 2001:db8:8::1` is
+/// "Invalid argument", seed 1796592920431233384). Such a route has no
+/// single-path summary ([`crate::table`]), so every lookup comes here.
+pub(crate) fn rejected_on_lo_v6(r: &Route, nh: usize) -> bool {
+    matches!(r.kind, RouteType::Nat | RouteType::XResolve)
+        && r.nexthops
+            .get(nh)
+            .is_some_and(|n| n.dev == Some(LOOPBACK_IFINDEX))
+        && !r.dst.addr().is_loopback()
 }
 
 /// What an IPv6 route of type `kind` makes of a lookup choosing it: a

@@ -935,13 +935,6 @@ fn route_line(rng: &mut Rng) -> String {
     // options below is not known here.
     let family_known = dst.contains(':') || dst.contains('.') || !flags.is_empty();
     match kind {
-        // Not an IPv6 nat or xresolve route but in a delete: the kernel
-        // keeps that type (`nat P ... table local` in `route show`),
-        // fibre's routes have no such type, and fibre refuses them once
-        // the kernel would take the rest of the line, so ip accepting
-        // one is always a difference. IPv4's, which the kernel refuses,
-        // are kept.
-        Some("nat" | "xresolve") if !deleting && family_v6 => b.word("unicast"),
         Some(t) => b.word(t),
         None if to => b.word("to"),
         None => {}
