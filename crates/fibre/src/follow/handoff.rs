@@ -34,13 +34,15 @@ use super::Delivery;
 /// datagram received while the applier works waits for the rest of that
 /// batch and then for its own, so in a burst the lag is about two batch
 /// times. A bound in time holds where a bound in commands would not: a
-/// command costs some 8 us to apply on an idle machine, but 20 to 100 us
-/// on a 2-core one while BIRD and other work share the cores (`fibre
-/// bench converge`: batches of 256 commands took 2 to 40 ms there).
-/// Shorter batches lowered the lag further but cost convergence: with
-/// 0.5 ms, or a fixed 32 commands, fibre held the full table 1.01-1.04x
-/// the kernel's time in most runs (more publications, each with its fixed
-/// cost and the copy-on-write it restarts), with 1 ms about 1.0x.
+/// command costs some 8 us to apply in a large batch, but from 20 to over
+/// 100 us, preemptions included, while BIRD and other work share a 2-core
+/// machine (`fibre bench converge`: batches of 256 commands took 1 to
+/// 40 ms there).
+/// Shorter batches lowered the lag further but cost convergence (more
+/// publications, each with its fixed cost and the copy-on-write it
+/// restarts): fibre held the full table 1.004-1.024x the kernel's time
+/// with 0.5 ms (4 runs), 1.01x or more in 6 of 8 runs with a fixed 32
+/// commands, and 0.997-1.018x with 1 ms.
 pub const BATCH_TIME: Duration = Duration::from_millis(1);
 
 /// The fewest commands a full batch holds, however slow the applier
@@ -54,7 +56,7 @@ pub const MIN_BATCH_COMMANDS: usize = 16;
 pub const MAX_BATCH_COMMANDS: usize = 512;
 
 /// What a command is assumed to cost before the applier has measured a
-/// batch: the idle machine's figure.
+/// batch: what one costs in a large batch (see [`BATCH_TIME`]).
 const FIRST_COST: Duration = Duration::from_micros(8);
 
 /// The applier's measure of what a command costs it (applying and
