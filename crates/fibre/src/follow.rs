@@ -25,9 +25,9 @@
 //! An overrun (`ENOBUFS`: the kernel dropped notifications because the
 //! receive buffer was full) is repaired by a resync: a new dump into a
 //! fresh FIB, published whole, so nothing the dropped messages said is
-//! lost and nothing is applied twice (the batches still in the channel
-//! are older than the dump: applied in order before it, they are then
-//! replaced whole, and a query queued between them sees them).
+//! lost and nothing is applied twice (the batches handed over but not yet
+//! applied are older than the dump: applied in order before it, they are
+//! then replaced whole, and a query queued between them sees them).
 //! The receive buffer is `--rcvbuf` bytes (`SO_RCVBUFFORCE`, 64 MiB by
 //! default; the kernel's default is 208 KiB).
 //!
@@ -461,7 +461,8 @@ fn poll(netlink: RawFd, stdin: bool, wait: Duration) -> Result<(bool, bool)> {
 }
 
 /// Where the receiving side hands what it read: the applying thread's
-/// channel, or (at the start) the applier itself.
+/// handoff, or (at the start) batches gathered alike and applied on the
+/// spot.
 type Deliver<'a> = dyn FnMut(Delivery) -> Result<()> + 'a;
 
 /// The receiving side: the event socket's reader and the translator that
