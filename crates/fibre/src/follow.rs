@@ -11,19 +11,23 @@
 //! kernel marks interrupted (`NLM_F_DUMP_INTR`) is taken again.
 //!
 //! Two threads form a pipeline. The receiving one reads every queued
-//! notification as poll(2) reports it and turns them into
-//! [`fibre_fib::Command`]s ([`fibre_netlink::Translator`]), in batches of
-//! at most 512 datagrams (a burst applied whole would make its first
-//! notification wait for its last); the applying one applies each batch
-//! through the FIB's writer while the next is received (a bounded channel
-//! between them: when the writer falls behind, the receiving thread waits
-//! and the socket's receive buffer absorbs the rest).
+//! notification as poll(2) reports it and turns each datagram into
+//! [`fibre_fib::Command`]s ([`fibre_netlink::Translator`]); the applying
+//! one applies them through the FIB's writer while more are received.
+//! Between them is a group commit (the `handoff` module): the applier,
+//! whenever it is free, takes as one batch everything received since its
+//! last, and a batch is bounded by the applier's own measure of its cost
+//! to about 1 ms of work (a burst applied whole would make its first
+//! notification wait for its last; a queue of whole batches made each
+//! wait for those ahead of it). When the writer falls behind, the
+//! receiving thread waits and the socket's receive buffer absorbs the
+//! rest.
 //! An overrun (`ENOBUFS`: the kernel dropped notifications because the
 //! receive buffer was full) is repaired by a resync: a new dump into a
 //! fresh FIB, published whole, so nothing the dropped messages said is
-//! lost and nothing is applied twice (the batches still in the channel
-//! are older than the dump: applied in order before it, they are then
-//! replaced whole, and a query queued between them sees them).
+//! lost and nothing is applied twice (the batches handed over but not yet
+//! applied are older than the dump: applied in order before it, they are
+//! then replaced whole, and a query queued between them sees them).
 //! The receive buffer is `--rcvbuf` bytes (`SO_RCVBUFFORCE`, 64 MiB by
 //! default; the kernel's default is 208 KiB).
 //!
@@ -41,7 +45,11 @@
 //! how many notifications were applied in how many batches and the follow
 //! lag: from the `recv(2)` that brought each to the publication of its
 //! batch, p50/p99/max (the `lag` module; notifications that changed
-//! nothing fibre models are published in no batch and not counted).
+//! nothing fibre models are published in no batch and not counted). The
+//! time a notification spent queued in the socket before that `recv(2)`
+//! is not in it (a backlog while the writer falls behind waits there):
+//! `fibre bench converge` measures the whole path, the kernel's table
+//! against fibre's.
 //!
 //! What fibre does not model (see [`fibre_netlink::Translator`]) is
 //! reported once per kind on stderr, with `--verbose` each refused
@@ -67,7 +75,6 @@ use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -82,7 +89,9 @@ use fibre_netlink::{Origin, Translator};
 use crate::monitor::{print_changes, MonitorArgs, Watch};
 use crate::stdio;
 
+mod handoff;
 mod lag;
+use handoff::{BatchBudget, Handoff, Pending};
 use lag::Lag;
 
 /// `fibre follow`'s options.
@@ -154,7 +163,17 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
     // The start (dump, then the replay of what arrived meanwhile) is
     // applied on this thread before the pipeline starts, so a monitor
     // prints changes only from the start's state on.
-    receiver.resync(&events, &mut |delivery| applier.take(delivery, answer))?;
+    // Gathered as the pipeline gathers (see `handoff`), so that a burst
+    // queued during the dump is not applied a datagram at a time.
+    let mut start = Pending::default();
+    receiver.resync(&events, &mut |delivery| {
+        if start.full_for(&delivery, applier.budget.limit()) {
+            applier.take_all(start.take(), answer)?;
+        }
+        start.push(delivery);
+        Ok(())
+    })?;
+    applier.take_all(start.take(), answer)?;
     applier.watch = watch;
     if watch.is_some() {
         stdio::warn(format_args!("fibre monitor: following {}", args.netns));
@@ -163,15 +182,11 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
     let queries = args.queries.then(Queries::default);
     // Neither a time, queries nor a monitor: one snapshot, for `--then`.
     let snapshot = deadline.is_none() && queries.is_none() && watch.is_none();
-    let (deliver, delivered) = mpsc::sync_channel(PIPELINE_BATCHES);
+    let handoff = Handoff::default();
     let stopped = AtomicBool::new(false);
     let (applied, received) = std::thread::scope(|scope| {
         let receiving = scope.spawn(|| {
-            let mut send = |delivery| {
-                deliver
-                    .send(delivery)
-                    .map_err(|_| anyhow!("the applying thread stopped"))
-            };
+            let mut send = |delivery| handoff.send(delivery);
             let receiving = Receiving {
                 events: &events,
                 followed: &followed,
@@ -181,17 +196,21 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
                 stopped: &stopped,
             };
             let result = receiving.run(&mut receiver, &mut send);
-            drop(deliver);
+            handoff.close();
             result.map(|()| receiver.resyncs)
         });
-        let applied = delivered
-            .iter()
-            .try_for_each(|delivery| applier.take(delivery, answer));
+        let mut applied = Ok(());
+        while let Some(deliveries) = handoff.take(applier.budget.limit()) {
+            applied = applier.take_all(deliveries, answer);
+            if applied.is_err() {
+                break;
+            }
+        }
         // The receiving thread may be waiting in poll(2): it checks this
-        // at least every NAMESPACE_CHECK, and a send fails once `delivered`
-        // is dropped.
+        // at least every NAMESPACE_CHECK, and a send fails once the
+        // handoff is closed.
         stopped.store(true, Ordering::Relaxed);
-        drop(delivered);
+        handoff.close();
         let received = receiving
             .join()
             .unwrap_or_else(|_| Err(anyhow!("the receiving thread panicked")));
@@ -213,18 +232,11 @@ fn run_watching(args: &FollowArgs, watch: Option<Watch>, answer: &mut Answer<'_>
     Ok(())
 }
 
-/// At most this many batches wait between the receiving and the applying
-/// thread. Bounded, so a writer slower than the namespace cannot grow
-/// memory without limit: once it is full the receiving thread waits and
-/// the socket's receive buffer absorbs the rest (an overrun there resyncs).
-/// Small, because the lag counts a batch's wait in it: two batches keep
-/// the writer busy while the next is received and translated.
-const PIPELINE_BATCHES: usize = 2;
-
 /// What the receiving thread hands the applying one, in order.
 enum Delivery {
     /// Notifications translated, with when each datagram was received and
-    /// how many notifications it held.
+    /// how many notifications it held (the receiver sends one datagram's,
+    /// the handoff merges them into the batch the applier takes).
     Batch {
         commands: Vec<Command>,
         received: Vec<(Instant, u64)>,
@@ -449,7 +461,8 @@ fn poll(netlink: RawFd, stdin: bool, wait: Duration) -> Result<(bool, bool)> {
 }
 
 /// Where the receiving side hands what it read: the applying thread's
-/// channel, or (at the start) the applier itself.
+/// handoff, or (at the start) batches gathered alike and applied on the
+/// spot.
 type Deliver<'a> = dyn FnMut(Delivery) -> Result<()> + 'a;
 
 /// The receiving side: the event socket's reader and the translator that
@@ -472,6 +485,8 @@ struct Applier {
     watch: Option<Watch>,
     /// Receipt to publication of each applied notification (`--stats`).
     lag: Lag,
+    /// What a command costs this applier, which sizes the batches.
+    budget: BatchBudget,
 }
 
 impl Applier {
@@ -481,7 +496,19 @@ impl Applier {
             verbose,
             watch: None,
             lag: Lag::default(),
+            budget: BatchBudget::default(),
         }
+    }
+
+    /// Takes `deliveries` in order.
+    fn take_all(
+        &mut self,
+        deliveries: impl IntoIterator<Item = Delivery>,
+        answer: &mut Answer<'_>,
+    ) -> Result<()> {
+        deliveries
+            .into_iter()
+            .try_for_each(|delivery| self.take(delivery, answer))
     }
 
     /// Applies, publishes or answers one delivery.
@@ -512,11 +539,13 @@ impl Applier {
     fn apply(&mut self, commands: &[Command], received: &[(Instant, u64)]) -> Result<()> {
         // Only a monitor pays for the copy it compares with.
         let before = self.watch.map(|_| self.writer.fib().clone());
+        let started = Instant::now();
         let report = self
             .writer
             .apply_batch(commands, BatchMode::BestEffort)
             .context("applying notifications")?;
         let published = Instant::now();
+        self.budget.record(commands.len(), published - started);
         self.lag.batch();
         for &(at, notifications) in received {
             self.lag.record(published - at, notifications);
@@ -540,8 +569,6 @@ impl Applier {
 enum Read {
     /// Nothing left queued.
     CaughtUp,
-    /// A full batch was applied; more may be queued.
-    More,
     /// The kernel dropped notifications (ENOBUFS).
     Overrun,
 }
@@ -549,15 +576,6 @@ enum Read {
 /// Receive buffer: the largest datagram the kernel sends a dump in
 /// (NLMSG_GOODSIZE is a page; 32 KiB with large pages) fits many times.
 const RECV_BUF: usize = 256 << 10;
-
-/// The most datagrams (one notification each, as the kernel sends them)
-/// applied as one batch. A burst (a BGP peer's full table installed at
-/// once) queues tens of thousands; read to the end and applied together,
-/// the first waited for all the others, hundreds of milliseconds. In
-/// batches of this size each is published within milliseconds of its
-/// receipt, and a batch's fixed cost (the publication of a new version)
-/// stays small against its commands' (about 10 us each).
-const MAX_BATCH_DATAGRAMS: usize = 512;
 
 /// How often a dump interrupted by changes is taken again before the
 /// follower gives up (a namespace changing faster than it can be dumped).
@@ -653,14 +671,12 @@ impl Receiver {
         Ok(Some((fib, translator)))
     }
 
-    /// Reads every queued notification and applies them, in batches of at
-    /// most [`MAX_BATCH_DATAGRAMS`] datagrams; an overrun resyncs.
+    /// Reads every queued notification and delivers each datagram's
+    /// commands as it is translated; an overrun resyncs.
     fn read_events(&mut self, events: &NetlinkSocket, deliver: &mut Deliver<'_>) -> Result<()> {
         loop {
-            match self.read_queued(events, deliver)? {
-                Read::CaughtUp => return Ok(()),
-                Read::More => continue,
-                Read::Overrun => {}
+            if self.read_queued(events, deliver)? == Read::CaughtUp {
+                return Ok(());
             }
             self.resyncs += 1;
             if self.verbose {
@@ -679,28 +695,23 @@ impl Receiver {
         }
     }
 
-    /// One pass over the queued notifications, up to
-    /// [`MAX_BATCH_DATAGRAMS`] of them.
+    /// One pass over the queued notifications: each datagram's commands
+    /// are delivered as soon as it is translated, so that the applier,
+    /// once free, takes everything received so far (see `handoff`).
     fn read_queued(&mut self, events: &NetlinkSocket, deliver: &mut Deliver<'_>) -> Result<Read> {
-        let mut commands = Vec::new();
-        let mut received = Vec::new();
-        let mut ended = Read::CaughtUp;
-        loop {
-            if received.len() == MAX_BATCH_DATAGRAMS {
-                ended = Read::More;
-                break;
-            }
+        let ended = loop {
             let n = match events.recv_nonblocking(&mut self.buf) {
                 Ok(Some(n)) => n,
-                Ok(None) => break,
+                Ok(None) => break Read::CaughtUp,
                 Err(err) if err.raw_os_error() == Some(libc::ENOBUFS) => {
-                    // What was read before the overrun is older than the
-                    // dump that follows: the dump supersedes it.
-                    return Ok(Read::Overrun);
+                    // What was delivered before the overrun is older than
+                    // the dump that follows, which replaces it whole.
+                    break Read::Overrun;
                 }
                 Err(err) => return Err(err).context("reading rtnetlink notifications"),
             };
             let at = Instant::now();
+            let mut commands = Vec::new();
             let mut notifications = 0;
             for raw in wire::messages(&self.buf[..n]) {
                 notifications += 1;
@@ -720,14 +731,14 @@ impl Receiver {
                     Err(err) => note(self.verbose, format!("notification: {err}")),
                 }
             }
-            received.push((at, notifications));
-        }
-        if commands.is_empty() {
-            self.report_unmodelled();
-            return Ok(ended);
-        }
+            if !commands.is_empty() {
+                deliver(Delivery::Batch {
+                    commands,
+                    received: vec![(at, notifications)],
+                })?;
+            }
+        };
         self.report_unmodelled();
-        deliver(Delivery::Batch { commands, received })?;
         Ok(ended)
     }
 
@@ -980,7 +991,7 @@ mod tests {
             Delivery::Query(vec!["show".into()]),
             batch(vec![route("10.4.0.0/16")]),
         ];
-        let (deliver, delivered) = mpsc::sync_channel(PIPELINE_BATCHES);
+        let handoff = Handoff::default();
         let mut applier = Applier::new(false);
         let mut seen: Vec<Vec<String>> = Vec::new();
         let mut answer = |fib: Fib, _words: Vec<String>| {
@@ -988,15 +999,16 @@ mod tests {
             Ok(())
         };
         std::thread::scope(|scope| {
-            scope.spawn(move || {
+            scope.spawn(|| {
                 for delivery in deliveries {
-                    deliver.send(delivery).unwrap();
+                    handoff.send(delivery).unwrap();
                 }
+                handoff.close();
             });
-            for delivery in delivered.iter() {
-                // Slower than the sender, so the channel stays full.
+            while let Some(taken) = handoff.take(applier.budget.limit()) {
+                // Slower than the sender, so deliveries gather.
                 std::thread::sleep(Duration::from_millis(5));
-                applier.take(delivery, &mut answer).unwrap();
+                applier.take_all(taken, &mut answer).unwrap();
             }
         });
         assert_eq!(

@@ -3,8 +3,9 @@
 //! line it prints on exit names at least that many notifications, at
 //! least one batch, and lag quantiles in order (p50 <= p99 <= max). A
 //! burst queued while the follower is stopped (SIGSTOP, our own child by
-//! its pid) is applied in batches of at most 512 notifications, and all
-//! of it before the next query's answer.
+//! its pid) is applied in batches of at most 512 commands (however fast
+//! the follower measures itself), and all of it before the next query's
+//! answer.
 //!
 //! Needs root and `ip`; without them it says why and passes, and
 //! `FIBRE_REQUIRE_TOOLS=1` (CI) makes that a failure.
@@ -19,7 +20,8 @@ use netns::Namespace;
 const ROUTES: usize = 300;
 /// The burst: more than four batches' worth.
 const BURST: usize = 2100;
-/// The follower's largest batch (`MAX_BATCH_DATAGRAMS` in src/follow.rs).
+/// The follower's largest batch (`MAX_BATCH_COMMANDS` in
+/// src/follow/handoff.rs; one command per route notification).
 const MAX_BATCH: usize = 512;
 
 fn unavailable_reason() -> Option<String> {
