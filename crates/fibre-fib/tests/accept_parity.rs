@@ -1430,3 +1430,25 @@ fn an_ipv6_nat_or_xresolve_route_through_lo_refuses_lookups() {
         );
     }
 }
+
+#[test]
+fn the_requests_device_is_looked_up_before_the_nexthops_devices() {
+    // iproute_modify looks the request's `dev` up before parse_nexthops
+    // reads the paths, whether or not a path takes it (kernel-checked,
+    // seed 1796596192418753366).
+    for line in [
+        "route add 2001:db8:20::/48 dev fd6 nexthop via 2001:db8:1::5 dev nosuch nexthop via 2001:db8:1::5",
+        "route add 10.20.0.0/16 dev fd6 nexthop via 10.1.0.5 dev nosuch nexthop via 10.1.0.6",
+    ] {
+        let refusal = match apply_str(&fib(), "t.conf", line, false) {
+            Ok(_) => panic!("{line:?} was accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(refusal.contains("Cannot find device \"fd6\""), "{line}: {refusal}");
+        assert!(!refusal.contains("nosuch"), "{line}: {refusal}");
+    }
+    refused_with(
+        "route add 2001:db8:20::/48 dev fd0 nexthop via 2001:db8:1::5 dev nosuch nexthop via 2001:db8:1::5",
+        "Cannot find device \"nosuch\"",
+    );
+}

@@ -382,11 +382,11 @@ pub(crate) fn parse_route(
         looked_up.push(request_device(dev));
     }
     if let (true, Some(paths), Family::V6) = (path_given, &mut multipath, family) {
-        if let Some(dev) = path.dev.as_ref().filter(|dev| {
-            paths
-                .iter()
-                .all(|p| p.dev.is_some() && p.dev.as_ref() != Some(*dev))
-        }) {
+        // Looked up first even where a path takes it, since iproute_modify
+        // does so before parse_nexthops (kernel-checked: `dev fd6 nexthop
+        // via A dev nosuch nexthop via A`, both missing, is `Cannot find
+        // device "fd6"` alone, seed 1796596192418753366).
+        if let Some(dev) = &path.dev {
             looked_up.push(request_device(dev));
         }
         // ip6_route_multipath_add and _del start each path from the
