@@ -1452,3 +1452,19 @@ fn the_requests_device_is_looked_up_before_the_nexthops_devices() {
         "Cannot find device \"nosuch\"",
     );
 }
+
+#[test]
+fn via_0_0_0_0_is_no_gateway_to_an_ipv4_delete() {
+    // rtm_to_fib_config sets no gateway family for RTA_GATEWAY 0.0.0.0, so
+    // fib_nh_match compares the nexthops and ignores the realms
+    // (kernel-checked, seeds 1796597255568130383, 1796597333683886652).
+    let route = "route add 10.9.0.0/16 via 10.1.0.5\n";
+    refused_with(
+        &format!(
+            "{route}-4 route del 10.9.0.0/16 via 0.0.0.0 nexthop via 10.1.0.9 dev fd0 weight 1"
+        ),
+        "No such process",
+    );
+    let fib = accepted(&format!("{route}route del 10.9.0.0/16 realm 5 via 0.0.0.0"));
+    assert!(routes_to(&fib, Family::V4, "10.9.0.0/16").is_empty());
+}

@@ -407,7 +407,13 @@ pub(crate) fn parse_route(
     // fib_nh_match then reads RTA_MULTIPATH as without it (kernel-checked:
     // after `route add P via G`, `route del P onlink nexthop via H dev D`
     // is "No such process").
-    let path_fields = path.dev.is_some() || path.gateway.is_some();
+    // rtm_to_fib_config: RTA_GATEWAY 0.0.0.0 sets no gateway family, so
+    // `via 0.0.0.0` is no gateway to fib_nh_match, here and for the
+    // realms below (kernel-checked: `route del P via 0.0.0.0 nexthop via H
+    // dev D` compares the nexthops, `route del P realm 5 via 0.0.0.0`
+    // ignores the realm; seeds 1796597255568130383, 1796597333683886652).
+    let gateway_given = path.gateway.is_some_and(|g| !g.is_unspecified());
+    let path_fields = path.dev.is_some() || gateway_given;
     if deleting && path_given && path_fields && family == Family::V4 {
         if let Some(paths) = multipath.take() {
             // fib_nh_match: a delete with RTA_OIF or RTA_GATEWAY compares
@@ -485,7 +491,7 @@ pub(crate) fn parse_route(
 
     // fib_nh_match compares an IPv4 delete's realms (RTA_FLOW) with a
     // route's only when the delete names a device or gateway.
-    let realms_compared = !(deleting && path.gateway.is_none() && path.dev.is_none());
+    let realms_compared = !(deleting && !gateway_given && path.dev.is_none());
     // What fibre refuses in a request the kernel would judge first: it is
     // refused once the kernel would take the rest (see `after_kernel_checks`).
     let mut unmodelled_refusal = unmodelled
