@@ -153,12 +153,16 @@ impl Fib {
                 let is_loopback_link = self
                     .link(index)
                     .is_some_and(|l| matches!(l.kind, LinkKind::Loopback));
-                let new_address = !self
+                // The length of the address the link already holds, if
+                // it does (ipv6_get_ifaddr matches the address alone).
+                let held_len = self
                     .addrs_v6
                     .get(&index)
                     .into_iter()
                     .flatten()
-                    .any(|a| a.local == spec.local);
+                    .find(|a| a.local == spec.local)
+                    .map(|a| a.prefix_len);
+                let new_address = held_len.is_none();
                 if !self.has_inet6_dev(index) {
                     // No inet6_dev on a link whose MTU is under 1280:
                     // inet6_rtm_newaddr's ipv6_find_idev fails first
@@ -195,24 +199,14 @@ impl Fib {
                     ));
                 }
                 let addr = self.address_from_spec(index, spec);
-                let exists = self
-                    .addrs_v6
-                    .get(&index)
-                    .into_iter()
-                    .flatten()
-                    .any(|a| a.local == addr.local);
-                if exists {
+                if let Some(held_len) = held_len {
                     already_assigned(op, "ipv6: address already assigned")?;
                     // inet6_addr_modify keeps the held length, and checks
                     // the flag against it, without a message
                     // (kernel-checked: `replace 2001:db8:3::1/64
                     // mngtmpaddr` of a held /48 is "Invalid argument", of
                     // a held /64 at /48 accepted).
-                    let held_len = self.addrs_v6[&index]
-                        .iter()
-                        .find(|a| a.local == addr.local)
-                        .map(|a| a.prefix_len);
-                    if spec.mngtmpaddr && held_len != Some(64) {
+                    if spec.mngtmpaddr && held_len != 64 {
                         return Err(KernelError::new(Errno::Inval));
                     }
                     self.addr_modify_v6(index, addr, spec.metric);
