@@ -115,7 +115,10 @@ impl SinglePath {
         };
         // A TOS route matches only some flows: left to the routes' own
         // path, as is a nat route that lo makes a reject one.
-        if nh.flags.dead || route.tos != 0 || crate::read::lookup::rejected_on_lo_v6(route, 0) {
+        if nh.flags.dead
+            || route.tos != 0
+            || crate::read::lookup::rejected_on_lo_v6(route.kind, route, 0)
+        {
             return None;
         }
         let dev = u16::try_from(nh.dev?).ok()?;

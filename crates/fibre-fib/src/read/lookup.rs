@@ -270,7 +270,7 @@ fn v6_outcome<'a>(
     single: Option<&'a SinglePath>,
 ) -> Result<FibResult<'a>, Miss> {
     v6_kind_outcome(kind)?;
-    if rejected_on_lo_v6(r, nh) {
+    if rejected_on_lo_v6(kind, r, nh) {
         return Err(Miss::Refused(Errno::Inval));
     }
     Ok(FibResult {
@@ -289,8 +289,11 @@ fn v6_outcome<'a>(
 /// xresolve 2001:db8:8::/48 dev lo`, then `route get 2001:db8:8::1` is
 /// "Invalid argument", seed 1796592920431233384). Such a route has no
 /// single-path summary ([`crate::table`]), so every lookup comes here.
-pub(crate) fn rejected_on_lo_v6(r: &Route, nh: usize) -> bool {
-    matches!(r.kind, RouteType::Nat | RouteType::XResolve)
+/// `kind` is the route's, tested first: a lookup that found a summary
+/// knows it without reading the route, and reads the route for nothing
+/// else here.
+pub(crate) fn rejected_on_lo_v6(kind: RouteType, r: &Route, nh: usize) -> bool {
+    matches!(kind, RouteType::Nat | RouteType::XResolve)
         && r.nexthops
             .get(nh)
             .is_some_and(|n| n.dev == Some(LOOPBACK_IFINDEX))
