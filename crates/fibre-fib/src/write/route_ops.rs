@@ -124,6 +124,17 @@ pub(crate) fn reject_errno(kind: RouteType) -> Option<Errno> {
     }
 }
 
+/// Whether a route's paths never carry RTNH_F_LINKDOWN: host-scope IPv4
+/// routes (nh scope nowhere), IPv6 local routes and addrconf's anycast
+/// ones (fib6_nh_init and fib6_ifdown skip RTF_LOCAL|RTF_ANYCAST; a
+/// requested anycast route has neither, kernel-checked).
+fn never_linkdown(route: &Route) -> bool {
+    match route.family() {
+        Family::V4 => route.scope == Scope::HOST,
+        Family::V6 => route.kind == RouteType::Local || route.is_addrconf_anycast(),
+    }
+}
+
 /// Whether a route type carries no path: the reject types and `throw`.
 fn is_reject_type(kind: RouteType) -> bool {
     matches!(
@@ -1300,13 +1311,9 @@ impl Fib {
         let mut route = route;
         route.cache_class = self.cache_class(route.prefsrc, route.mtu, route.mtu_lock);
         // fib_check_nh / fib6_nh_init: a path on a link without carrier is
-        // LINKDOWN from the start, except host-scope IPv4 routes and IPv6
-        // local and anycast routes (kernel-checked: `local A dev X` on a down
-        // link shows no linkdown).
-        let local_like = match route.family() {
-            Family::V4 => route.scope == Scope::HOST,
-            Family::V6 => route.kind == RouteType::Local || route.is_addrconf_anycast(),
-        };
+        // LINKDOWN from the start (kernel-checked: `local A dev X` on a
+        // down link shows no linkdown).
+        let local_like = never_linkdown(&route);
         for nh in route.nexthops.iter_mut() {
             let carrier = nh
                 .dev
@@ -1494,14 +1501,7 @@ impl Fib {
             if keeps_ipv4 && r.family() == Family::V4 {
                 return true;
             }
-            // Host-scope IPv4 paths (nh scope nowhere), IPv6 local routes
-            // and addrconf's anycast ones never carry LINKDOWN (fib6_ifdown
-            // skips RTF_LOCAL|RTF_ANYCAST; a requested anycast route has
-            // neither, kernel-checked).
-            let local_like = match r.family() {
-                Family::V4 => r.scope == Scope::HOST,
-                Family::V6 => r.kind == RouteType::Local || r.is_addrconf_anycast(),
-            };
+            let local_like = never_linkdown(r);
             for n in r.nexthops.iter_mut() {
                 if n.dev == Some(index) && !local_like {
                     n.flags.linkdown = linkdown;
